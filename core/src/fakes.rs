@@ -1,0 +1,380 @@
+//! In-memory fakes of every port, for the core's unit tests. The storage fake
+//! is naive (linear scans, term-count "BM25") but honours the same contract
+//! as the SQLite store: filters, soft deletes, namespaces.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+
+use crate::error::{CoreError, CoreResult};
+use crate::model::*;
+use crate::ports::*;
+use crate::text;
+
+#[derive(Default)]
+pub struct MemStorage {
+    pub memories: RefCell<BTreeMap<String, Memory>>,
+    pub episodes: RefCell<BTreeMap<String, Episode>>,
+    pub sessions: RefCell<BTreeMap<(String, String), Session>>,
+    pub entities: RefCell<BTreeMap<String, Entity>>,
+    pub links: RefCell<Vec<(Target, String, String)>>,
+    pub vectors: RefCell<BTreeMap<(Target, String), Vec<f32>>>,
+    pub facts: RefCell<Vec<Fact>>,
+    pub audit: RefCell<Vec<AuditEntry>>,
+    pub meta: RefCell<BTreeMap<String, String>>,
+    pub vectors_disabled: Cell<bool>,
+}
+
+fn filter_memory(m: &Memory, f: &SearchFilter) -> bool {
+    m.is_active()
+        && (f.namespaces.is_empty() || f.namespaces.contains(&m.namespace))
+        && (f.layers.is_empty() || f.layers.contains(&m.layer))
+        && (f.kinds.is_empty() || f.kinds.contains(&m.kind))
+        && f.tags.iter().all(|t| m.tags.contains(t))
+        && f.since.is_none_or(|s| m.event_time >= s)
+        && f.until.is_none_or(|u| m.event_time <= u)
+        && f.source.as_ref().is_none_or(|s| m.source.as_ref() == Some(s))
+}
+
+fn filter_episode(e: &Episode, f: &SearchFilter) -> bool {
+    e.valid_until.is_none()
+        && (f.namespaces.is_empty() || f.namespaces.contains(&e.namespace))
+        && f.since.is_none_or(|s| e.event_time >= s)
+        && f.until.is_none_or(|u| e.event_time <= u)
+}
+
+impl MemStorage {
+    fn texts(&self, target: Target, f: &SearchFilter) -> Vec<(String, String)> {
+        match target {
+            Target::Memories => self
+                .memories
+                .borrow()
+                .values()
+                .filter(|m| filter_memory(m, f))
+                .map(|m| (m.id.clone(), m.content.clone()))
+                .collect(),
+            Target::Episodes => self
+                .episodes
+                .borrow()
+                .values()
+                .filter(|e| filter_episode(e, f))
+                .map(|e| (e.id.clone(), e.content.clone()))
+                .collect(),
+        }
+    }
+}
+
+fn top(mut hits: Vec<ScoredId>, limit: u32) -> Vec<ScoredId> {
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+    hits.truncate(limit as usize);
+    hits
+}
+
+impl Storage for MemStorage {
+    fn insert_memory(&self, m: &Memory) -> CoreResult<()> {
+        let mut all = self.memories.borrow_mut();
+        if all.contains_key(&m.id) {
+            return Err(CoreError::Conflict(m.id.clone()));
+        }
+        all.insert(m.id.clone(), m.clone());
+        Ok(())
+    }
+    fn update_memory(&self, m: &Memory) -> CoreResult<()> {
+        match self.memories.borrow_mut().get_mut(&m.id) {
+            Some(slot) => {
+                *slot = m.clone();
+                Ok(())
+            }
+            None => Err(CoreError::NotFound(m.id.clone())),
+        }
+    }
+    fn get_memories(&self, ids: &[String]) -> CoreResult<Vec<Memory>> {
+        let all = self.memories.borrow();
+        Ok(ids.iter().filter_map(|id| all.get(id).cloned()).collect())
+    }
+    fn find_exact(&self, namespaces: &[String], content: &str) -> CoreResult<Option<Memory>> {
+        Ok(self
+            .memories
+            .borrow()
+            .values()
+            .find(|m| m.is_active() && namespaces.contains(&m.namespace) && m.content == content)
+            .cloned())
+    }
+    fn list_memories(&self, q: &ListQuery) -> CoreResult<Vec<Memory>> {
+        let state = q.state.unwrap_or(ListState::Active);
+        let mut out: Vec<Memory> = self
+            .memories
+            .borrow()
+            .values()
+            .filter(|m| match state {
+                ListState::Active => m.is_active(),
+                ListState::Deleted => !m.is_active(),
+                ListState::All => true,
+            })
+            .filter(|m| q.namespaces.is_empty() || q.namespaces.contains(&m.namespace))
+            .filter(|m| q.layers.is_empty() || q.layers.contains(&m.layer))
+            .filter(|m| q.kinds.is_empty() || q.kinds.contains(&m.kind))
+            .filter(|m| q.tags.iter().all(|t| m.tags.contains(t)))
+            .cloned()
+            .collect();
+        out.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| b.id.cmp(&a.id)));
+        Ok(out.into_iter().skip(q.offset as usize).take(q.limit as usize).collect())
+    }
+    fn touch_memories(&self, ids: &[String], at: Millis) -> CoreResult<()> {
+        for id in ids {
+            if let Some(m) = self.memories.borrow_mut().get_mut(id) {
+                m.access_count += 1;
+                m.last_accessed = Some(at);
+            }
+        }
+        Ok(())
+    }
+    fn insert_episode(&self, e: &Episode) -> CoreResult<()> {
+        self.episodes.borrow_mut().insert(e.id.clone(), e.clone());
+        Ok(())
+    }
+    fn get_episodes(&self, ids: &[String]) -> CoreResult<Vec<Episode>> {
+        let all = self.episodes.borrow();
+        Ok(ids.iter().filter_map(|id| all.get(id).cloned()).collect())
+    }
+    fn get_session(&self, namespace: &str, id: &str) -> CoreResult<Option<Session>> {
+        Ok(self.sessions.borrow().get(&(namespace.to_string(), id.to_string())).cloned())
+    }
+    fn put_session(&self, s: &Session) -> CoreResult<()> {
+        self.sessions.borrow_mut().insert((s.namespace.clone(), s.id.clone()), s.clone());
+        Ok(())
+    }
+    fn pending_sessions(&self, namespace: &str, exclude: Option<&str>) -> CoreResult<Vec<Session>> {
+        Ok(self
+            .sessions
+            .borrow()
+            .values()
+            .filter(|s| s.namespace == namespace && s.consolidated_at.is_none() && Some(s.id.as_str()) != exclude)
+            .cloned()
+            .collect())
+    }
+    fn fts_search(&self, target: Target, terms: &[String], f: &SearchFilter, limit: u32) -> CoreResult<Vec<ScoredId>> {
+        let hits = self
+            .texts(target, f)
+            .into_iter()
+            .filter_map(|(id, content)| {
+                let toks = text::token_set(&content);
+                let n = terms.iter().filter(|t| toks.contains(*t)).count();
+                (n > 0).then_some(ScoredId { id, score: n as f32 })
+            })
+            .collect();
+        Ok(top(hits, limit))
+    }
+    fn vector_search(&self, target: Target, v: &[f32], f: &SearchFilter, limit: u32) -> CoreResult<Vec<ScoredId>> {
+        let vectors = self.vectors.borrow();
+        let hits = self
+            .texts(target, f)
+            .into_iter()
+            .filter_map(|(id, _)| {
+                let w = vectors.get(&(target, id.clone()))?;
+                Some(ScoredId { id, score: v.iter().zip(w).map(|(a, b)| a * b).sum() })
+            })
+            .collect();
+        Ok(top(hits, limit))
+    }
+    fn entity_search(&self, target: Target, names: &[String], f: &SearchFilter, limit: u32) -> CoreResult<Vec<ScoredId>> {
+        let entities = self.entities.borrow();
+        let matching: Vec<&String> = entities
+            .values()
+            .filter(|e| {
+                names.contains(&e.canonical_name.to_lowercase())
+                    || e.aliases.iter().any(|a| names.contains(&a.to_lowercase()))
+            })
+            .map(|e| &e.id)
+            .collect();
+        let allowed: Vec<String> = self.texts(target, f).into_iter().map(|(id, _)| id).collect();
+        let hits = self
+            .links
+            .borrow()
+            .iter()
+            .filter(|(t, item, ent)| *t == target && matching.contains(&ent) && allowed.contains(item))
+            .map(|(_, item, _)| ScoredId { id: item.clone(), score: 1.0 })
+            .collect();
+        Ok(top(hits, limit))
+    }
+    fn put_vector(&self, target: Target, id: &str, vector: &[f32]) -> CoreResult<()> {
+        self.vectors.borrow_mut().insert((target, id.to_string()), vector.to_vec());
+        Ok(())
+    }
+    fn get_vectors(&self, target: Target, ids: &[String]) -> CoreResult<Vec<(String, Vec<f32>)>> {
+        let v = self.vectors.borrow();
+        Ok(ids.iter().filter_map(|id| v.get(&(target, id.clone())).map(|x| (id.clone(), x.clone()))).collect())
+    }
+    fn vectors_enabled(&self) -> CoreResult<bool> {
+        Ok(!self.vectors_disabled.get())
+    }
+    fn find_entity(&self, namespace: &str, name: &str, t: EntityType) -> CoreResult<Option<Entity>> {
+        let all = self.entities.borrow();
+        let lower = name.to_lowercase();
+        let in_ns = || all.values().filter(|e| e.namespace == namespace && e.entity_type == t);
+        Ok(in_ns()
+            .find(|e| e.canonical_name.to_lowercase() == lower)
+            .or_else(|| in_ns().find(|e| e.aliases.iter().any(|a| a.to_lowercase() == lower)))
+            .cloned())
+    }
+    fn put_entity(&self, e: &Entity) -> CoreResult<()> {
+        self.entities.borrow_mut().insert(e.id.clone(), e.clone());
+        Ok(())
+    }
+    fn link_entity(&self, target: Target, item_id: &str, entity_id: &str) -> CoreResult<()> {
+        let link = (target, item_id.to_string(), entity_id.to_string());
+        let mut links = self.links.borrow_mut();
+        if !links.contains(&link) {
+            links.push(link);
+        }
+        Ok(())
+    }
+    fn put_fact(&self, f: &Fact) -> CoreResult<()> {
+        self.facts.borrow_mut().push(f.clone());
+        Ok(())
+    }
+    fn stats(&self, namespaces: &[String]) -> CoreResult<StoreStats> {
+        let mut s = StoreStats::default();
+        for m in self.memories.borrow().values() {
+            if !namespaces.is_empty() && !namespaces.contains(&m.namespace) {
+                continue;
+            }
+            if !m.is_active() {
+                s.deleted += 1;
+                continue;
+            }
+            s.active += 1;
+            match m.layer {
+                Layer::Buffer => s.buffer += 1,
+                Layer::Working => s.working += 1,
+                Layer::Core => s.core += 1,
+            }
+        }
+        s.episodes = self.episodes.borrow().len() as u64;
+        s.entities = self.entities.borrow().len() as u64;
+        Ok(s)
+    }
+    fn append_audit(&self, entry: &AuditEntry) -> CoreResult<()> {
+        self.audit.borrow_mut().push(entry.clone());
+        Ok(())
+    }
+    fn get_meta(&self, key: &str) -> CoreResult<Option<String>> {
+        Ok(self.meta.borrow().get(key).cloned())
+    }
+    fn set_meta(&self, key: &str, value: &str) -> CoreResult<()> {
+        self.meta.borrow_mut().insert(key.to_string(), value.to_string());
+        Ok(())
+    }
+}
+
+/// Bag-of-words embedder: hashed token counts, L2-normalised. Texts sharing
+/// words get high cosine, as a real model would give paraphrases.
+pub struct BowEmbedder;
+
+impl Embedder for BowEmbedder {
+    fn info(&self) -> EmbedderInfo {
+        EmbedderInfo { model: "bow-test".into(), dimension: 64 }
+    }
+    fn embed(&self, texts: &[String]) -> CoreResult<Vec<Vec<f32>>> {
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let mut v = vec![0f32; 64];
+                for tok in text::tokens(t) {
+                    let h = tok.bytes().fold(7u32, |h, b| h.wrapping_mul(31).wrapping_add(b as u32));
+                    v[(h % 64) as usize] += 1.0;
+                }
+                let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-9);
+                v.iter().map(|x| x / n).collect()
+            })
+            .collect())
+    }
+}
+
+pub struct NoLlm;
+impl Llm for NoLlm {
+    fn level(&self) -> LlmLevel {
+        LlmLevel::Off
+    }
+    fn complete(&self, _: &ChatRequest) -> CoreResult<ChatResponse> {
+        Err(CoreError::Unavailable("llm is off".into()))
+    }
+}
+
+/// Capitalised words are people; `#x` hashtags.
+pub struct CapsNer;
+impl Ner for CapsNer {
+    fn extract(&self, text: &str, _strategy: &str) -> CoreResult<Vec<Mention>> {
+        let mut out = Vec::new();
+        let mut offset = 0;
+        for word in text.split(' ') {
+            let w = word.trim_matches(|c: char| !c.is_alphanumeric() && c != '#');
+            if let Some(tag) = w.strip_prefix('#') {
+                out.push(Mention { text: tag.into(), entity_type: EntityType::Hashtag, start: offset as u32, end: (offset + word.len()) as u32, confidence: 1.0, provider: "caps".into() });
+            } else if w.chars().next().is_some_and(char::is_uppercase) && w.len() > 1 {
+                out.push(Mention { text: w.into(), entity_type: EntityType::Person, start: offset as u32, end: (offset + w.len()) as u32, confidence: 0.5, provider: "caps".into() });
+            }
+            offset += word.len() + 1;
+        }
+        Ok(out)
+    }
+    fn accurate_available(&self) -> bool {
+        false
+    }
+}
+
+/// A clock the test moves by hand; `random` counts up.
+pub struct TestClock {
+    pub now: Cell<Millis>,
+    pub seq: Cell<u64>,
+}
+
+impl Default for TestClock {
+    fn default() -> Self {
+        Self { now: Cell::new(1_700_000_000_000), seq: Cell::new(0) }
+    }
+}
+
+impl TestClock {
+    pub fn advance_hours(&self, h: i64) {
+        self.now.set(self.now.get() + h * 3_600_000);
+    }
+}
+
+impl Clock for TestClock {
+    fn now(&self) -> Millis {
+        self.now.get()
+    }
+    fn random(&self) -> u64 {
+        self.seq.set(self.seq.get() + 1);
+        self.seq.get()
+    }
+}
+
+#[derive(Default)]
+pub struct FakePorts {
+    pub storage: MemStorage,
+    pub clock: TestClock,
+}
+
+impl Ports for FakePorts {
+    type Storage = MemStorage;
+    type Embedder = BowEmbedder;
+    type Llm = NoLlm;
+    type Ner = CapsNer;
+    type Clock = TestClock;
+    fn storage(&self) -> &MemStorage {
+        &self.storage
+    }
+    fn embedder(&self) -> &BowEmbedder {
+        &BowEmbedder
+    }
+    fn llm(&self) -> &NoLlm {
+        &NoLlm
+    }
+    fn ner(&self) -> &CapsNer {
+        &CapsNer
+    }
+    fn clock(&self) -> &TestClock {
+        &self.clock
+    }
+}

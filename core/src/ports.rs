@@ -1,0 +1,80 @@
+//! The ports: every effect the core needs, as small traits. The WASM build
+//! binds them to the WIT imports (`wasm.rs`); the native host implements them
+//! directly; unit tests use the in-memory fakes of `fakes.rs`.
+
+use crate::error::CoreResult;
+use crate::model::*;
+
+/// Persistence. Mirrors the WIT `storage` interface.
+pub trait Storage {
+    fn insert_memory(&self, m: &Memory) -> CoreResult<()>;
+    fn update_memory(&self, m: &Memory) -> CoreResult<()>;
+    fn get_memories(&self, ids: &[String]) -> CoreResult<Vec<Memory>>;
+    fn find_exact(&self, namespaces: &[String], content: &str) -> CoreResult<Option<Memory>>;
+    fn list_memories(&self, q: &ListQuery) -> CoreResult<Vec<Memory>>;
+    fn touch_memories(&self, ids: &[String], at: Millis) -> CoreResult<()>;
+
+    fn insert_episode(&self, e: &Episode) -> CoreResult<()>;
+    fn get_episodes(&self, ids: &[String]) -> CoreResult<Vec<Episode>>;
+
+    fn get_session(&self, namespace: &str, id: &str) -> CoreResult<Option<Session>>;
+    fn put_session(&self, s: &Session) -> CoreResult<()>;
+    fn pending_sessions(&self, namespace: &str, exclude: Option<&str>) -> CoreResult<Vec<Session>>;
+
+    fn fts_search(&self, target: Target, terms: &[String], filter: &SearchFilter, limit: u32) -> CoreResult<Vec<ScoredId>>;
+    fn vector_search(&self, target: Target, vector: &[f32], filter: &SearchFilter, limit: u32) -> CoreResult<Vec<ScoredId>>;
+    fn entity_search(&self, target: Target, names: &[String], filter: &SearchFilter, limit: u32) -> CoreResult<Vec<ScoredId>>;
+    fn put_vector(&self, target: Target, id: &str, vector: &[f32]) -> CoreResult<()>;
+    fn get_vectors(&self, target: Target, ids: &[String]) -> CoreResult<Vec<(String, Vec<f32>)>>;
+    fn vectors_enabled(&self) -> CoreResult<bool>;
+
+    fn find_entity(&self, namespace: &str, name: &str, entity_type: EntityType) -> CoreResult<Option<Entity>>;
+    fn put_entity(&self, e: &Entity) -> CoreResult<()>;
+    fn link_entity(&self, target: Target, item_id: &str, entity_id: &str) -> CoreResult<()>;
+
+    fn put_fact(&self, f: &Fact) -> CoreResult<()>;
+
+    fn stats(&self, namespaces: &[String]) -> CoreResult<StoreStats>;
+    fn append_audit(&self, entry: &AuditEntry) -> CoreResult<()>;
+    fn get_meta(&self, key: &str) -> CoreResult<Option<String>>;
+    fn set_meta(&self, key: &str, value: &str) -> CoreResult<()>;
+}
+
+/// Text embeddings, L2-normalised by the provider.
+pub trait Embedder {
+    fn info(&self) -> EmbedderInfo;
+    fn embed(&self, texts: &[String]) -> CoreResult<Vec<Vec<f32>>>;
+}
+
+/// Chat completions.
+pub trait Llm {
+    fn level(&self) -> LlmLevel;
+    fn complete(&self, req: &ChatRequest) -> CoreResult<ChatResponse>;
+}
+
+/// Named-entity recognition through the host's strategies.
+pub trait Ner {
+    fn extract(&self, text: &str, strategy: &str) -> CoreResult<Vec<Mention>>;
+    fn accurate_available(&self) -> bool;
+}
+
+/// Time and randomness.
+pub trait Clock {
+    fn now(&self) -> Millis;
+    fn random(&self) -> u64;
+}
+
+/// The bundle of ports an [`crate::Engine`] runs against.
+pub trait Ports {
+    type Storage: Storage;
+    type Embedder: Embedder;
+    type Llm: Llm;
+    type Ner: Ner;
+    type Clock: Clock;
+
+    fn storage(&self) -> &Self::Storage;
+    fn embedder(&self) -> &Self::Embedder;
+    fn llm(&self) -> &Self::Llm;
+    fn ner(&self) -> &Self::Ner;
+    fn clock(&self) -> &Self::Clock;
+}

@@ -1,0 +1,285 @@
+//! Recall: run the channels (FTS5 BM25, vector KNN, entity), fuse them by
+//! RRF, score the fused candidates (seed 004 §4), filter, order, page, and
+//! reinforce what was clearly relevant. Every hit explains its score.
+
+use std::collections::{BTreeSet, HashMap};
+
+use crate::engine::{Engine, WRITE_NER_STRATEGY};
+use crate::error::{CoreError, CoreResult};
+use crate::fusion::{self, Fused, RankedList};
+use crate::model::*;
+use crate::ports::{Embedder, Ner, Ports, Storage};
+use crate::scoring::{self, Evidence};
+use crate::text;
+use crate::thresholds::*;
+use crate::validate::{self, DEFAULT_NAMESPACE};
+
+const MS_PER_HOUR: f32 = 3_600_000.0;
+
+/// A project namespace also reads `default` (seed 004 §7).
+pub fn readable_namespaces(namespace: &str) -> Vec<String> {
+    let mut out = vec![namespace.to_string()];
+    if namespace != DEFAULT_NAMESPACE {
+        out.push(DEFAULT_NAMESPACE.to_string());
+    }
+    out
+}
+
+/// A scored hit before paging, with what the ordering needs.
+struct Scored {
+    hit: Hit,
+    rrf: Score,
+    time: Millis,
+    accessed: Millis,
+}
+
+impl<P: Ports> Engine<P> {
+    pub fn recall(&self, req: RecallRequest) -> CoreResult<RecallResponse> {
+        let namespace = validate::namespace(&req.namespace)?;
+        let query = req.query.trim();
+        if query.is_empty() {
+            return Err(CoreError::invalid("query is empty"));
+        }
+        if query.chars().count() > MAX_CONTENT_CHARS {
+            return Err(CoreError::invalid(format!("query is longer than {MAX_CONTENT_CHARS} characters")));
+        }
+        let limit = if req.limit == 0 { DEFAULT_RECALL_LIMIT } else { req.limit };
+        if limit > MAX_RECALL_LIMIT {
+            return Err(CoreError::invalid(format!("limit must be at most {MAX_RECALL_LIMIT}")));
+        }
+        if let (Some(s), Some(u)) = (req.since, req.until) {
+            if s > u {
+                return Err(CoreError::invalid("since is after until"));
+            }
+        }
+        let filter = SearchFilter {
+            namespaces: readable_namespaces(&namespace),
+            layers: req.layers.clone(),
+            kinds: req.kinds.clone(),
+            tags: validate::tags(&req.tags)?,
+            since: req.since,
+            until: req.until,
+            source: validate::short_field("source", req.source.as_deref(), MAX_SOURCE_CHARS)?,
+            session_id: None,
+            exclude_session: None,
+        };
+        let targets: &[Target] = if req.episodes_only {
+            &[Target::Episodes]
+        } else if req.include_episodes {
+            &[Target::Memories, Target::Episodes]
+        } else {
+            &[Target::Memories]
+        };
+        let fanout = CHANNEL_MIN.max((limit + req.offset).saturating_mul(CHANNEL_FANOUT));
+        let mut out = RecallResponse::default();
+        let lists = self.run_channels(query, targets, &filter, fanout, &mut out)?;
+
+        let fused = fusion::rrf(&lists);
+        out.candidates = fused.len() as u32;
+        let best_fts = best_scores(&lists, Channel::Fts);
+        let mut scored = self.score(query, &req, fused, &best_fts)?;
+        order(&mut scored, req.sort);
+
+        let mut budget = req.token_budget.map(|b| b as usize);
+        for s in scored.into_iter().skip(req.offset as usize).take(limit as usize) {
+            if let Some(left) = budget.as_mut() {
+                let cost = text::estimate_tokens(s.hit.item.content());
+                if cost > *left {
+                    break;
+                }
+                *left -= cost;
+            }
+            out.hits.push(s.hit);
+        }
+        if !req.dry {
+            self.touch_relevant(&mut out.hits)?;
+        }
+        Ok(out)
+    }
+
+    fn run_channels(
+        &self,
+        query: &str,
+        targets: &[Target],
+        filter: &SearchFilter,
+        fanout: u32,
+        out: &mut RecallResponse,
+    ) -> CoreResult<Vec<RankedList>> {
+        let storage = self.ports().storage();
+        let mut lists = Vec::new();
+
+        let terms = text::fts_terms(query);
+        if terms.is_empty() {
+            out.warnings.push("fts channel skipped: the query has no words".into());
+        } else {
+            for &target in targets {
+                let hits = storage.fts_search(target, &terms, filter, fanout)?;
+                lists.push(RankedList { channel: Channel::Fts, target, hits });
+            }
+            out.channels_run.push(Channel::Fts);
+        }
+
+        if !storage.vectors_enabled()? {
+            out.warnings.push(
+                "vector channel skipped: vector search is disabled (embedding dimension mismatch); run `mnemo reindex --embeddings`".into(),
+            );
+        } else {
+            match self.ports().embedder().embed(&[query.to_string()]) {
+                Ok(mut v) => match v.pop() {
+                    Some(qv) => {
+                        for &target in targets {
+                            let mut hits = storage.vector_search(target, &qv, filter, fanout)?;
+                            hits.retain(|h| h.score >= DEFAULT_SIM_FLOOR);
+                            lists.push(RankedList { channel: Channel::Vector, target, hits });
+                        }
+                        out.channels_run.push(Channel::Vector);
+                    }
+                    None => out.warnings.push("vector channel skipped: the embedder returned nothing".into()),
+                },
+                Err(e) => out.warnings.push(format!("vector channel skipped: {e}")),
+            }
+        }
+
+        let mut names: BTreeSet<String> = text::name_candidates(query).into_iter().collect();
+        match self.ports().ner().extract(query, WRITE_NER_STRATEGY) {
+            Ok(mentions) => names.extend(mentions.into_iter().map(|m| m.text.trim().to_lowercase())),
+            Err(e) => out.warnings.push(format!("query entity extraction failed: {e}")),
+        }
+        let names: Vec<String> = names.into_iter().filter(|n| !n.is_empty()).collect();
+        if !names.is_empty() {
+            for &target in targets {
+                let hits = storage.entity_search(target, &names, filter, fanout)?;
+                lists.push(RankedList { channel: Channel::Entity, target, hits });
+            }
+            out.channels_run.push(Channel::Entity);
+        }
+        Ok(lists)
+    }
+
+    fn score(
+        &self,
+        query: &str,
+        req: &RecallRequest,
+        fused: Vec<Fused>,
+        best_fts: &HashMap<Target, Score>,
+    ) -> CoreResult<Vec<Scored>> {
+        let storage = self.ports().storage();
+        let ids_of = |t: Target| -> Vec<String> {
+            fused.iter().filter(|f| f.target == t).map(|f| f.id.clone()).collect()
+        };
+        let mut items: HashMap<(Target, String), Item> = HashMap::new();
+        for m in storage.get_memories(&ids_of(Target::Memories))? {
+            items.insert((Target::Memories, m.id.clone()), Item::Memory(m));
+        }
+        for e in storage.get_episodes(&ids_of(Target::Episodes))? {
+            items.insert((Target::Episodes, e.id.clone()), Item::Episode(e));
+        }
+
+        let now = self.now();
+        let terms: BTreeSet<String> = text::fts_terms(query).into_iter().collect();
+        let short_cjk = text::contains_cjk(query) && query.chars().count() < CJK_SHORT_QUERY_CHARS;
+        let mut scored = Vec::with_capacity(fused.len());
+        for f in fused {
+            let Some(item) = items.remove(&(f.target, f.id.clone())) else { continue };
+            let (importance, decay_rate, layer, reference, time, accessed) = match &item {
+                Item::Memory(m) if m.is_active() => (
+                    m.importance,
+                    m.decay_rate,
+                    m.layer,
+                    m.modified_at.max(m.last_accessed.unwrap_or(0)),
+                    m.event_time,
+                    m.last_accessed.unwrap_or(0),
+                ),
+                Item::Episode(e) if e.valid_until.is_none() => {
+                    (DEFAULT_IMPORTANCE, DEFAULT_DECAY_RATE, Layer::Working, e.event_time, e.event_time, 0)
+                }
+                _ => continue,
+            };
+            let content_tokens = text::token_set(item.content());
+            let evidence = Evidence {
+                semantic: f.channel(Channel::Vector).map(|h| h.raw_score),
+                fts: f.channel(Channel::Fts).map(|h| {
+                    let best = best_fts.get(&f.target).copied().unwrap_or(h.raw_score);
+                    if best > 0.0 { (h.raw_score / best).clamp(0.0, 1.0) } else { 0.0 }
+                }),
+                entity: f.channel(Channel::Entity).is_some(),
+                fact: f.channel(Channel::Fact).is_some(),
+                has_query_term: terms.iter().any(|t| content_tokens.contains(t)),
+                short_cjk,
+            };
+            let mut notes = Vec::new();
+            let relevance = scoring::relevance(&evidence, &mut notes);
+            let age_hours = (now - reference).max(0) as f32 / MS_PER_HOUR;
+            let recency = scoring::recency(decay_rate, age_hours);
+            let layer_bonus = scoring::layer_bonus(layer);
+            let score = scoring::combine(importance, recency, relevance, layer_bonus);
+            if req.min_score.is_some_and(|min| score < min) {
+                continue;
+            }
+            scored.push(Scored {
+                rrf: f.rrf,
+                time,
+                accessed,
+                hit: Hit {
+                    item,
+                    score,
+                    explanation: Explanation {
+                        channels: f.channels,
+                        rrf: f.rrf,
+                        relevance,
+                        importance,
+                        recency,
+                        layer_bonus,
+                        notes,
+                    },
+                },
+            });
+        }
+        Ok(scored)
+    }
+
+    /// Access reinforcement: only hits that were clearly relevant (seed 004 §4.5).
+    fn touch_relevant(&self, hits: &mut [Hit]) -> CoreResult<()> {
+        let now = self.now();
+        let mut ids = Vec::new();
+        for hit in hits.iter_mut() {
+            if hit.explanation.relevance <= TOUCH_MIN_RELEVANCE {
+                continue;
+            }
+            if let Item::Memory(m) = &mut hit.item {
+                m.access_count = m.access_count.saturating_add(1);
+                m.last_accessed = Some(now);
+                ids.push(m.id.clone());
+            }
+        }
+        if !ids.is_empty() {
+            self.ports().storage().touch_memories(&ids, now)?;
+        }
+        Ok(())
+    }
+}
+
+/// The best raw score of a channel, per target (for normalising BM25).
+fn best_scores(lists: &[RankedList], channel: Channel) -> HashMap<Target, Score> {
+    let mut best = HashMap::new();
+    for l in lists.iter().filter(|l| l.channel == channel) {
+        let top = l.hits.iter().map(|h| h.score).fold(0.0f32, f32::max);
+        let e = best.entry(l.target).or_insert(0.0f32);
+        *e = e.max(top);
+    }
+    best
+}
+
+/// Order by the requested key; ties fall back to fused rank, then id.
+fn order(scored: &mut [Scored], sort: SortOrder) {
+    scored.sort_by(|a, b| {
+        let primary = match sort {
+            SortOrder::Score => b.hit.score.total_cmp(&a.hit.score),
+            SortOrder::Recent => b.time.cmp(&a.time),
+            SortOrder::Accessed => b.accessed.cmp(&a.accessed),
+        };
+        primary
+            .then_with(|| b.rrf.total_cmp(&a.rrf))
+            .then_with(|| a.hit.item.id().cmp(b.hit.item.id()))
+    });
+}

@@ -1,0 +1,89 @@
+//! Every threshold and weight of the engine, in one place, with the value the
+//! seeds give (seed 004 §8 unless noted) or the reason it differs.
+
+/// Recall fusion: reciprocal rank fusion constant, `Σ 1/(RRF_K + rank)` (seed 003).
+pub const RRF_K: f32 = 60.0;
+
+// ---- Validation (seed 004 §1, §2) -----------------------------------------
+pub const MAX_CONTENT_CHARS: usize = 8192;
+pub const MAX_TAGS: usize = 20;
+pub const MAX_TAG_CHARS: usize = 32;
+pub const MAX_SOURCE_CHARS: usize = 64;
+/// Namespace names: short identifiers (not in the seeds; keeps keys sane).
+pub const MAX_NAMESPACE_CHARS: usize = 64;
+pub const MAX_SESSION_CHARS: usize = 128;
+pub const MAX_ROLE_CHARS: usize = 255;
+pub const MAX_RECALL_LIMIT: u32 = 200;
+pub const DEFAULT_RECALL_LIMIT: u32 = 10;
+
+// ---- Insert dedup (seed 004 §2.1) -----------------------------------------
+/// Jaccard pre-filter before the cosine check.
+pub const DEDUP_JACCARD_PREFILTER: f32 = 0.50;
+/// Cosine above which a Jaccard-similar memory is a duplicate. Seed 004 uses
+/// 0.85 at the DB level; its API-level 0.65 (INSERT_DEDUP_SIM, for
+/// text-embedding-3-small) folds distinct facts together under MiniLM
+/// (DESIGN.md measured 58% of a LoCoMo conversation), so mnemo keeps the
+/// Jaccard gate in front of every cosine decision.
+pub const DEDUP_COSINE_SIM: f32 = 0.85;
+/// Seed 004's API-level semantic dedup threshold, kept for reference and for
+/// providers it was tuned for; never applied without the Jaccard gate.
+pub const INSERT_DEDUP_SIM: f32 = 0.65;
+/// Jaccard alone (no embedding available) must be this high to fold.
+pub const DEDUP_JACCARD_ONLY: f32 = 0.90;
+/// How many nearest memories the dedup check looks at.
+pub const DEDUP_CANDIDATES: u32 = 5;
+/// Insert-time LLM content merge above this cosine.
+pub const INSERT_MERGE_SIM: f32 = 0.80;
+
+// ---- Defaults of a new memory ---------------------------------------------
+pub const DEFAULT_IMPORTANCE: f32 = 0.5;
+pub const DEFAULT_CONFIDENCE: f32 = 1.0;
+/// Ebbinghaus decay rate per day of a new fact (seed 003 `decay_rate DEFAULT 0.1`).
+pub const DEFAULT_DECAY_RATE: f32 = 0.1;
+/// Repetition counts 2.5× more than access (seed 004 `REPETITION_WEIGHT`).
+pub const REPETITION_WEIGHT: f32 = 2.5;
+
+// ---- Recall scoring (seed 004 §4.2, §4.3) ---------------------------------
+pub const WEIGHT_RELEVANCE: f32 = 0.60;
+pub const WEIGHT_IMPORTANCE: f32 = 0.20;
+pub const WEIGHT_RECENCY: f32 = 0.20;
+/// Recency half-life unit: `exp(-decay_rate × age_hours / 168)`.
+pub const RECENCY_HOURS: f32 = 168.0;
+pub const LAYER_BONUS_BUFFER: f32 = 0.9;
+pub const LAYER_BONUS_WORKING: f32 = 1.0;
+pub const LAYER_BONUS_CORE: f32 = 1.1;
+/// Cosine floor for semantic hits (seed 004 `DEFAULT_SIM_FLOOR`).
+pub const DEFAULT_SIM_FLOOR: f32 = 0.30;
+/// Dual-hit boost: `relevance *= 1 + fts_rel × DUAL_HIT_FTS_BOOST × sem_gate`.
+pub const DUAL_HIT_FTS_BOOST: f32 = 0.3;
+/// `sem_gate = min(1, relevance / DUAL_HIT_SEM_GATE)`.
+pub const DUAL_HIT_SEM_GATE: f32 = 0.45;
+/// Short CJK query dual-hit boost and floor (seed 004 §4.3).
+pub const CJK_SHORT_FTS_BOOST: f32 = 0.6;
+pub const CJK_SHORT_FLOOR_BASE: f32 = 0.50;
+pub const CJK_SHORT_FLOOR_SCALE: f32 = 0.35;
+/// A CJK query shorter than this many chars is "short".
+pub const CJK_SHORT_QUERY_CHARS: usize = 10;
+/// FTS-only hits are capped at `fts_rel × FTS_ONLY_CAP`.
+pub const FTS_ONLY_CAP: f32 = 0.25;
+pub const FTS_ONLY_CAP_CJK: f32 = 0.40;
+/// Semantic-only hits sharing no query term: `relevance *= KEYWORD_AFFINITY_PENALTY`.
+pub const KEYWORD_AFFINITY_PENALTY: f32 = 0.7;
+/// Fact-linked memories get this relevance (seed 004 §4.1).
+pub const FACT_RELEVANCE: f32 = 1.0;
+/// Relevance floor of an entity-channel hit (not in the seeds: seed 003 fuses
+/// the entity channel by rank only; this keeps such hits above FTS-only ones).
+pub const ENTITY_RELEVANCE: f32 = 0.30;
+/// Only hits above this relevance are touched by recall (seed 004 §4.5).
+pub const TOUCH_MIN_RELEVANCE: f32 = 0.5;
+/// Auto query expansion below this top relevance (seed 004 §4.4).
+pub const AUTO_EXPAND_THRESHOLD: f32 = 0.25;
+/// Candidate list size per channel: `limit × CHANNEL_FANOUT`, at least `CHANNEL_MIN`.
+pub const CHANNEL_FANOUT: u32 = 4;
+pub const CHANNEL_MIN: u32 = 40;
+/// Rough characters per token, for token budgets.
+pub const CHARS_PER_TOKEN: usize = 4;
+
+// ---- Ebbinghaus (seed 003) -----------------------------------------------
+/// Facts under this confidence are soft-deleted by the nightly decay.
+pub const CONFIDENCE_PRUNE_THRESHOLD: f32 = 0.05;

@@ -1,0 +1,141 @@
+//! Input validation (seed 004 §2.1 limits). Every check runs before anything
+//! is written, and says what to change.
+
+use crate::error::{CoreError, CoreResult};
+use crate::thresholds::*;
+
+pub const DEFAULT_NAMESPACE: &str = "default";
+
+/// An empty namespace means `default`; otherwise `[A-Za-z0-9_.:-]`, ≤ 64 chars.
+pub fn namespace(ns: &str) -> CoreResult<String> {
+    let ns = ns.trim();
+    if ns.is_empty() {
+        return Ok(DEFAULT_NAMESPACE.to_string());
+    }
+    if ns.chars().count() > MAX_NAMESPACE_CHARS {
+        return Err(CoreError::invalid(format!(
+            "namespace is longer than {MAX_NAMESPACE_CHARS} characters"
+        )));
+    }
+    if !ns.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':')) {
+        return Err(CoreError::invalid(format!(
+            "namespace `{ns}` may only contain letters, digits, `_`, `-`, `.` and `:`"
+        )));
+    }
+    Ok(ns.to_string())
+}
+
+pub fn content(text: &str) -> CoreResult<String> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Err(CoreError::invalid("content is empty"));
+    }
+    let n = trimmed.chars().count();
+    if n > MAX_CONTENT_CHARS {
+        return Err(CoreError::invalid(format!(
+            "content is {n} characters; the limit is {MAX_CONTENT_CHARS} — split it into several memories"
+        )));
+    }
+    if trimmed.contains('\0') {
+        return Err(CoreError::invalid("content contains a NUL character"));
+    }
+    Ok(trimmed.to_string())
+}
+
+/// Trimmed, de-duplicated, ≤ 20 tags of ≤ 32 chars.
+pub fn tags(tags: &[String]) -> CoreResult<Vec<String>> {
+    let mut out: Vec<String> = Vec::with_capacity(tags.len());
+    for t in tags {
+        let t = t.trim();
+        if t.is_empty() {
+            return Err(CoreError::invalid("a tag is empty"));
+        }
+        if t.chars().count() > MAX_TAG_CHARS {
+            return Err(CoreError::invalid(format!(
+                "tag `{t}` is longer than {MAX_TAG_CHARS} characters"
+            )));
+        }
+        if !out.iter().any(|o| o == t) {
+            out.push(t.to_string());
+        }
+    }
+    if out.len() > MAX_TAGS {
+        return Err(CoreError::invalid(format!(
+            "{} tags given; at most {MAX_TAGS} are allowed",
+            out.len()
+        )));
+    }
+    Ok(out)
+}
+
+pub fn short_field(name: &str, value: Option<&str>, max: usize) -> CoreResult<Option<String>> {
+    match value.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(v) if v.chars().count() > max => Err(CoreError::invalid(format!(
+            "{name} is longer than {max} characters"
+        ))),
+        Some(v) => Ok(Some(v.to_string())),
+    }
+}
+
+pub fn required_field(name: &str, value: &str, max: usize) -> CoreResult<String> {
+    short_field(name, Some(value), max)?.ok_or_else(|| CoreError::invalid(format!("{name} is empty")))
+}
+
+/// Attributes must be a JSON object; absent means `{}`.
+pub fn attributes(attrs: Option<&str>) -> CoreResult<String> {
+    match attrs.map(str::trim) {
+        None | Some("") => Ok("{}".to_string()),
+        Some(a) => match serde_json::from_str::<serde_json::Value>(a) {
+            Ok(v @ serde_json::Value::Object(_)) => Ok(v.to_string()),
+            Ok(_) => Err(CoreError::invalid("attributes must be a JSON object")),
+            Err(e) => Err(CoreError::invalid(format!("attributes are not valid JSON: {e}"))),
+        },
+    }
+}
+
+pub fn unit_interval(name: &str, v: Option<f32>) -> CoreResult<Option<f32>> {
+    match v {
+        Some(x) if !(0.0..=1.0).contains(&x) || x.is_nan() => Err(CoreError::invalid(format!(
+            "{name} must be between 0.0 and 1.0, got {x}"
+        ))),
+        other => Ok(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn namespace_defaults_and_rejects_odd_characters() {
+        assert_eq!(namespace("").unwrap(), "default");
+        assert_eq!(namespace("proj-1").unwrap(), "proj-1");
+        assert!(namespace("a b").is_err());
+        assert!(namespace(&"x".repeat(65)).is_err());
+    }
+
+    #[test]
+    fn content_limits() {
+        assert!(content("   ").is_err());
+        assert!(content(&"a".repeat(MAX_CONTENT_CHARS)).is_ok());
+        assert!(content(&"a".repeat(MAX_CONTENT_CHARS + 1)).is_err());
+    }
+
+    #[test]
+    fn tag_limits() {
+        let many: Vec<String> = (0..21).map(|i| format!("t{i}")).collect();
+        assert!(tags(&many).is_err());
+        assert!(tags(&many[..20]).is_ok());
+        assert!(tags(&["x".repeat(33)]).is_err());
+        assert_eq!(tags(&["a".into(), " a ".into()]).unwrap(), ["a"]);
+    }
+
+    #[test]
+    fn attributes_must_be_objects() {
+        assert_eq!(attributes(None).unwrap(), "{}");
+        assert!(attributes(Some("[1]")).is_err());
+        assert!(attributes(Some("{bad")).is_err());
+        assert!(attributes(Some(r#"{"a":1}"#)).is_ok());
+    }
+}
