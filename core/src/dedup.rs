@@ -34,14 +34,24 @@ pub fn find_duplicate(
 ) -> CoreResult<Option<Duplicate>> {
     let namespaces = vec![namespace.to_string()];
     if let Some(memory) = storage.find_exact(&namespaces, content)? {
-        return Ok(Some(Duplicate { memory, reason: "exact", similarity: 1.0 }));
+        return Ok(Some(Duplicate {
+            memory,
+            reason: "exact",
+            similarity: 1.0,
+        }));
     }
-    let filter = SearchFilter { namespaces, ..Default::default() };
+    let filter = SearchFilter {
+        namespaces,
+        ..Default::default()
+    };
     let new_tokens = text::token_set(content);
 
     if let Some(v) = vector {
         let near = storage.vector_search(Target::Memories, v, &filter, DEDUP_CANDIDATES)?;
-        let close: Vec<_> = near.into_iter().filter(|h| h.score > DEDUP_COSINE_SIM).collect();
+        let close: Vec<_> = near
+            .into_iter()
+            .filter(|h| h.score > DEDUP_COSINE_SIM)
+            .collect();
         if !close.is_empty() {
             let ids: Vec<String> = close.iter().map(|h| h.id.clone()).collect();
             let memories = storage.get_memories(&ids)?;
@@ -51,7 +61,11 @@ pub fn find_duplicate(
                 };
                 let j = text::jaccard(&new_tokens, &text::token_set(&m.content));
                 if j > DEDUP_JACCARD_PREFILTER && !is_substitution(content, &m.content) {
-                    return Ok(Some(Duplicate { memory: m.clone(), reason: "cosine", similarity: hit.score }));
+                    return Ok(Some(Duplicate {
+                        memory: m.clone(),
+                        reason: "cosine",
+                        similarity: hit.score,
+                    }));
                 }
             }
         }
@@ -69,7 +83,11 @@ pub fn find_duplicate(
         }
         let j = text::jaccard(&new_tokens, &text::token_set(&m.content));
         if j >= DEDUP_JACCARD_ONLY && !is_substitution(content, &m.content) {
-            return Ok(Some(Duplicate { memory: m, reason: "jaccard", similarity: j }));
+            return Ok(Some(Duplicate {
+                memory: m,
+                reason: "jaccard",
+                similarity: j,
+            }));
         }
     }
     Ok(None)

@@ -43,7 +43,13 @@ impl<P: Ports> Engine<P> {
             .unwrap_or(0))
     }
 
-    pub(crate) fn audit(&self, namespace: &str, action: &str, target_id: &str, detail: String) -> CoreResult<()> {
+    pub(crate) fn audit(
+        &self,
+        namespace: &str,
+        action: &str,
+        target_id: &str,
+        detail: String,
+    ) -> CoreResult<()> {
         self.ports.storage().append_audit(&AuditEntry {
             at: self.now(),
             namespace: namespace.to_string(),
@@ -59,15 +65,33 @@ impl<P: Ports> Engine<P> {
         if !self.ports.storage().vectors_enabled()? {
             return Ok(None);
         }
-        Ok(self.ports.embedder().embed(&[text.to_string()]).ok().and_then(|mut v| v.pop()))
+        Ok(self
+            .ports
+            .embedder()
+            .embed(&[text.to_string()])
+            .ok()
+            .and_then(|mut v| v.pop()))
     }
 
-    fn link_entities(&self, namespace: &str, target: Target, id: &str, text: &str) -> CoreResult<u32> {
+    fn link_entities(
+        &self,
+        namespace: &str,
+        target: Target,
+        id: &str,
+        text: &str,
+    ) -> CoreResult<u32> {
         // NER failure costs the links, never the write.
         let Ok(mentions) = self.ports.ner().extract(text, WRITE_NER_STRATEGY) else {
             return Ok(0);
         };
-        entities::link_mentions(self.ports.storage(), self.ports.clock(), namespace, target, id, &mentions)
+        entities::link_mentions(
+            self.ports.storage(),
+            self.ports.clock(),
+            namespace,
+            target,
+            id,
+            &mentions,
+        )
     }
 
     /// Store a memory in Buffer, or reinforce the memory it duplicates.
@@ -76,7 +100,8 @@ impl<P: Ports> Engine<P> {
         let content = validate::content(&req.content)?;
         let tags = validate::tags(&req.tags)?;
         let source = validate::short_field("source", req.source.as_deref(), MAX_SOURCE_CHARS)?;
-        let session_id = validate::short_field("session_id", req.session_id.as_deref(), MAX_SESSION_CHARS)?;
+        let session_id =
+            validate::short_field("session_id", req.session_id.as_deref(), MAX_SESSION_CHARS)?;
         let importance = validate::unit_interval("importance", req.importance)?;
         let attributes = validate::attributes(req.attributes.as_deref())?;
         let storage = self.ports.storage();
@@ -84,13 +109,18 @@ impl<P: Ports> Engine<P> {
         let vector = self.embed_one(&content)?;
 
         if !req.skip_dedup {
-            if let Some(dup) = dedup::find_duplicate(storage, &namespace, &content, vector.as_deref())? {
+            if let Some(dup) =
+                dedup::find_duplicate(storage, &namespace, &content, vector.as_deref())?
+            {
                 let memory = self.reinforce(dup.memory, &content, source.as_deref(), now)?;
                 self.audit(
                     &namespace,
                     "reinforce",
                     &memory.id,
-                    format!("{} duplicate (similarity {:.3}); repetition {}", dup.reason, dup.similarity, memory.repetition_count),
+                    format!(
+                        "{} duplicate (similarity {:.3}); repetition {}",
+                        dup.reason, dup.similarity, memory.repetition_count
+                    ),
                 )?;
                 return Ok(RememberOutcome {
                     memory,
@@ -133,11 +163,22 @@ impl<P: Ports> Engine<P> {
             storage.put_vector(Target::Memories, &memory.id, v)?;
         }
         self.link_entities(&namespace, Target::Memories, &memory.id, &memory.content)?;
-        Ok(RememberOutcome { memory, created: true, dedup_reason: None, similarity: None })
+        Ok(RememberOutcome {
+            memory,
+            created: true,
+            dedup_reason: None,
+            similarity: None,
+        })
     }
 
     /// A restatement: touch, count the repetition, keep the new wording as provenance.
-    fn reinforce(&self, mut m: Memory, restated: &str, source: Option<&str>, now: Millis) -> CoreResult<Memory> {
+    fn reinforce(
+        &self,
+        mut m: Memory,
+        restated: &str,
+        source: Option<&str>,
+        now: Millis,
+    ) -> CoreResult<Memory> {
         m.repetition_count = m.repetition_count.saturating_add(1);
         m.access_count = m.access_count.saturating_add(1);
         m.last_accessed = Some(now);
@@ -162,7 +203,8 @@ impl<P: Ports> Engine<P> {
     /// embedding). A new session id reports the open sessions before it.
     pub fn ingest(&self, turn: Turn) -> CoreResult<IngestOutcome> {
         let namespace = validate::namespace(&turn.namespace)?;
-        let session_id = validate::required_field("session_id", &turn.session_id, MAX_SESSION_CHARS)?;
+        let session_id =
+            validate::required_field("session_id", &turn.session_id, MAX_SESSION_CHARS)?;
         let role = validate::required_field("role", &turn.role, MAX_ROLE_CHARS)?;
         let content = validate::content(&turn.content)?;
         let attributes = validate::attributes(turn.attributes.as_deref())?;
@@ -211,8 +253,14 @@ impl<P: Ports> Engine<P> {
             attributes,
         };
         storage.insert_episode(&episode)?;
-        let entities = self.link_entities(&namespace, Target::Episodes, &episode.id, &episode.content)?;
-        Ok(IngestOutcome { episode, new_session, pending_sessions, entities })
+        let entities =
+            self.link_entities(&namespace, Target::Episodes, &episode.id, &episode.content)?;
+        Ok(IngestOutcome {
+            episode,
+            new_session,
+            pending_sessions,
+            entities,
+        })
     }
 
     /// A memory of `namespace` (or of `default`, which every namespace reads).
@@ -223,7 +271,9 @@ impl<P: Ports> Engine<P> {
             .get_memories(&[id.to_string()])?
             .into_iter()
             .find(|m| m.namespace == namespace || m.namespace == DEFAULT_NAMESPACE)
-            .ok_or_else(|| CoreError::NotFound(format!("no memory `{id}` in namespace `{namespace}`")))
+            .ok_or_else(|| {
+                CoreError::NotFound(format!("no memory `{id}` in namespace `{namespace}`"))
+            })
     }
 
     /// A memory that `namespace` may change: its own, never `default`'s from a project.
@@ -234,20 +284,29 @@ impl<P: Ports> Engine<P> {
             .get_memories(&[id.to_string()])?
             .into_iter()
             .find(|m| m.namespace == namespace)
-            .ok_or_else(|| CoreError::NotFound(format!("no memory `{id}` in namespace `{namespace}`")))
+            .ok_or_else(|| {
+                CoreError::NotFound(format!("no memory `{id}` in namespace `{namespace}`"))
+            })
     }
 
     pub fn list(&self, req: ListRequest) -> CoreResult<Vec<Memory>> {
         let namespace = validate::namespace(&req.namespace)?;
         if req.limit > MAX_RECALL_LIMIT * 5 {
-            return Err(CoreError::invalid(format!("limit must be at most {}", MAX_RECALL_LIMIT * 5)));
+            return Err(CoreError::invalid(format!(
+                "limit must be at most {}",
+                MAX_RECALL_LIMIT * 5
+            )));
         }
         self.ports.storage().list_memories(&ListQuery {
             namespaces: vec![namespace],
             layers: req.layers,
             kinds: req.kinds,
             tags: validate::tags(&req.tags)?,
-            state: Some(if req.deleted { ListState::Deleted } else { ListState::Active }),
+            state: Some(if req.deleted {
+                ListState::Deleted
+            } else {
+                ListState::Active
+            }),
             limit: req.limit,
             offset: req.offset,
         })
@@ -256,7 +315,9 @@ impl<P: Ports> Engine<P> {
     pub fn update(&self, namespace: &str, id: &str, patch: MemoryPatch) -> CoreResult<Memory> {
         let mut m = self.get_owned(namespace, id)?;
         if !m.is_active() {
-            return Err(CoreError::Conflict(format!("memory `{id}` is deleted; restore it first")));
+            return Err(CoreError::Conflict(format!(
+                "memory `{id}` is deleted; restore it first"
+            )));
         }
         let mut new_content = None;
         if let Some(c) = &patch.content {
@@ -297,7 +358,9 @@ impl<P: Ports> Engine<P> {
     pub fn delete(&self, namespace: &str, id: &str, reason: &str) -> CoreResult<Memory> {
         let mut m = self.get_owned(namespace, id)?;
         if !m.is_active() {
-            return Err(CoreError::Conflict(format!("memory `{id}` is already in the trash")));
+            return Err(CoreError::Conflict(format!(
+                "memory `{id}` is already in the trash"
+            )));
         }
         let reason = match reason.trim() {
             "" => "deleted".to_string(),

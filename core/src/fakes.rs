@@ -32,7 +32,9 @@ fn filter_memory(m: &Memory, f: &SearchFilter) -> bool {
         && f.tags.iter().all(|t| m.tags.contains(t))
         && f.since.is_none_or(|s| m.event_time >= s)
         && f.until.is_none_or(|u| m.event_time <= u)
-        && f.source.as_ref().is_none_or(|s| m.source.as_ref() == Some(s))
+        && f.source
+            .as_ref()
+            .is_none_or(|s| m.source.as_ref() == Some(s))
 }
 
 fn filter_episode(e: &Episode, f: &SearchFilter) -> bool {
@@ -116,8 +118,16 @@ impl Storage for MemStorage {
             .filter(|m| q.tags.iter().all(|t| m.tags.contains(t)))
             .cloned()
             .collect();
-        out.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| b.id.cmp(&a.id)));
-        Ok(out.into_iter().skip(q.offset as usize).take(q.limit as usize).collect())
+        out.sort_by(|a, b| {
+            b.created_at
+                .cmp(&a.created_at)
+                .then_with(|| b.id.cmp(&a.id))
+        });
+        Ok(out
+            .into_iter()
+            .skip(q.offset as usize)
+            .take(q.limit as usize)
+            .collect())
     }
     fn touch_memories(&self, ids: &[String], at: Millis) -> CoreResult<()> {
         for id in ids {
@@ -137,10 +147,16 @@ impl Storage for MemStorage {
         Ok(ids.iter().filter_map(|id| all.get(id).cloned()).collect())
     }
     fn get_session(&self, namespace: &str, id: &str) -> CoreResult<Option<Session>> {
-        Ok(self.sessions.borrow().get(&(namespace.to_string(), id.to_string())).cloned())
+        Ok(self
+            .sessions
+            .borrow()
+            .get(&(namespace.to_string(), id.to_string()))
+            .cloned())
     }
     fn put_session(&self, s: &Session) -> CoreResult<()> {
-        self.sessions.borrow_mut().insert((s.namespace.clone(), s.id.clone()), s.clone());
+        self.sessions
+            .borrow_mut()
+            .insert((s.namespace.clone(), s.id.clone()), s.clone());
         Ok(())
     }
     fn pending_sessions(&self, namespace: &str, exclude: Option<&str>) -> CoreResult<Vec<Session>> {
@@ -148,35 +164,63 @@ impl Storage for MemStorage {
             .sessions
             .borrow()
             .values()
-            .filter(|s| s.namespace == namespace && s.consolidated_at.is_none() && Some(s.id.as_str()) != exclude)
+            .filter(|s| {
+                s.namespace == namespace
+                    && s.consolidated_at.is_none()
+                    && Some(s.id.as_str()) != exclude
+            })
             .cloned()
             .collect())
     }
-    fn fts_search(&self, target: Target, terms: &[String], f: &SearchFilter, limit: u32) -> CoreResult<Vec<ScoredId>> {
+    fn fts_search(
+        &self,
+        target: Target,
+        terms: &[String],
+        f: &SearchFilter,
+        limit: u32,
+    ) -> CoreResult<Vec<ScoredId>> {
         let hits = self
             .texts(target, f)
             .into_iter()
             .filter_map(|(id, content)| {
                 let toks = text::token_set(&content);
                 let n = terms.iter().filter(|t| toks.contains(*t)).count();
-                (n > 0).then_some(ScoredId { id, score: n as f32 })
+                (n > 0).then_some(ScoredId {
+                    id,
+                    score: n as f32,
+                })
             })
             .collect();
         Ok(top(hits, limit))
     }
-    fn vector_search(&self, target: Target, v: &[f32], f: &SearchFilter, limit: u32) -> CoreResult<Vec<ScoredId>> {
+    fn vector_search(
+        &self,
+        target: Target,
+        v: &[f32],
+        f: &SearchFilter,
+        limit: u32,
+    ) -> CoreResult<Vec<ScoredId>> {
         let vectors = self.vectors.borrow();
         let hits = self
             .texts(target, f)
             .into_iter()
             .filter_map(|(id, _)| {
                 let w = vectors.get(&(target, id.clone()))?;
-                Some(ScoredId { id, score: v.iter().zip(w).map(|(a, b)| a * b).sum() })
+                Some(ScoredId {
+                    id,
+                    score: v.iter().zip(w).map(|(a, b)| a * b).sum(),
+                })
             })
             .collect();
         Ok(top(hits, limit))
     }
-    fn entity_search(&self, target: Target, names: &[String], f: &SearchFilter, limit: u32) -> CoreResult<Vec<ScoredId>> {
+    fn entity_search(
+        &self,
+        target: Target,
+        names: &[String],
+        f: &SearchFilter,
+        limit: u32,
+    ) -> CoreResult<Vec<ScoredId>> {
         let entities = self.entities.borrow();
         let matching: Vec<&String> = entities
             .values()
@@ -186,31 +230,56 @@ impl Storage for MemStorage {
             })
             .map(|e| &e.id)
             .collect();
-        let allowed: Vec<String> = self.texts(target, f).into_iter().map(|(id, _)| id).collect();
+        let allowed: Vec<String> = self
+            .texts(target, f)
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
         let hits = self
             .links
             .borrow()
             .iter()
-            .filter(|(t, item, ent)| *t == target && matching.contains(&ent) && allowed.contains(item))
-            .map(|(_, item, _)| ScoredId { id: item.clone(), score: 1.0 })
+            .filter(|(t, item, ent)| {
+                *t == target && matching.contains(&ent) && allowed.contains(item)
+            })
+            .map(|(_, item, _)| ScoredId {
+                id: item.clone(),
+                score: 1.0,
+            })
             .collect();
         Ok(top(hits, limit))
     }
     fn put_vector(&self, target: Target, id: &str, vector: &[f32]) -> CoreResult<()> {
-        self.vectors.borrow_mut().insert((target, id.to_string()), vector.to_vec());
+        self.vectors
+            .borrow_mut()
+            .insert((target, id.to_string()), vector.to_vec());
         Ok(())
     }
     fn get_vectors(&self, target: Target, ids: &[String]) -> CoreResult<Vec<(String, Vec<f32>)>> {
         let v = self.vectors.borrow();
-        Ok(ids.iter().filter_map(|id| v.get(&(target, id.clone())).map(|x| (id.clone(), x.clone()))).collect())
+        Ok(ids
+            .iter()
+            .filter_map(|id| {
+                v.get(&(target, id.clone()))
+                    .map(|x| (id.clone(), x.clone()))
+            })
+            .collect())
     }
     fn vectors_enabled(&self) -> CoreResult<bool> {
         Ok(!self.vectors_disabled.get())
     }
-    fn find_entity(&self, namespace: &str, name: &str, t: EntityType) -> CoreResult<Option<Entity>> {
+    fn find_entity(
+        &self,
+        namespace: &str,
+        name: &str,
+        t: EntityType,
+    ) -> CoreResult<Option<Entity>> {
         let all = self.entities.borrow();
         let lower = name.to_lowercase();
-        let in_ns = || all.values().filter(|e| e.namespace == namespace && e.entity_type == t);
+        let in_ns = || {
+            all.values()
+                .filter(|e| e.namespace == namespace && e.entity_type == t)
+        };
         Ok(in_ns()
             .find(|e| e.canonical_name.to_lowercase() == lower)
             .or_else(|| in_ns().find(|e| e.aliases.iter().any(|a| a.to_lowercase() == lower)))
@@ -261,7 +330,9 @@ impl Storage for MemStorage {
         Ok(self.meta.borrow().get(key).cloned())
     }
     fn set_meta(&self, key: &str, value: &str) -> CoreResult<()> {
-        self.meta.borrow_mut().insert(key.to_string(), value.to_string());
+        self.meta
+            .borrow_mut()
+            .insert(key.to_string(), value.to_string());
         Ok(())
     }
 }
@@ -272,7 +343,10 @@ pub struct BowEmbedder;
 
 impl Embedder for BowEmbedder {
     fn info(&self) -> EmbedderInfo {
-        EmbedderInfo { model: "bow-test".into(), dimension: 64 }
+        EmbedderInfo {
+            model: "bow-test".into(),
+            dimension: 64,
+        }
     }
     fn embed(&self, texts: &[String]) -> CoreResult<Vec<Vec<f32>>> {
         Ok(texts
@@ -280,7 +354,9 @@ impl Embedder for BowEmbedder {
             .map(|t| {
                 let mut v = vec![0f32; 64];
                 for tok in text::tokens(t) {
-                    let h = tok.bytes().fold(7u32, |h, b| h.wrapping_mul(31).wrapping_add(b as u32));
+                    let h = tok
+                        .bytes()
+                        .fold(7u32, |h, b| h.wrapping_mul(31).wrapping_add(b as u32));
                     v[(h % 64) as usize] += 1.0;
                 }
                 let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-9);
@@ -309,9 +385,23 @@ impl Ner for CapsNer {
         for word in text.split(' ') {
             let w = word.trim_matches(|c: char| !c.is_alphanumeric() && c != '#');
             if let Some(tag) = w.strip_prefix('#') {
-                out.push(Mention { text: tag.into(), entity_type: EntityType::Hashtag, start: offset as u32, end: (offset + word.len()) as u32, confidence: 1.0, provider: "caps".into() });
+                out.push(Mention {
+                    text: tag.into(),
+                    entity_type: EntityType::Hashtag,
+                    start: offset as u32,
+                    end: (offset + word.len()) as u32,
+                    confidence: 1.0,
+                    provider: "caps".into(),
+                });
             } else if w.chars().next().is_some_and(char::is_uppercase) && w.len() > 1 {
-                out.push(Mention { text: w.into(), entity_type: EntityType::Person, start: offset as u32, end: (offset + w.len()) as u32, confidence: 0.5, provider: "caps".into() });
+                out.push(Mention {
+                    text: w.into(),
+                    entity_type: EntityType::Person,
+                    start: offset as u32,
+                    end: (offset + w.len()) as u32,
+                    confidence: 0.5,
+                    provider: "caps".into(),
+                });
             }
             offset += word.len() + 1;
         }
@@ -330,7 +420,10 @@ pub struct TestClock {
 
 impl Default for TestClock {
     fn default() -> Self {
-        Self { now: Cell::new(1_700_000_000_000), seq: Cell::new(0) }
+        Self {
+            now: Cell::new(1_700_000_000_000),
+            seq: Cell::new(0),
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::model::{Channel, ChannelHit, ScoredId, Score, Target};
+use crate::model::{Channel, ChannelHit, Score, ScoredId, Target};
 use crate::thresholds::RRF_K;
 
 /// One channel's ranking over one target, best first.
@@ -42,15 +42,21 @@ pub fn rrf(lists: &[RankedList]) -> Vec<Fused> {
                 continue;
             }
             rank += 1;
-            let entry = by_key.entry((list.target, hit.id.as_str())).or_insert_with(|| Fused {
-                target: list.target,
-                id: hit.id.clone(),
-                rrf: 0.0,
-                channels: Vec::new(),
-            });
+            let entry = by_key
+                .entry((list.target, hit.id.as_str()))
+                .or_insert_with(|| Fused {
+                    target: list.target,
+                    id: hit.id.clone(),
+                    rrf: 0.0,
+                    channels: Vec::new(),
+                });
             entry.rrf += 1.0 / (RRF_K + rank as f32);
             if entry.channel(list.channel).is_none() {
-                entry.channels.push(ChannelHit { channel: list.channel, rank, raw_score: hit.score });
+                entry.channels.push(ChannelHit {
+                    channel: list.channel,
+                    rank,
+                    raw_score: hit.score,
+                });
             }
         }
     }
@@ -75,7 +81,10 @@ mod tests {
             hits: ids
                 .iter()
                 .enumerate()
-                .map(|(i, id)| ScoredId { id: id.to_string(), score: 1.0 / (i as f32 + 1.0) })
+                .map(|(i, id)| ScoredId {
+                    id: id.to_string(),
+                    score: 1.0 / (i as f32 + 1.0),
+                })
                 .collect(),
         }
     }
@@ -97,7 +106,10 @@ mod tests {
     #[test]
     fn agreement_beats_a_single_first_place() {
         // b is 2nd in both lists; a is 1st in one only.
-        let f = rrf(&[list(Channel::Fts, &["a", "b"]), list(Channel::Vector, &["c", "b"])]);
+        let f = rrf(&[
+            list(Channel::Fts, &["a", "b"]),
+            list(Channel::Vector, &["c", "b"]),
+        ]);
         assert_eq!(f[0].id, "b");
         assert_eq!(f[0].channels.len(), 2);
         assert_eq!(f[0].channel(Channel::Vector).map(|h| h.rank), Some(2));

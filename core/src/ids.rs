@@ -4,5 +4,9 @@
 use crate::ports::Clock;
 
 pub fn new_id(prefix: &str, clock: &impl Clock) -> String {
-    format!("{prefix}_{:011x}{:014x}", clock.now().max(0), clock.random() & 0x1f_ffff_ffff_ffff)
+    format!(
+        "{prefix}_{:011x}{:014x}",
+        clock.now().max(0),
+        clock.random() & 0x1f_ffff_ffff_ffff
+    )
 }

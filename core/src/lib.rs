@@ -18,9 +18,9 @@ pub mod thresholds;
 pub mod validate;
 
 #[cfg(test)]
-pub mod fakes;
-#[cfg(test)]
 mod engine_tests;
+#[cfg(test)]
+pub mod fakes;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;

@@ -115,7 +115,8 @@ impl Memory {
 
     /// `access_count + repetition_count × 2.5` (seed 004 §2.2).
     pub fn reinforcement_score(&self) -> f32 {
-        self.access_count as f32 + self.repetition_count as f32 * crate::thresholds::REPETITION_WEIGHT
+        self.access_count as f32
+            + self.repetition_count as f32 * crate::thresholds::REPETITION_WEIGHT
     }
 }
 
@@ -397,6 +398,8 @@ impl Item {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Hit {
+    /// Flattened: a hit reads `{"type": "memory", "id", "content", ..., "score", "explanation"}`.
+    #[serde(flatten)]
     pub item: Item,
     pub score: Score,
     pub explanation: Explanation,

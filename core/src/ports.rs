@@ -21,14 +21,37 @@ pub trait Storage {
     fn put_session(&self, s: &Session) -> CoreResult<()>;
     fn pending_sessions(&self, namespace: &str, exclude: Option<&str>) -> CoreResult<Vec<Session>>;
 
-    fn fts_search(&self, target: Target, terms: &[String], filter: &SearchFilter, limit: u32) -> CoreResult<Vec<ScoredId>>;
-    fn vector_search(&self, target: Target, vector: &[f32], filter: &SearchFilter, limit: u32) -> CoreResult<Vec<ScoredId>>;
-    fn entity_search(&self, target: Target, names: &[String], filter: &SearchFilter, limit: u32) -> CoreResult<Vec<ScoredId>>;
+    fn fts_search(
+        &self,
+        target: Target,
+        terms: &[String],
+        filter: &SearchFilter,
+        limit: u32,
+    ) -> CoreResult<Vec<ScoredId>>;
+    fn vector_search(
+        &self,
+        target: Target,
+        vector: &[f32],
+        filter: &SearchFilter,
+        limit: u32,
+    ) -> CoreResult<Vec<ScoredId>>;
+    fn entity_search(
+        &self,
+        target: Target,
+        names: &[String],
+        filter: &SearchFilter,
+        limit: u32,
+    ) -> CoreResult<Vec<ScoredId>>;
     fn put_vector(&self, target: Target, id: &str, vector: &[f32]) -> CoreResult<()>;
     fn get_vectors(&self, target: Target, ids: &[String]) -> CoreResult<Vec<(String, Vec<f32>)>>;
     fn vectors_enabled(&self) -> CoreResult<bool>;
 
-    fn find_entity(&self, namespace: &str, name: &str, entity_type: EntityType) -> CoreResult<Option<Entity>>;
+    fn find_entity(
+        &self,
+        namespace: &str,
+        name: &str,
+        entity_type: EntityType,
+    ) -> CoreResult<Option<Entity>>;
     fn put_entity(&self, e: &Entity) -> CoreResult<()>;
     fn link_entity(&self, target: Target, item_id: &str, entity_id: &str) -> CoreResult<()>;
 

@@ -41,11 +41,19 @@ impl<P: Ports> Engine<P> {
             return Err(CoreError::invalid("query is empty"));
         }
         if query.chars().count() > MAX_CONTENT_CHARS {
-            return Err(CoreError::invalid(format!("query is longer than {MAX_CONTENT_CHARS} characters")));
+            return Err(CoreError::invalid(format!(
+                "query is longer than {MAX_CONTENT_CHARS} characters"
+            )));
         }
-        let limit = if req.limit == 0 { DEFAULT_RECALL_LIMIT } else { req.limit };
+        let limit = if req.limit == 0 {
+            DEFAULT_RECALL_LIMIT
+        } else {
+            req.limit
+        };
         if limit > MAX_RECALL_LIMIT {
-            return Err(CoreError::invalid(format!("limit must be at most {MAX_RECALL_LIMIT}")));
+            return Err(CoreError::invalid(format!(
+                "limit must be at most {MAX_RECALL_LIMIT}"
+            )));
         }
         if let (Some(s), Some(u)) = (req.since, req.until) {
             if s > u {
@@ -81,7 +89,11 @@ impl<P: Ports> Engine<P> {
         order(&mut scored, req.sort);
 
         let mut budget = req.token_budget.map(|b| b as usize);
-        for s in scored.into_iter().skip(req.offset as usize).take(limit as usize) {
+        for s in scored
+            .into_iter()
+            .skip(req.offset as usize)
+            .take(limit as usize)
+        {
             if let Some(left) = budget.as_mut() {
                 let cost = text::estimate_tokens(s.hit.item.content());
                 if cost > *left {
@@ -110,11 +122,16 @@ impl<P: Ports> Engine<P> {
 
         let terms = text::fts_terms(query);
         if terms.is_empty() {
-            out.warnings.push("fts channel skipped: the query has no words".into());
+            out.warnings
+                .push("fts channel skipped: the query has no words".into());
         } else {
             for &target in targets {
                 let hits = storage.fts_search(target, &terms, filter, fanout)?;
-                lists.push(RankedList { channel: Channel::Fts, target, hits });
+                lists.push(RankedList {
+                    channel: Channel::Fts,
+                    target,
+                    hits,
+                });
             }
             out.channels_run.push(Channel::Fts);
         }
@@ -130,11 +147,17 @@ impl<P: Ports> Engine<P> {
                         for &target in targets {
                             let mut hits = storage.vector_search(target, &qv, filter, fanout)?;
                             hits.retain(|h| h.score >= DEFAULT_SIM_FLOOR);
-                            lists.push(RankedList { channel: Channel::Vector, target, hits });
+                            lists.push(RankedList {
+                                channel: Channel::Vector,
+                                target,
+                                hits,
+                            });
                         }
                         out.channels_run.push(Channel::Vector);
                     }
-                    None => out.warnings.push("vector channel skipped: the embedder returned nothing".into()),
+                    None => out
+                        .warnings
+                        .push("vector channel skipped: the embedder returned nothing".into()),
                 },
                 Err(e) => out.warnings.push(format!("vector channel skipped: {e}")),
             }
@@ -142,14 +165,22 @@ impl<P: Ports> Engine<P> {
 
         let mut names: BTreeSet<String> = text::name_candidates(query).into_iter().collect();
         match self.ports().ner().extract(query, WRITE_NER_STRATEGY) {
-            Ok(mentions) => names.extend(mentions.into_iter().map(|m| m.text.trim().to_lowercase())),
-            Err(e) => out.warnings.push(format!("query entity extraction failed: {e}")),
+            Ok(mentions) => {
+                names.extend(mentions.into_iter().map(|m| m.text.trim().to_lowercase()))
+            }
+            Err(e) => out
+                .warnings
+                .push(format!("query entity extraction failed: {e}")),
         }
         let names: Vec<String> = names.into_iter().filter(|n| !n.is_empty()).collect();
         if !names.is_empty() {
             for &target in targets {
                 let hits = storage.entity_search(target, &names, filter, fanout)?;
-                lists.push(RankedList { channel: Channel::Entity, target, hits });
+                lists.push(RankedList {
+                    channel: Channel::Entity,
+                    target,
+                    hits,
+                });
             }
             out.channels_run.push(Channel::Entity);
         }
@@ -165,7 +196,11 @@ impl<P: Ports> Engine<P> {
     ) -> CoreResult<Vec<Scored>> {
         let storage = self.ports().storage();
         let ids_of = |t: Target| -> Vec<String> {
-            fused.iter().filter(|f| f.target == t).map(|f| f.id.clone()).collect()
+            fused
+                .iter()
+                .filter(|f| f.target == t)
+                .map(|f| f.id.clone())
+                .collect()
         };
         let mut items: HashMap<(Target, String), Item> = HashMap::new();
         for m in storage.get_memories(&ids_of(Target::Memories))? {
@@ -180,7 +215,9 @@ impl<P: Ports> Engine<P> {
         let short_cjk = text::contains_cjk(query) && query.chars().count() < CJK_SHORT_QUERY_CHARS;
         let mut scored = Vec::with_capacity(fused.len());
         for f in fused {
-            let Some(item) = items.remove(&(f.target, f.id.clone())) else { continue };
+            let Some(item) = items.remove(&(f.target, f.id.clone())) else {
+                continue;
+            };
             let (importance, decay_rate, layer, reference, time, accessed) = match &item {
                 Item::Memory(m) if m.is_active() => (
                     m.importance,
@@ -190,9 +227,14 @@ impl<P: Ports> Engine<P> {
                     m.event_time,
                     m.last_accessed.unwrap_or(0),
                 ),
-                Item::Episode(e) if e.valid_until.is_none() => {
-                    (DEFAULT_IMPORTANCE, DEFAULT_DECAY_RATE, Layer::Working, e.event_time, e.event_time, 0)
-                }
+                Item::Episode(e) if e.valid_until.is_none() => (
+                    DEFAULT_IMPORTANCE,
+                    DEFAULT_DECAY_RATE,
+                    Layer::Working,
+                    e.event_time,
+                    e.event_time,
+                    0,
+                ),
                 _ => continue,
             };
             let content_tokens = text::token_set(item.content());
@@ -200,7 +242,11 @@ impl<P: Ports> Engine<P> {
                 semantic: f.channel(Channel::Vector).map(|h| h.raw_score),
                 fts: f.channel(Channel::Fts).map(|h| {
                     let best = best_fts.get(&f.target).copied().unwrap_or(h.raw_score);
-                    if best > 0.0 { (h.raw_score / best).clamp(0.0, 1.0) } else { 0.0 }
+                    if best > 0.0 {
+                        (h.raw_score / best).clamp(0.0, 1.0)
+                    } else {
+                        0.0
+                    }
                 }),
                 entity: f.channel(Channel::Entity).is_some(),
                 fact: f.channel(Channel::Fact).is_some(),

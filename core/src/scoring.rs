@@ -30,7 +30,11 @@ pub fn relevance(ev: &Evidence, notes: &mut Vec<String>) -> Score {
     let mut rel = match (ev.semantic, ev.fts) {
         (Some(sem), Some(fts)) => {
             let gate = (sem / DUAL_HIT_SEM_GATE).min(1.0);
-            let boost = if ev.short_cjk { CJK_SHORT_FTS_BOOST } else { DUAL_HIT_FTS_BOOST };
+            let boost = if ev.short_cjk {
+                CJK_SHORT_FTS_BOOST
+            } else {
+                DUAL_HIT_FTS_BOOST
+            };
             let factor = 1.0 + fts * boost * gate;
             notes.push(format!("dual-hit boost x{factor:.3}"));
             let mut rel = sem * factor;
@@ -47,19 +51,27 @@ pub fn relevance(ev: &Evidence, notes: &mut Vec<String>) -> Score {
             if ev.has_query_term {
                 sem
             } else {
-                notes.push(format!("keyword affinity penalty x{KEYWORD_AFFINITY_PENALTY}"));
+                notes.push(format!(
+                    "keyword affinity penalty x{KEYWORD_AFFINITY_PENALTY}"
+                ));
                 sem * KEYWORD_AFFINITY_PENALTY
             }
         }
         (None, Some(fts)) => {
-            let cap = if ev.short_cjk { FTS_ONLY_CAP_CJK } else { FTS_ONLY_CAP };
+            let cap = if ev.short_cjk {
+                FTS_ONLY_CAP_CJK
+            } else {
+                FTS_ONLY_CAP
+            };
             notes.push(format!("fts-only cap x{cap}"));
             fts * cap
         }
         (None, None) => 0.0,
     };
     if ev.entity && rel < ENTITY_RELEVANCE {
-        notes.push(format!("entity match: relevance raised to {ENTITY_RELEVANCE}"));
+        notes.push(format!(
+            "entity match: relevance raised to {ENTITY_RELEVANCE}"
+        ));
         rel = ENTITY_RELEVANCE;
     }
     rel
@@ -100,9 +112,22 @@ mod tests {
 
     #[test]
     fn dual_hit_beats_either_channel_alone() {
-        let both = rel(Evidence { semantic: Some(0.6), fts: Some(0.8), has_query_term: true, ..Default::default() });
-        let sem = rel(Evidence { semantic: Some(0.6), has_query_term: true, ..Default::default() });
-        let fts = rel(Evidence { fts: Some(0.8), has_query_term: true, ..Default::default() });
+        let both = rel(Evidence {
+            semantic: Some(0.6),
+            fts: Some(0.8),
+            has_query_term: true,
+            ..Default::default()
+        });
+        let sem = rel(Evidence {
+            semantic: Some(0.6),
+            has_query_term: true,
+            ..Default::default()
+        });
+        let fts = rel(Evidence {
+            fts: Some(0.8),
+            has_query_term: true,
+            ..Default::default()
+        });
         assert!(both > sem && sem > fts);
         // 0.6 × (1 + 0.8 × 0.3 × 1)
         assert!((both - 0.744).abs() < 1e-5);
@@ -110,19 +135,39 @@ mod tests {
 
     #[test]
     fn fts_only_is_capped() {
-        assert!((rel(Evidence { fts: Some(1.0), ..Default::default() }) - FTS_ONLY_CAP).abs() < 1e-6);
+        assert!(
+            (rel(Evidence {
+                fts: Some(1.0),
+                ..Default::default()
+            }) - FTS_ONLY_CAP)
+                .abs()
+                < 1e-6
+        );
     }
 
     #[test]
     fn semantic_without_query_terms_is_penalised() {
-        let with = rel(Evidence { semantic: Some(0.5), has_query_term: true, ..Default::default() });
-        let without = rel(Evidence { semantic: Some(0.5), ..Default::default() });
+        let with = rel(Evidence {
+            semantic: Some(0.5),
+            has_query_term: true,
+            ..Default::default()
+        });
+        let without = rel(Evidence {
+            semantic: Some(0.5),
+            ..Default::default()
+        });
         assert!((without - with * KEYWORD_AFFINITY_PENALTY).abs() < 1e-6);
     }
 
     #[test]
     fn fact_links_are_fully_relevant() {
-        assert_eq!(rel(Evidence { fact: true, ..Default::default() }), 1.0);
+        assert_eq!(
+            rel(Evidence {
+                fact: true,
+                ..Default::default()
+            }),
+            1.0
+        );
     }
 
     #[test]

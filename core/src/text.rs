@@ -7,19 +7,152 @@ use std::collections::BTreeSet;
 /// English stop words: dropped from FTS queries and from the content-word
 /// comparison of dedup, never from stored text.
 const STOP_WORDS: &[&str] = &[
-    "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any",
-    "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both",
-    "but", "by", "can", "could", "d", "did", "didn", "do", "does", "doesn", "doing", "don",
-    "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having",
-    "he", "her", "here", "hers", "herself", "hey", "hi", "him", "himself", "his", "how", "i",
-    "if", "in", "into", "is", "isn", "it", "its", "itself", "just", "ll", "m", "me", "more",
-    "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "oh", "on", "once", "only",
-    "or", "other", "our", "ours", "ourselves", "out", "over", "own", "re", "really", "s",
-    "same", "she", "should", "so", "some", "such", "t", "than", "that", "the", "their",
-    "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those",
-    "through", "to", "too", "under", "until", "up", "ve", "very", "was", "wasn", "we", "were",
-    "weren", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with",
-    "won", "would", "yeah", "you", "your", "yours", "yourself", "yourselves",
+    "a",
+    "about",
+    "above",
+    "after",
+    "again",
+    "against",
+    "all",
+    "also",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "by",
+    "can",
+    "could",
+    "d",
+    "did",
+    "didn",
+    "do",
+    "does",
+    "doesn",
+    "doing",
+    "don",
+    "down",
+    "during",
+    "each",
+    "few",
+    "for",
+    "from",
+    "further",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "hey",
+    "hi",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "isn",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "ll",
+    "m",
+    "me",
+    "more",
+    "most",
+    "my",
+    "myself",
+    "no",
+    "nor",
+    "not",
+    "now",
+    "of",
+    "off",
+    "oh",
+    "on",
+    "once",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "over",
+    "own",
+    "re",
+    "really",
+    "s",
+    "same",
+    "she",
+    "should",
+    "so",
+    "some",
+    "such",
+    "t",
+    "than",
+    "that",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "through",
+    "to",
+    "too",
+    "under",
+    "until",
+    "up",
+    "ve",
+    "very",
+    "was",
+    "wasn",
+    "we",
+    "were",
+    "weren",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "won",
+    "would",
+    "yeah",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
 ];
 
 /// Most terms an FTS query is built from.
@@ -88,7 +221,10 @@ pub fn token_set(text: &str) -> BTreeSet<String> {
 
 /// Tokens that carry meaning: not stop words.
 pub fn content_words(text: &str) -> BTreeSet<String> {
-    tokens(text).into_iter().filter(|t| !is_stop_word(t)).collect()
+    tokens(text)
+        .into_iter()
+        .filter(|t| !is_stop_word(t))
+        .collect()
 }
 
 /// |A ∩ B| / |A ∪ B| over token sets; 0 when both are empty.
@@ -136,7 +272,9 @@ pub fn name_candidates(query: &str) -> Vec<String> {
 
 /// Rough token count for budgets.
 pub fn estimate_tokens(text: &str) -> usize {
-    text.chars().count().div_ceil(crate::thresholds::CHARS_PER_TOKEN)
+    text.chars()
+        .count()
+        .div_ceil(crate::thresholds::CHARS_PER_TOKEN)
 }
 
 #[cfg(test)]
@@ -152,7 +290,10 @@ mod tests {
 
     #[test]
     fn tokens_lowercase_and_split_punctuation() {
-        assert_eq!(tokens("Hello, World! it's 2024"), ["hello", "world", "it", "s", "2024"]);
+        assert_eq!(
+            tokens("Hello, World! it's 2024"),
+            ["hello", "world", "it", "s", "2024"]
+        );
     }
 
     #[test]

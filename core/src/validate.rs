@@ -17,7 +17,10 @@ pub fn namespace(ns: &str) -> CoreResult<String> {
             "namespace is longer than {MAX_NAMESPACE_CHARS} characters"
         )));
     }
-    if !ns.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':')) {
+    if !ns
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
+    {
         return Err(CoreError::invalid(format!(
             "namespace `{ns}` may only contain letters, digits, `_`, `-`, `.` and `:`"
         )));
@@ -79,7 +82,8 @@ pub fn short_field(name: &str, value: Option<&str>, max: usize) -> CoreResult<Op
 }
 
 pub fn required_field(name: &str, value: &str, max: usize) -> CoreResult<String> {
-    short_field(name, Some(value), max)?.ok_or_else(|| CoreError::invalid(format!("{name} is empty")))
+    short_field(name, Some(value), max)?
+        .ok_or_else(|| CoreError::invalid(format!("{name} is empty")))
 }
 
 /// Attributes must be a JSON object; absent means `{}`.
@@ -89,7 +93,9 @@ pub fn attributes(attrs: Option<&str>) -> CoreResult<String> {
         Some(a) => match serde_json::from_str::<serde_json::Value>(a) {
             Ok(v @ serde_json::Value::Object(_)) => Ok(v.to_string()),
             Ok(_) => Err(CoreError::invalid("attributes must be a JSON object")),
-            Err(e) => Err(CoreError::invalid(format!("attributes are not valid JSON: {e}"))),
+            Err(e) => Err(CoreError::invalid(format!(
+                "attributes are not valid JSON: {e}"
+            ))),
         },
     }
 }

@@ -1,0 +1,658 @@
+//! The WASM edge of the core: binds the ports to the WIT imports and exports
+//! the engine. The only file that sees generated bindings; everything here is
+//! conversion between WIT records and `model` types.
+
+wit_bindgen::generate!({
+    path: "../wit/core",
+    world: "mnemo",
+});
+
+use exports::mnemo::core::engine as api;
+use mnemo::core::{clock, embedding, llm, ner, storage, types as wit};
+
+use crate::Engine;
+use crate::error::{CoreError, CoreResult};
+use crate::model::*;
+use crate::ports;
+
+// ---- enums ------------------------------------------------------------------
+
+macro_rules! enum_conv {
+    ($wit:ty, $model:ty, [$($v:ident),+]) => {
+        impl From<$wit> for $model {
+            fn from(v: $wit) -> Self { match v { $(<$wit>::$v => <$model>::$v),+ } }
+        }
+        impl From<$model> for $wit {
+            fn from(v: $model) -> Self { match v { $(<$model>::$v => <$wit>::$v),+ } }
+        }
+    };
+}
+
+enum_conv!(wit::Layer, Layer, [Buffer, Working, Core]);
+enum_conv!(wit::Kind, Kind, [Episodic, Semantic, Procedural]);
+enum_conv!(wit::Target, Target, [Memories, Episodes]);
+enum_conv!(
+    wit::EntityType,
+    EntityType,
+    [
+        Person,
+        Project,
+        Organization,
+        Location,
+        Email,
+        Url,
+        Date,
+        Mention,
+        Hashtag,
+        Other
+    ]
+);
+enum_conv!(api::Channel, Channel, [Fts, Vector, Entity, Fact]);
+enum_conv!(api::SortOrder, SortOrder, [Score, Recent, Accessed]);
+enum_conv!(llm::LlmLevel, LlmLevel, [Off, Auto, Full]);
+enum_conv!(storage::ListState, ListState, [Active, Deleted, All]);
+
+fn vec_into<A: Clone + Into<B>, B>(v: &[A]) -> Vec<B> {
+    v.iter().cloned().map(Into::into).collect()
+}
+
+impl From<wit::Error> for CoreError {
+    fn from(e: wit::Error) -> Self {
+        match e {
+            wit::Error::InvalidInput(m) => Self::InvalidInput(m),
+            wit::Error::NotFound(m) => Self::NotFound(m),
+            wit::Error::Conflict(m) => Self::Conflict(m),
+            wit::Error::Storage(m) => Self::Storage(m),
+            wit::Error::Embedding(m) => Self::Embedding(m),
+            wit::Error::Llm(m) => Self::Llm(m),
+            wit::Error::Ner(m) => Self::Ner(m),
+            wit::Error::Unavailable(m) => Self::Unavailable(m),
+        }
+    }
+}
+
+impl From<CoreError> for wit::Error {
+    fn from(e: CoreError) -> Self {
+        match e {
+            CoreError::InvalidInput(m) => Self::InvalidInput(m),
+            CoreError::NotFound(m) => Self::NotFound(m),
+            CoreError::Conflict(m) => Self::Conflict(m),
+            CoreError::Storage(m) => Self::Storage(m),
+            CoreError::Embedding(m) => Self::Embedding(m),
+            CoreError::Llm(m) => Self::Llm(m),
+            CoreError::Ner(m) => Self::Ner(m),
+            CoreError::Unavailable(m) => Self::Unavailable(m),
+        }
+    }
+}
+
+// ---- records ----------------------------------------------------------------
+
+impl From<wit::Memory> for Memory {
+    fn from(m: wit::Memory) -> Self {
+        Self {
+            id: m.id,
+            namespace: m.namespace,
+            content: m.content,
+            kind: m.kind.into(),
+            layer: m.layer.into(),
+            importance: m.importance,
+            confidence: m.confidence,
+            decay_rate: m.decay_rate,
+            access_count: m.access_count,
+            repetition_count: m.repetition_count,
+            created_at: m.created_at,
+            modified_at: m.modified_at,
+            last_accessed: m.last_accessed,
+            event_time: m.event_time,
+            created_epoch: m.created_epoch,
+            valid_until: m.valid_until,
+            invalid_reason: m.invalid_reason,
+            session_id: m.session_id,
+            source: m.source,
+            source_role: m.source_role,
+            tags: m.tags,
+            attributes: m.attributes,
+            source_ids: m.source_ids,
+            supersedes: m.supersedes,
+            superseded_by: m.superseded_by,
+        }
+    }
+}
+
+impl From<Memory> for wit::Memory {
+    fn from(m: Memory) -> Self {
+        Self {
+            id: m.id,
+            namespace: m.namespace,
+            content: m.content,
+            kind: m.kind.into(),
+            layer: m.layer.into(),
+            importance: m.importance,
+            confidence: m.confidence,
+            decay_rate: m.decay_rate,
+            access_count: m.access_count,
+            repetition_count: m.repetition_count,
+            created_at: m.created_at,
+            modified_at: m.modified_at,
+            last_accessed: m.last_accessed,
+            event_time: m.event_time,
+            created_epoch: m.created_epoch,
+            valid_until: m.valid_until,
+            invalid_reason: m.invalid_reason,
+            session_id: m.session_id,
+            source: m.source,
+            source_role: m.source_role,
+            tags: m.tags,
+            attributes: m.attributes,
+            source_ids: m.source_ids,
+            supersedes: m.supersedes,
+            superseded_by: m.superseded_by,
+        }
+    }
+}
+
+/// Records whose fields map one to one without enum conversions.
+macro_rules! same_fields {
+    ($a:ty, $b:ty, [$($f:ident),+]) => {
+        impl From<$a> for $b {
+            fn from(x: $a) -> Self { Self { $($f: x.$f),+ } }
+        }
+        impl From<$b> for $a {
+            fn from(x: $b) -> Self { Self { $($f: x.$f),+ } }
+        }
+    };
+}
+
+same_fields!(
+    wit::Episode,
+    Episode,
+    [
+        id,
+        namespace,
+        session_id,
+        source_role,
+        content,
+        event_time,
+        created_at,
+        valid_until,
+        invalid_reason,
+        attributes
+    ]
+);
+same_fields!(
+    wit::Session,
+    Session,
+    [
+        id,
+        namespace,
+        first_seen_at,
+        last_seen_at,
+        turn_count,
+        consolidated_at
+    ]
+);
+same_fields!(
+    wit::Fact,
+    Fact,
+    [
+        id,
+        namespace,
+        subject,
+        predicate,
+        object,
+        confidence,
+        valid_from,
+        valid_until,
+        superseded_by,
+        memory_id
+    ]
+);
+same_fields!(wit::ScoredId, ScoredId, [id, score]);
+same_fields!(
+    wit::AuditEntry,
+    AuditEntry,
+    [at, namespace, action, target_id, detail]
+);
+same_fields!(
+    wit::StoreStats,
+    StoreStats,
+    [
+        active,
+        buffer,
+        working,
+        core,
+        episodic,
+        semantic,
+        procedural,
+        deleted,
+        episodes,
+        sessions,
+        entities,
+        facts,
+        memory_vectors,
+        episode_vectors,
+        newest
+    ]
+);
+same_fields!(embedding::EmbedderInfo, EmbedderInfo, [model, dimension]);
+same_fields!(llm::Message, ChatMessage, [role, content]);
+same_fields!(
+    llm::ChatResponse,
+    ChatResponse,
+    [content, model, input_tokens, output_tokens]
+);
+
+impl From<wit::Entity> for Entity {
+    fn from(e: wit::Entity) -> Self {
+        Self {
+            id: e.id,
+            namespace: e.namespace,
+            canonical_name: e.canonical_name,
+            entity_type: e.entity_type.into(),
+            aliases: e.aliases,
+            mention_count: e.mention_count,
+            summary: e.summary,
+        }
+    }
+}
+
+impl From<Entity> for wit::Entity {
+    fn from(e: Entity) -> Self {
+        Self {
+            id: e.id,
+            namespace: e.namespace,
+            canonical_name: e.canonical_name,
+            entity_type: e.entity_type.into(),
+            aliases: e.aliases,
+            mention_count: e.mention_count,
+            summary: e.summary,
+        }
+    }
+}
+
+impl From<wit::Mention> for Mention {
+    fn from(m: wit::Mention) -> Self {
+        Self {
+            text: m.text,
+            entity_type: m.entity_type.into(),
+            start: m.start,
+            end: m.end,
+            confidence: m.confidence,
+            provider: m.provider,
+        }
+    }
+}
+
+impl From<&SearchFilter> for wit::SearchFilter {
+    fn from(f: &SearchFilter) -> Self {
+        Self {
+            namespaces: f.namespaces.clone(),
+            layers: vec_into(&f.layers),
+            kinds: vec_into(&f.kinds),
+            tags: f.tags.clone(),
+            since: f.since,
+            until: f.until,
+            source: f.source.clone(),
+            session_id: f.session_id.clone(),
+            exclude_session: f.exclude_session.clone(),
+        }
+    }
+}
+
+// ---- ports over the imports -------------------------------------------------
+
+/// The ports, bound to the host's imports.
+pub struct WitPorts;
+
+fn ok<T, U: From<T>>(r: Result<T, wit::Error>) -> CoreResult<U> {
+    r.map(Into::into).map_err(Into::into)
+}
+
+fn ok_vec<T, U: From<T>>(r: Result<Vec<T>, wit::Error>) -> CoreResult<Vec<U>> {
+    r.map(|v| v.into_iter().map(Into::into).collect())
+        .map_err(Into::into)
+}
+
+impl ports::Storage for WitPorts {
+    fn insert_memory(&self, m: &Memory) -> CoreResult<()> {
+        ok(storage::insert_memory(&m.clone().into()))
+    }
+    fn update_memory(&self, m: &Memory) -> CoreResult<()> {
+        ok(storage::update_memory(&m.clone().into()))
+    }
+    fn get_memories(&self, ids: &[String]) -> CoreResult<Vec<Memory>> {
+        ok_vec(storage::get_memories(ids))
+    }
+    fn find_exact(&self, namespaces: &[String], content: &str) -> CoreResult<Option<Memory>> {
+        storage::find_exact(namespaces, content)
+            .map(|m| m.map(Into::into))
+            .map_err(Into::into)
+    }
+    fn list_memories(&self, q: &ListQuery) -> CoreResult<Vec<Memory>> {
+        let q = storage::ListQuery {
+            namespaces: q.namespaces.clone(),
+            layers: vec_into(&q.layers),
+            kinds: vec_into(&q.kinds),
+            tags: q.tags.clone(),
+            state: q.state.unwrap_or(ListState::Active).into(),
+            limit: q.limit,
+            offset: q.offset,
+        };
+        ok_vec(storage::list_memories(&q))
+    }
+    fn touch_memories(&self, ids: &[String], at: Millis) -> CoreResult<()> {
+        ok(storage::touch_memories(ids, at))
+    }
+    fn insert_episode(&self, e: &Episode) -> CoreResult<()> {
+        ok(storage::insert_episode(&e.clone().into()))
+    }
+    fn get_episodes(&self, ids: &[String]) -> CoreResult<Vec<Episode>> {
+        ok_vec(storage::get_episodes(ids))
+    }
+    fn get_session(&self, namespace: &str, id: &str) -> CoreResult<Option<Session>> {
+        storage::get_session(namespace, id)
+            .map(|s| s.map(Into::into))
+            .map_err(Into::into)
+    }
+    fn put_session(&self, s: &Session) -> CoreResult<()> {
+        ok(storage::put_session(&s.clone().into()))
+    }
+    fn pending_sessions(&self, namespace: &str, exclude: Option<&str>) -> CoreResult<Vec<Session>> {
+        ok_vec(storage::pending_sessions(namespace, exclude))
+    }
+    fn fts_search(
+        &self,
+        target: Target,
+        terms: &[String],
+        f: &SearchFilter,
+        limit: u32,
+    ) -> CoreResult<Vec<ScoredId>> {
+        ok_vec(storage::fts_search(target.into(), terms, &f.into(), limit))
+    }
+    fn vector_search(
+        &self,
+        target: Target,
+        v: &[f32],
+        f: &SearchFilter,
+        limit: u32,
+    ) -> CoreResult<Vec<ScoredId>> {
+        ok_vec(storage::vector_search(target.into(), v, &f.into(), limit))
+    }
+    fn entity_search(
+        &self,
+        target: Target,
+        names: &[String],
+        f: &SearchFilter,
+        limit: u32,
+    ) -> CoreResult<Vec<ScoredId>> {
+        ok_vec(storage::entity_search(
+            target.into(),
+            names,
+            &f.into(),
+            limit,
+        ))
+    }
+    fn put_vector(&self, target: Target, id: &str, v: &[f32]) -> CoreResult<()> {
+        ok(storage::put_vector(target.into(), id, v))
+    }
+    fn get_vectors(&self, target: Target, ids: &[String]) -> CoreResult<Vec<(String, Vec<f32>)>> {
+        storage::get_vectors(target.into(), ids).map_err(Into::into)
+    }
+    fn vectors_enabled(&self) -> CoreResult<bool> {
+        storage::vectors_enabled().map_err(Into::into)
+    }
+    fn find_entity(
+        &self,
+        namespace: &str,
+        name: &str,
+        t: EntityType,
+    ) -> CoreResult<Option<Entity>> {
+        storage::find_entity(namespace, name, t.into())
+            .map(|e| e.map(Into::into))
+            .map_err(Into::into)
+    }
+    fn put_entity(&self, e: &Entity) -> CoreResult<()> {
+        ok(storage::put_entity(&e.clone().into()))
+    }
+    fn link_entity(&self, target: Target, item_id: &str, entity_id: &str) -> CoreResult<()> {
+        ok(storage::link_entity(target.into(), item_id, entity_id))
+    }
+    fn put_fact(&self, f: &Fact) -> CoreResult<()> {
+        ok(storage::put_fact(&f.clone().into()))
+    }
+    fn stats(&self, namespaces: &[String]) -> CoreResult<StoreStats> {
+        ok(storage::stats(namespaces))
+    }
+    fn append_audit(&self, entry: &AuditEntry) -> CoreResult<()> {
+        ok(storage::append_audit(&entry.clone().into()))
+    }
+    fn get_meta(&self, key: &str) -> CoreResult<Option<String>> {
+        storage::get_meta(key).map_err(Into::into)
+    }
+    fn set_meta(&self, key: &str, value: &str) -> CoreResult<()> {
+        ok(storage::set_meta(key, value))
+    }
+}
+
+impl ports::Embedder for WitPorts {
+    fn info(&self) -> EmbedderInfo {
+        embedding::info().into()
+    }
+    fn embed(&self, texts: &[String]) -> CoreResult<Vec<Vec<f32>>> {
+        embedding::embed(texts).map_err(Into::into)
+    }
+}
+
+impl ports::Llm for WitPorts {
+    fn level(&self) -> LlmLevel {
+        llm::level().into()
+    }
+    fn complete(&self, req: &ChatRequest) -> CoreResult<ChatResponse> {
+        let req = llm::ChatRequest {
+            component: req.component.clone(),
+            messages: vec_into(&req.messages),
+            json: req.json,
+            max_tokens: req.max_tokens,
+        };
+        ok(llm::complete(&req))
+    }
+}
+
+impl ports::Ner for WitPorts {
+    fn extract(&self, text: &str, strategy: &str) -> CoreResult<Vec<Mention>> {
+        ok_vec(ner::extract(text, strategy))
+    }
+    fn accurate_available(&self) -> bool {
+        ner::accurate_available()
+    }
+}
+
+impl ports::Clock for WitPorts {
+    fn now(&self) -> Millis {
+        clock::now()
+    }
+    fn random(&self) -> u64 {
+        clock::random()
+    }
+}
+
+impl ports::Ports for WitPorts {
+    type Storage = Self;
+    type Embedder = Self;
+    type Llm = Self;
+    type Ner = Self;
+    type Clock = Self;
+    fn storage(&self) -> &Self {
+        self
+    }
+    fn embedder(&self) -> &Self {
+        self
+    }
+    fn llm(&self) -> &Self {
+        self
+    }
+    fn ner(&self) -> &Self {
+        self
+    }
+    fn clock(&self) -> &Self {
+        self
+    }
+}
+
+// ---- the exported engine ----------------------------------------------------
+
+fn engine() -> Engine<WitPorts> {
+    Engine::new(WitPorts)
+}
+
+fn hit_out(h: Hit) -> api::Hit {
+    let ex = h.explanation;
+    api::Hit {
+        item: match h.item {
+            Item::Memory(m) => api::Item::Memory(m.into()),
+            Item::Episode(e) => api::Item::Episode(e.into()),
+        },
+        score: h.score,
+        explanation: api::Explanation {
+            channels: ex
+                .channels
+                .into_iter()
+                .map(|c| api::ChannelHit {
+                    channel: c.channel.into(),
+                    rank: c.rank,
+                    raw_score: c.raw_score,
+                })
+                .collect(),
+            rrf: ex.rrf,
+            relevance: ex.relevance,
+            importance: ex.importance,
+            recency: ex.recency,
+            layer_bonus: ex.layer_bonus,
+            notes: ex.notes,
+        },
+    }
+}
+
+struct Component;
+
+impl api::Guest for Component {
+    fn remember(req: api::RememberRequest) -> Result<api::RememberOutcome, wit::Error> {
+        let out = engine().remember(RememberRequest {
+            namespace: req.namespace,
+            content: req.content,
+            kind: req.kind.map(Into::into),
+            tags: req.tags,
+            source: req.source,
+            session_id: req.session_id,
+            importance: req.importance,
+            attributes: req.attributes,
+            event_time: req.event_time,
+            skip_dedup: req.skip_dedup,
+        })?;
+        Ok(api::RememberOutcome {
+            memory: out.memory.into(),
+            created: out.created,
+            dedup_reason: out.dedup_reason,
+            similarity: out.similarity,
+        })
+    }
+
+    fn ingest(t: api::Turn) -> Result<api::IngestOutcome, wit::Error> {
+        let out = engine().ingest(Turn {
+            namespace: t.namespace,
+            session_id: t.session_id,
+            role: t.role,
+            content: t.content,
+            event_time: t.event_time,
+            attributes: t.attributes,
+        })?;
+        Ok(api::IngestOutcome {
+            episode: out.episode.into(),
+            new_session: out.new_session,
+            pending_sessions: out.pending_sessions,
+            entities: out.entities,
+        })
+    }
+
+    fn recall(req: api::RecallRequest) -> Result<api::RecallResponse, wit::Error> {
+        let out = engine().recall(RecallRequest {
+            query: req.query,
+            namespace: req.namespace,
+            layers: vec_into(&req.layers),
+            kinds: vec_into(&req.kinds),
+            tags: req.tags,
+            since: req.since,
+            until: req.until,
+            source: req.source,
+            min_score: req.min_score,
+            limit: req.limit,
+            offset: req.offset,
+            token_budget: req.token_budget,
+            sort: req.sort.into(),
+            dry: req.dry,
+            include_episodes: req.include_episodes,
+            episodes_only: req.episodes_only,
+        })?;
+        Ok(api::RecallResponse {
+            hits: out.hits.into_iter().map(hit_out).collect(),
+            channels_run: vec_into(&out.channels_run),
+            warnings: out.warnings,
+            candidates: out.candidates,
+        })
+    }
+
+    fn get(namespace: String, id: String) -> Result<wit::Memory, wit::Error> {
+        Ok(engine().get(&namespace, &id)?.into())
+    }
+
+    fn list(req: api::ListRequest) -> Result<Vec<wit::Memory>, wit::Error> {
+        let out = engine().list(ListRequest {
+            namespace: req.namespace,
+            layers: vec_into(&req.layers),
+            kinds: vec_into(&req.kinds),
+            tags: req.tags,
+            deleted: req.deleted,
+            limit: req.limit,
+            offset: req.offset,
+        })?;
+        Ok(out.into_iter().map(Into::into).collect())
+    }
+
+    fn update(
+        namespace: String,
+        id: String,
+        patch: api::MemoryPatch,
+    ) -> Result<wit::Memory, wit::Error> {
+        let patch = MemoryPatch {
+            content: patch.content,
+            tags: patch.tags,
+            importance: patch.importance,
+            kind: patch.kind.map(Into::into),
+            attributes: patch.attributes,
+        };
+        Ok(engine().update(&namespace, &id, patch)?.into())
+    }
+
+    fn delete(namespace: String, id: String, reason: String) -> Result<wit::Memory, wit::Error> {
+        Ok(engine().delete(&namespace, &id, &reason)?.into())
+    }
+
+    fn restore(namespace: String, id: String) -> Result<wit::Memory, wit::Error> {
+        Ok(engine().restore(&namespace, &id)?.into())
+    }
+
+    fn stats(namespace: Option<String>) -> Result<wit::StoreStats, wit::Error> {
+        Ok(engine().stats(namespace.as_deref())?.into())
+    }
+
+    fn version() -> String {
+        env!("CARGO_PKG_VERSION").to_string()
+    }
+
+    fn probe(calls: u32) -> i64 {
+        (0..calls).fold(0, |_, _| clock::now())
+    }
+}
+
+export!(Component);

@@ -1,0 +1,315 @@
+//! `mnemo bench`: measures the component's start-up (cold compile vs cache vs
+//! `InstancePre`), the price of a boundary crossing, write throughput and
+//! recall latency — through the component and with the core linked natively
+//! on the same database, whose ratio is the WASM tax. Prints a table; never
+//! asserts a time.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use mnemo_core::model::*;
+use mnemo_host::native::NativeMnemo;
+use mnemo_host::runtime::Runtime;
+use mnemo_host::{Config, Mnemo};
+
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// Memories in the recall store.
+    #[arg(long, default_value_t = 10_000)]
+    memories: usize,
+    /// Recall queries per engine.
+    #[arg(long, default_value_t = 300)]
+    queries: usize,
+    /// Turns ingested and memories remembered for the throughput rows.
+    #[arg(long, default_value_t = 1_000)]
+    writes: usize,
+    /// Work folder (default: a fresh temporary one, removed afterwards).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+}
+
+/// Deterministic text: xorshift over a fixed vocabulary.
+struct Corpus {
+    state: u64,
+    words: Vec<String>,
+}
+
+impl Corpus {
+    fn new(seed: u64) -> Self {
+        const SYLLABLES: &[&str] = &[
+            "ka", "lo", "mi", "ren", "tor", "vel", "sa", "dun", "pri", "mo", "zen", "tal", "qui",
+            "bra", "nor", "fi",
+        ];
+        let mut words = Vec::new();
+        for a in SYLLABLES {
+            for b in SYLLABLES {
+                for c in ["", "n", "s", "ra"] {
+                    words.push(format!("{a}{b}{c}"));
+                }
+            }
+        }
+        Self {
+            state: seed.max(1),
+            words,
+        }
+    }
+
+    fn next(&mut self) -> u64 {
+        self.state ^= self.state << 13;
+        self.state ^= self.state >> 7;
+        self.state ^= self.state << 17;
+        self.state
+    }
+
+    /// Zipf-ish word choice: common words are common.
+    fn word(&mut self) -> String {
+        let r = (self.next() % 1_000_000) as f64 / 1_000_000.0;
+        let i = ((self.words.len() as f64).powf(r) as usize).saturating_sub(1);
+        self.words[i.min(self.words.len() - 1)].clone()
+    }
+
+    fn sentence(&mut self, min: usize, max: usize) -> String {
+        let n = min + (self.next() as usize % (max - min + 1));
+        (0..n).map(|_| self.word()).collect::<Vec<_>>().join(" ")
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3}", d.as_secs_f64() * 1e3)
+}
+
+struct Table(Vec<(String, String, String, String)>);
+
+impl Table {
+    fn row(&mut self, figure: &str, value: String, unit: &str, how: &str) {
+        println!("{figure:<44} {value:>12} {unit:<8} {how}");
+        self.0.push((figure.into(), value, unit.into(), how.into()));
+    }
+}
+
+fn config_in(dir: &Path, name: &str) -> Config {
+    let mut c = Config::for_db(Some(dir.join(name)));
+    c.cache_dir = Some(dir.join("cache"));
+    c
+}
+
+pub fn run(_base: &Config, args: BenchArgs) -> anyhow::Result<()> {
+    let tmp;
+    let dir = match &args.dir {
+        Some(d) => {
+            std::fs::create_dir_all(d)?;
+            d.clone()
+        }
+        None => {
+            tmp = tempdir()?;
+            tmp.0.clone()
+        }
+    };
+    println!(
+        "{:<44} {:>12} {:<8} how measured",
+        "figure", "value", "unit"
+    );
+    println!("{}", "-".repeat(100));
+    let mut t = Table(Vec::new());
+
+    // Start-up: cold compile, then the cached artifact, then InstancePre.
+    let cache = dir.join("cache");
+    let _ = std::fs::remove_dir_all(&cache);
+    let cold = Runtime::new(Some(&cache))?;
+    t.row(
+        "core component: compile (cold, Cranelift)",
+        ms(cold.load.duration),
+        "ms",
+        "Component::new + serialize to cache",
+    );
+    let warm = Runtime::new(Some(&cache))?;
+    anyhow::ensure!(
+        warm.load.from_cache,
+        "the second start did not use the cache"
+    );
+    t.row(
+        "core component: load from cache",
+        ms(warm.load.duration),
+        "ms",
+        "Component::deserialize_file of the .cwasm",
+    );
+    let mut mnemo = Mnemo::open_with(&warm, &config_in(&dir, "bench.db"))?;
+    let mut inst = Vec::new();
+    for _ in 0..50 {
+        inst.push(mnemo.reinstantiate()?);
+    }
+    inst.sort();
+    t.row(
+        "instantiate from InstancePre (p50)",
+        format!("{:.1}", percentile(&inst, 0.5).as_secs_f64() * 1e6),
+        "us",
+        "50 re-instantiations",
+    );
+
+    // Boundary crossings.
+    let n = 20_000u32;
+    let start = Instant::now();
+    for _ in 0..n {
+        mnemo.probe(0)?;
+    }
+    let export_call = start.elapsed() / n;
+    t.row(
+        "host -> guest export call",
+        format!("{:.2}", export_call.as_secs_f64() * 1e6),
+        "us",
+        "probe(0), 20k calls",
+    );
+    let calls = 200_000u32;
+    let start = Instant::now();
+    mnemo.probe(calls)?;
+    let import_call = start.elapsed().saturating_sub(export_call) / calls;
+    t.row(
+        "guest -> host import call (core -> host)",
+        format!("{:.3}", import_call.as_secs_f64() * 1e6),
+        "us",
+        "probe(200k): clock.now imports",
+    );
+
+    // Write throughput.
+    let mut corpus = Corpus::new(42);
+    let start = Instant::now();
+    for i in 0..args.writes {
+        mnemo.ingest(Turn {
+            session_id: format!("s{}", i / 20),
+            role: if i % 2 == 0 {
+                "user".into()
+            } else {
+                "assistant".into()
+            },
+            content: corpus.sentence(8, 24),
+            ..Default::default()
+        })?;
+    }
+    let rate = args.writes as f64 / start.elapsed().as_secs_f64();
+    t.row(
+        "ingest throughput (episodes, one commit each)",
+        format!("{rate:.0}"),
+        "turns/s",
+        "hot path: no LLM, no embedding",
+    );
+    let start = Instant::now();
+    for _ in 0..args.writes {
+        mnemo.remember(RememberRequest {
+            content: corpus.sentence(8, 24),
+            ..Default::default()
+        })?;
+    }
+    let rate = args.writes as f64 / start.elapsed().as_secs_f64();
+    t.row(
+        "remember throughput (dedup + embed + insert)",
+        format!("{rate:.0}"),
+        "mem/s",
+        "hash embedder, one commit each",
+    );
+
+    // The recall store.
+    let remaining = args.memories.saturating_sub(args.writes);
+    let bar = indicatif::ProgressBar::new(remaining as u64);
+    mnemo.in_transaction(|m| -> anyhow::Result<()> {
+        for _ in 0..remaining {
+            m.remember(RememberRequest {
+                content: corpus.sentence(8, 24),
+                skip_dedup: true,
+                ..Default::default()
+            })?;
+            bar.inc(1);
+        }
+        Ok(())
+    })?;
+    bar.finish_and_clear();
+    let queries: Vec<String> = (0..args.queries).map(|_| corpus.sentence(2, 4)).collect();
+    let total = mnemo.stats(None)?.active;
+    let label = format!("recall at {total} memories");
+    let wasm = time_recalls(&queries, |q| {
+        mnemo
+            .recall(RecallRequest {
+                query: q.into(),
+                dry: true,
+                ..Default::default()
+            })
+            .map(|r| r.hits.len())
+            .map_err(Into::into)
+    })?;
+    drop(mnemo);
+    let native = NativeMnemo::open(&config_in(&dir, "bench.db"))?;
+    let nat = time_recalls(&queries, |q| {
+        native
+            .engine
+            .recall(RecallRequest {
+                query: q.into(),
+                dry: true,
+                ..Default::default()
+            })
+            .map(|r| r.hits.len())
+            .map_err(Into::into)
+    })?;
+    t.row(
+        &format!("{label}: p50 (component)"),
+        ms(wasm.0),
+        "ms",
+        "dry recall, limit 10, FTS+vector+entity",
+    );
+    t.row(&format!("{label}: p95 (component)"), ms(wasm.1), "ms", "");
+    t.row(
+        &format!("{label}: p50 (native core)"),
+        ms(nat.0),
+        "ms",
+        "same queries, same database",
+    );
+    t.row(&format!("{label}: p95 (native core)"), ms(nat.1), "ms", "");
+    t.row(
+        "WASM tax on recall (p50 component / native)",
+        format!(
+            "{:.2}",
+            wasm.0.as_secs_f64() / nat.0.as_secs_f64().max(1e-9)
+        ),
+        "x",
+        "",
+    );
+    Ok(())
+}
+
+fn time_recalls(
+    queries: &[String],
+    mut f: impl FnMut(&str) -> anyhow::Result<usize>,
+) -> anyhow::Result<(Duration, Duration)> {
+    for q in queries.iter().take(10) {
+        f(q)?; // warm caches
+    }
+    let mut times = Vec::with_capacity(queries.len());
+    for q in queries {
+        let start = Instant::now();
+        f(q)?;
+        times.push(start.elapsed());
+    }
+    times.sort();
+    Ok((percentile(&times, 0.5), percentile(&times, 0.95)))
+}
+
+/// A temporary folder removed on drop.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn tempdir() -> anyhow::Result<TempDir> {
+    let dir = std::env::temp_dir().join(format!("mnemo-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).context("creating the bench folder")?;
+    Ok(TempDir(dir))
+}

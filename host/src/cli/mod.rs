@@ -1,0 +1,498 @@
+//! The `mnemo` command line. Output is human-readable by default and JSON
+//! with `--json`. Invalid input exits 2 with one line on stderr and writes
+//! nothing; other failures exit 1.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+use mnemo_core::CoreError;
+use mnemo_core::model::*;
+use mnemo_host::runtime::CallError;
+use mnemo_host::{Config, Mnemo};
+
+mod bench;
+
+#[derive(Parser)]
+#[command(name = "mnemo", version, about = "Long-term memory for AI agents", long_about = None)]
+struct Cli {
+    /// Database file (default: <data dir>/memory.db).
+    #[arg(long, global = true, env = "MNEMO_DB")]
+    db: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the HTTP server.
+    Serve(crate::server::ServeArgs),
+    /// Store a memory (it lands in Buffer; a duplicate reinforces the existing one).
+    Remember(RememberArgs),
+    /// Search memories (and optionally dialogue episodes).
+    Recall(RecallArgs),
+    /// Store dialogue turns as episodes: one turn, or JSON lines with `--jsonl`.
+    Ingest(IngestArgs),
+    /// Show one memory.
+    Get(IdArgs),
+    /// List memories, newest first (`--deleted` lists the trash).
+    List(ListArgs),
+    /// Soft-delete a memory (restorable).
+    Delete(DeleteArgs),
+    /// Bring a memory back from the trash.
+    Restore(IdArgs),
+    /// Counts of memories, episodes, entities and vectors.
+    Stats(StatsArgs),
+    /// Embed every memory and episode that has no vector yet.
+    Reindex(ReindexArgs),
+    /// Measure start-up, boundary calls, throughput and recall latency.
+    Bench(bench::BenchArgs),
+}
+
+#[derive(Args)]
+struct Ns {
+    /// Namespace (default: `default`).
+    #[arg(long, short = 'n', default_value = "default")]
+    namespace: String,
+}
+
+#[derive(Args)]
+struct RememberArgs {
+    text: String,
+    #[arg(long = "tag", short = 't')]
+    tags: Vec<String>,
+    /// episodic | semantic | procedural
+    #[arg(long)]
+    kind: Option<Kind>,
+    #[arg(long)]
+    source: Option<String>,
+    #[arg(long)]
+    importance: Option<f32>,
+    #[command(flatten)]
+    ns: Ns,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct RecallArgs {
+    query: String,
+    #[arg(long, default_value_t = 10)]
+    limit: u32,
+    #[arg(long, default_value_t = 0)]
+    offset: u32,
+    #[command(flatten)]
+    ns: Ns,
+    #[arg(long = "tag")]
+    tags: Vec<String>,
+    #[arg(long = "kind")]
+    kinds: Vec<Kind>,
+    #[arg(long = "layer")]
+    layers: Vec<Layer>,
+    /// Search dialogue episodes too.
+    #[arg(long)]
+    episodes: bool,
+    /// Don't reinforce the hits.
+    #[arg(long)]
+    dry: bool,
+    #[arg(long)]
+    min_score: Option<f32>,
+    /// Print how each hit was scored.
+    #[arg(long)]
+    explain: bool,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct IngestArgs {
+    /// The turn's text (omit with --jsonl).
+    text: Option<String>,
+    #[arg(long)]
+    session: Option<String>,
+    /// user | assistant (or an agent name)
+    #[arg(long)]
+    role: Option<String>,
+    /// JSON lines, one turn each: {"session_id", "role", "content", "namespace"?, "event_time"?}; `-` is stdin.
+    #[arg(long, conflicts_with = "text")]
+    jsonl: Option<PathBuf>,
+    #[command(flatten)]
+    ns: Ns,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct IdArgs {
+    id: String,
+    #[command(flatten)]
+    ns: Ns,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct ListArgs {
+    #[command(flatten)]
+    ns: Ns,
+    #[arg(long)]
+    deleted: bool,
+    #[arg(long, default_value_t = 50)]
+    limit: u32,
+    #[arg(long, default_value_t = 0)]
+    offset: u32,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct DeleteArgs {
+    id: String,
+    #[arg(long, default_value = "deleted")]
+    reason: String,
+    #[command(flatten)]
+    ns: Ns,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct StatsArgs {
+    /// Only this namespace (default: the whole store).
+    #[arg(long, short = 'n')]
+    namespace: Option<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct ReindexArgs {
+    /// Forget all vectors and re-embed everything with the configured embedder.
+    #[arg(long)]
+    embeddings: bool,
+}
+
+/// A failure and its exit code.
+pub struct Failure {
+    pub code: u8,
+    pub message: String,
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(e: anyhow::Error) -> Self {
+        Self {
+            code: 1,
+            message: format!("{e:#}"),
+        }
+    }
+}
+
+impl From<CallError> for Failure {
+    fn from(e: CallError) -> Self {
+        let code = match &e {
+            CallError::Core(CoreError::InvalidInput(_)) => 2,
+            CallError::Core(CoreError::NotFound(_)) => 3,
+            CallError::Core(CoreError::Conflict(_)) => 4,
+            _ => 1,
+        };
+        Self {
+            code,
+            message: e.to_string(),
+        }
+    }
+}
+
+type Out = Result<(), Failure>;
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_env("MNEMO_LOG").unwrap_or_else(|_| "warn".into());
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("error: {}", f.message.lines().next().unwrap_or("failed"));
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+fn print_json(v: &impl serde::Serialize) -> Out {
+    let s = serde_json::to_string_pretty(v).context("encoding JSON")?;
+    println!("{s}");
+    Ok(())
+}
+
+fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        flat
+    } else {
+        format!("{}…", flat.chars().take(max).collect::<String>())
+    }
+}
+
+fn print_memory(m: &Memory) {
+    println!(
+        "{}  [{} {}]  {}",
+        m.id,
+        m.layer,
+        m.kind,
+        one_line(&m.content, 100)
+    );
+}
+
+fn run(cli: Cli) -> Out {
+    let config = Config::for_db(cli.db);
+    if let Command::Serve(args) = cli.command {
+        return crate::server::serve(config, args).map_err(Into::into);
+    }
+    if let Command::Bench(args) = cli.command {
+        return bench::run(&config, args).map_err(Into::into);
+    }
+    let mut mnemo = Mnemo::open(&config)?;
+    match cli.command {
+        Command::Remember(a) => {
+            let out = mnemo.remember(RememberRequest {
+                namespace: a.ns.namespace,
+                content: a.text,
+                kind: a.kind,
+                tags: a.tags,
+                source: a.source,
+                importance: a.importance,
+                ..Default::default()
+            })?;
+            if a.json {
+                return print_json(&out);
+            }
+            match out.dedup_reason {
+                None => println!("remembered {}", out.memory.id),
+                Some(r) => println!(
+                    "reinforced {} ({r} duplicate; repetitions: {})",
+                    out.memory.id, out.memory.repetition_count
+                ),
+            }
+        }
+        Command::Recall(a) => {
+            let res = mnemo.recall(RecallRequest {
+                query: a.query,
+                namespace: a.ns.namespace,
+                limit: a.limit,
+                offset: a.offset,
+                tags: a.tags,
+                kinds: a.kinds,
+                layers: a.layers,
+                include_episodes: a.episodes,
+                dry: a.dry,
+                min_score: a.min_score,
+                ..Default::default()
+            })?;
+            if a.json {
+                return print_json(&res);
+            }
+            for w in &res.warnings {
+                eprintln!("note: {w}");
+            }
+            if res.hits.is_empty() {
+                println!("no memories found");
+            }
+            for (i, h) in res.hits.iter().enumerate() {
+                println!(
+                    "{:>2}. {:.3}  {}  {}",
+                    i + 1,
+                    h.score,
+                    h.item.id(),
+                    one_line(h.item.content(), 100)
+                );
+                if a.explain {
+                    let e = &h.explanation;
+                    let chans: Vec<String> = e
+                        .channels
+                        .iter()
+                        .map(|c| format!("{}#{} ({:.3})", c.channel, c.rank, c.raw_score))
+                        .collect();
+                    println!(
+                        "      channels: {}  rrf {:.4}\n      relevance {:.3}  importance {:.3}  recency {:.3}  layer x{:.2}",
+                        chans.join(", "),
+                        e.rrf,
+                        e.relevance,
+                        e.importance,
+                        e.recency,
+                        e.layer_bonus
+                    );
+                    for n in &e.notes {
+                        println!("      - {n}");
+                    }
+                }
+            }
+        }
+        Command::Ingest(a) => ingest(&mut mnemo, a)?,
+        Command::Get(a) => {
+            let m = mnemo.get(&a.ns.namespace, &a.id)?;
+            if a.json {
+                return print_json(&m);
+            }
+            print_json(&m)?;
+        }
+        Command::List(a) => {
+            let list = mnemo.list(ListRequest {
+                namespace: a.ns.namespace,
+                deleted: a.deleted,
+                limit: a.limit,
+                offset: a.offset,
+                ..Default::default()
+            })?;
+            if a.json {
+                return print_json(&list);
+            }
+            list.iter().for_each(print_memory);
+        }
+        Command::Delete(a) => {
+            let m = mnemo.delete(&a.ns.namespace, &a.id, &a.reason)?;
+            if a.json {
+                return print_json(&m);
+            }
+            println!("deleted {} (restore with `mnemo restore {}`)", m.id, m.id);
+        }
+        Command::Restore(a) => {
+            let m = mnemo.restore(&a.ns.namespace, &a.id)?;
+            if a.json {
+                return print_json(&m);
+            }
+            println!("restored {}", m.id);
+        }
+        Command::Stats(a) => {
+            let s = mnemo.stats(a.namespace.as_deref())?;
+            if a.json {
+                let mut v = serde_json::to_value(&s).context("encoding stats")?;
+                v["total"] = serde_json::json!(s.active);
+                return print_json(&v);
+            }
+            println!(
+                "memories: {} active (buffer {}, working {}, core {}), {} in trash\nepisodes: {}  sessions: {}  entities: {}  facts: {}\nvectors: {} memories, {} episodes",
+                s.active,
+                s.buffer,
+                s.working,
+                s.core,
+                s.deleted,
+                s.episodes,
+                s.sessions,
+                s.entities,
+                s.facts,
+                s.memory_vectors,
+                s.episode_vectors
+            );
+        }
+        Command::Reindex(a) => {
+            if a.embeddings {
+                let info = {
+                    use mnemo_core::ports::Embedder;
+                    mnemo.ports().embeddings.info()
+                };
+                mnemo
+                    .ports()
+                    .store
+                    .reset_vectors(&info.model, info.dimension)?;
+            }
+            let bar = indicatif::ProgressBar::new_spinner();
+            let n = mnemo.backfill_all(256, |n| bar.set_message(format!("{n} embedded")))?;
+            bar.finish_and_clear();
+            println!("embedded {n} rows");
+        }
+        Command::Serve(_) | Command::Bench(_) => {}
+    }
+    Ok(())
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TurnLine {
+    session_id: String,
+    role: String,
+    content: String,
+    namespace: Option<String>,
+    event_time: Option<Millis>,
+    attributes: Option<serde_json::Value>,
+}
+
+fn ingest(mnemo: &mut Mnemo, a: IngestArgs) -> Out {
+    let Some(path) = a.jsonl else {
+        let turn = Turn {
+            namespace: a.ns.namespace,
+            session_id: a.session.unwrap_or_default(),
+            role: a.role.unwrap_or_default(),
+            content: a.text.unwrap_or_default(),
+            ..Default::default()
+        };
+        let out = mnemo.ingest(turn)?;
+        if a.json {
+            return print_json(&out);
+        }
+        println!(
+            "stored {} in session {}",
+            out.episode.id, out.episode.session_id
+        );
+        if !out.pending_sessions.is_empty() {
+            println!(
+                "sessions due for consolidation: {}",
+                out.pending_sessions.join(", ")
+            );
+        }
+        return Ok(());
+    };
+    let reader: Box<dyn BufRead> = if path.as_os_str() == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        Box::new(std::io::BufReader::new(
+            std::fs::File::open(&path).with_context(|| format!("opening {}", path.display()))?,
+        ))
+    };
+    // Parse everything first: a bad line means nothing is written.
+    let mut turns = Vec::new();
+    for (i, line) in reader.lines().enumerate() {
+        let line = line.context("reading turns")?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let t: TurnLine = serde_json::from_str(&line).map_err(|e| Failure {
+            code: 2,
+            message: format!("line {}: {e}", i + 1),
+        })?;
+        turns.push(Turn {
+            namespace: t.namespace.unwrap_or_else(|| a.ns.namespace.clone()),
+            session_id: t.session_id,
+            role: t.role,
+            content: t.content,
+            event_time: t.event_time,
+            attributes: t.attributes.map(|v| v.to_string()),
+        });
+    }
+    let bar = indicatif::ProgressBar::new(turns.len() as u64);
+    let stored = turns.len();
+    mnemo.in_transaction(|m| -> Out {
+        for (i, t) in turns.into_iter().enumerate() {
+            m.ingest(t).map_err(|e| {
+                let f = Failure::from(e);
+                Failure {
+                    code: f.code,
+                    message: format!("turn {}: {}", i + 1, f.message),
+                }
+            })?;
+            bar.inc(1);
+        }
+        Ok(())
+    })?;
+    bar.finish_and_clear();
+    let n = mnemo.backfill_all(256, |_| {})?;
+    if a.json {
+        return print_json(&serde_json::json!({ "stored": stored, "embedded": n }));
+    }
+    let _ = writeln!(std::io::stdout(), "stored {stored} turns");
+    Ok(())
+}

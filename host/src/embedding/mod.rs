@@ -1,0 +1,83 @@
+//! Embedding providers behind the core's `Embedder` port, with a small
+//! query cache. One file per backend.
+
+mod hash;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use mnemo_core::model::EmbedderInfo;
+use mnemo_core::ports::Embedder;
+use mnemo_core::{CoreError, CoreResult};
+
+pub use hash::HashEmbedder;
+
+/// Entries kept in the query-embedding cache before it is cleared.
+const QUERY_CACHE_ENTRIES: usize = 1024;
+
+/// A backend that turns texts into L2-normalised vectors.
+pub trait EmbeddingProvider: Send {
+    fn info(&self) -> EmbedderInfo;
+    fn embed(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>>;
+}
+
+/// The provider the host runs, with a cache for single-text (query) calls.
+pub struct Embeddings {
+    provider: Box<dyn EmbeddingProvider>,
+    cache: RefCell<HashMap<String, Vec<f32>>>,
+}
+
+impl Embeddings {
+    pub fn new(provider: Box<dyn EmbeddingProvider>) -> Self {
+        Self {
+            provider,
+            cache: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// Batch embedding for background work: no cache.
+    pub fn embed_batch(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+        self.provider.embed(texts)
+    }
+}
+
+impl Embedder for Embeddings {
+    fn info(&self) -> EmbedderInfo {
+        self.provider.info()
+    }
+
+    fn embed(&self, texts: &[String]) -> CoreResult<Vec<Vec<f32>>> {
+        if let [one] = texts {
+            if let Some(v) = self.cache.borrow().get(one) {
+                return Ok(vec![v.clone()]);
+            }
+        }
+        let out = self
+            .provider
+            .embed(texts)
+            .map_err(|e| CoreError::Embedding(format!("{e:#}")))?;
+        if out.len() != texts.len() {
+            return Err(CoreError::Embedding(format!(
+                "asked for {} vectors, got {}",
+                texts.len(),
+                out.len()
+            )));
+        }
+        if let ([one], [v]) = (texts, out.as_slice()) {
+            let mut cache = self.cache.borrow_mut();
+            if cache.len() >= QUERY_CACHE_ENTRIES {
+                cache.clear();
+            }
+            cache.insert(one.clone(), v.clone());
+        }
+        Ok(out)
+    }
+}
+
+/// Scales `v` to unit length (a zero vector stays zero).
+pub fn normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}

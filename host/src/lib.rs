@@ -1,0 +1,16 @@
+//! mnemo's native host: the wasmtime runtime that runs the core component,
+//! SQLite storage, embedding/LLM/NER providers, and the surfaces (CLI, HTTP).
+
+pub mod clock;
+pub mod config;
+pub mod embedding;
+pub mod llm;
+pub mod mnemo;
+pub mod native;
+pub mod ner;
+pub mod ports;
+pub mod runtime;
+pub mod storage;
+
+pub use config::Config;
+pub use mnemo::Mnemo;

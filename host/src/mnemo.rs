@@ -1,0 +1,137 @@
+//! `Mnemo`: a core instance wired to its providers, plus the host-only jobs
+//! that are pure I/O (embedding backfill). This is what the CLI, the server
+//! and the tests hold.
+
+use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
+
+use anyhow::Context;
+use mnemo_core::model::Target;
+use mnemo_core::ports::Storage;
+
+use crate::clock::SystemClock;
+use crate::config::{Config, EmbedderChoice};
+use crate::embedding::{EmbeddingProvider, Embeddings, HashEmbedder};
+use crate::llm::LlmClient;
+use crate::ner::NerPipeline;
+use crate::ports::HostPorts;
+use crate::runtime::{CoreInstance, Runtime};
+use crate::storage::{SqliteStore, VectorState};
+
+pub struct Mnemo {
+    core: CoreInstance,
+}
+
+/// Builds the providers a configuration names and opens the database.
+pub fn host_ports(config: &Config) -> anyhow::Result<HostPorts> {
+    let store = SqliteStore::open(&config.db_path)?;
+    let provider: Box<dyn EmbeddingProvider> = match &config.embedder {
+        EmbedderChoice::Hash { dimension } => Box::new(HashEmbedder::new(*dimension)),
+    };
+    let info = provider.info();
+    if let VectorState::Disabled { reason } = store.lock_embedder(&info.model, info.dimension)? {
+        tracing::warn!("vector search disabled: {reason}");
+    }
+    Ok(HostPorts {
+        store,
+        embeddings: Embeddings::new(provider),
+        llm: LlmClient::off(),
+        ner: NerPipeline::empty(),
+        clock: SystemClock,
+    })
+}
+
+impl Mnemo {
+    pub fn open(config: &Config) -> anyhow::Result<Self> {
+        let runtime = Runtime::new(config.cache_dir.as_deref())?;
+        Self::open_with(&runtime, config)
+    }
+
+    /// Opens with an already loaded runtime (many instances share one).
+    pub fn open_with(runtime: &Arc<Runtime>, config: &Config) -> anyhow::Result<Self> {
+        let ports = host_ports(config).context("opening mnemo")?;
+        Ok(Self {
+            core: runtime.instantiate(ports)?,
+        })
+    }
+
+    pub fn vector_state(&self) -> VectorState {
+        self.core.ports().store.vector_state()
+    }
+
+    /// Embeds up to `batch` rows that have no vector yet (episodes are
+    /// ingested without one). Returns how many were embedded.
+    pub fn backfill_vectors(&mut self, batch: usize) -> anyhow::Result<usize> {
+        let ports = self.core.ports();
+        let mut done = 0;
+        for target in [Target::Memories, Target::Episodes] {
+            let rows = ports.store.missing_vectors(target, (batch - done) as u32)?;
+            if rows.is_empty() {
+                continue;
+            }
+            let texts: Vec<String> = rows.iter().map(|(_, t)| t.clone()).collect();
+            let vectors = ports.embeddings.embed_batch(&texts)?;
+            for ((id, _), v) in rows.iter().zip(&vectors) {
+                ports.store.put_vector(target, id, v)?;
+            }
+            done += rows.len();
+            if done >= batch {
+                break;
+            }
+        }
+        Ok(done)
+    }
+
+    /// Runs `f` in one SQLite transaction: everything it wrote is rolled back
+    /// if it fails (used for batches, so a bad item writes nothing).
+    pub fn in_transaction<R, E: From<anyhow::Error>>(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> Result<R, E>,
+    ) -> Result<R, E> {
+        self.core
+            .ports()
+            .store
+            .connection()
+            .execute_batch("BEGIN IMMEDIATE")
+            .map_err(|e| E::from(e.into()))?;
+        let result = f(self);
+        let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
+        self.core
+            .ports()
+            .store
+            .connection()
+            .execute_batch(end)
+            .map_err(|e| E::from(e.into()))?;
+        result
+    }
+
+    /// Backfills until no row lacks a vector; `progress` gets the running count.
+    pub fn backfill_all(
+        &mut self,
+        batch: usize,
+        mut progress: impl FnMut(usize),
+    ) -> anyhow::Result<usize> {
+        let mut total = 0;
+        loop {
+            let n = self.backfill_vectors(batch)?;
+            if n == 0 {
+                return Ok(total);
+            }
+            total += n;
+            progress(total);
+        }
+    }
+}
+
+impl Deref for Mnemo {
+    type Target = CoreInstance;
+    fn deref(&self) -> &CoreInstance {
+        &self.core
+    }
+}
+
+impl DerefMut for Mnemo {
+    fn deref_mut(&mut self) -> &mut CoreInstance {
+        &mut self.core
+    }
+}

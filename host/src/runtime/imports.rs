@@ -1,0 +1,182 @@
+//! The WIT imports of the core world, implemented by delegating to the
+//! host's ports (`crate::ports::HostPorts`) across the conversions.
+
+use mnemo_core::CoreResult;
+use mnemo_core::ports::{Clock, Embedder, Llm, Ner, Storage};
+
+use super::HostState;
+use super::bindings::mnemo::core::{clock, embedding, llm, ner, storage, types as wit};
+
+type W<T> = Result<T, wit::Error>;
+
+fn out<T, U: From<T>>(r: CoreResult<T>) -> W<U> {
+    r.map(Into::into).map_err(Into::into)
+}
+
+fn out_vec<T, U: From<T>>(r: CoreResult<Vec<T>>) -> W<Vec<U>> {
+    r.map(|v| v.into_iter().map(Into::into).collect())
+        .map_err(Into::into)
+}
+
+fn out_opt<T, U: From<T>>(r: CoreResult<Option<T>>) -> W<Option<U>> {
+    r.map(|v| v.map(Into::into)).map_err(Into::into)
+}
+
+impl wit::Host for HostState {}
+
+impl storage::Host for HostState {
+    fn insert_memory(&mut self, m: wit::Memory) -> W<()> {
+        out(self.ports.store.insert_memory(&m.into()))
+    }
+    fn update_memory(&mut self, m: wit::Memory) -> W<()> {
+        out(self.ports.store.update_memory(&m.into()))
+    }
+    fn get_memories(&mut self, ids: Vec<String>) -> W<Vec<wit::Memory>> {
+        out_vec(self.ports.store.get_memories(&ids))
+    }
+    fn find_exact(&mut self, namespaces: Vec<String>, content: String) -> W<Option<wit::Memory>> {
+        out_opt(self.ports.store.find_exact(&namespaces, &content))
+    }
+    fn list_memories(&mut self, q: storage::ListQuery) -> W<Vec<wit::Memory>> {
+        out_vec(self.ports.store.list_memories(&q.into()))
+    }
+    fn touch_memories(&mut self, ids: Vec<String>, at: i64) -> W<()> {
+        out(self.ports.store.touch_memories(&ids, at))
+    }
+    fn insert_episode(&mut self, e: wit::Episode) -> W<()> {
+        out(self.ports.store.insert_episode(&e.into()))
+    }
+    fn get_episodes(&mut self, ids: Vec<String>) -> W<Vec<wit::Episode>> {
+        out_vec(self.ports.store.get_episodes(&ids))
+    }
+    fn get_session(&mut self, namespace: String, id: String) -> W<Option<wit::Session>> {
+        out_opt(self.ports.store.get_session(&namespace, &id))
+    }
+    fn put_session(&mut self, s: wit::Session) -> W<()> {
+        out(self.ports.store.put_session(&s.into()))
+    }
+    fn pending_sessions(
+        &mut self,
+        namespace: String,
+        exclude: Option<String>,
+    ) -> W<Vec<wit::Session>> {
+        out_vec(
+            self.ports
+                .store
+                .pending_sessions(&namespace, exclude.as_deref()),
+        )
+    }
+    fn fts_search(
+        &mut self,
+        t: wit::Target,
+        terms: Vec<String>,
+        f: wit::SearchFilter,
+        limit: u32,
+    ) -> W<Vec<wit::ScoredId>> {
+        out_vec(
+            self.ports
+                .store
+                .fts_search(t.into(), &terms, &f.into(), limit),
+        )
+    }
+    fn vector_search(
+        &mut self,
+        t: wit::Target,
+        v: Vec<f32>,
+        f: wit::SearchFilter,
+        limit: u32,
+    ) -> W<Vec<wit::ScoredId>> {
+        out_vec(
+            self.ports
+                .store
+                .vector_search(t.into(), &v, &f.into(), limit),
+        )
+    }
+    fn entity_search(
+        &mut self,
+        t: wit::Target,
+        names: Vec<String>,
+        f: wit::SearchFilter,
+        limit: u32,
+    ) -> W<Vec<wit::ScoredId>> {
+        out_vec(
+            self.ports
+                .store
+                .entity_search(t.into(), &names, &f.into(), limit),
+        )
+    }
+    fn put_vector(&mut self, t: wit::Target, id: String, v: Vec<f32>) -> W<()> {
+        out(self.ports.store.put_vector(t.into(), &id, &v))
+    }
+    fn get_vectors(&mut self, t: wit::Target, ids: Vec<String>) -> W<Vec<(String, Vec<f32>)>> {
+        out(self.ports.store.get_vectors(t.into(), &ids))
+    }
+    fn vectors_enabled(&mut self) -> W<bool> {
+        out(self.ports.store.vectors_enabled())
+    }
+    fn find_entity(
+        &mut self,
+        namespace: String,
+        name: String,
+        t: wit::EntityType,
+    ) -> W<Option<wit::Entity>> {
+        out_opt(self.ports.store.find_entity(&namespace, &name, t.into()))
+    }
+    fn put_entity(&mut self, e: wit::Entity) -> W<()> {
+        out(self.ports.store.put_entity(&e.into()))
+    }
+    fn link_entity(&mut self, t: wit::Target, item_id: String, entity_id: String) -> W<()> {
+        out(self.ports.store.link_entity(t.into(), &item_id, &entity_id))
+    }
+    fn put_fact(&mut self, f: wit::Fact) -> W<()> {
+        out(self.ports.store.put_fact(&f.into()))
+    }
+    fn stats(&mut self, namespaces: Vec<String>) -> W<wit::StoreStats> {
+        out(self.ports.store.stats(&namespaces))
+    }
+    fn append_audit(&mut self, e: wit::AuditEntry) -> W<()> {
+        out(self.ports.store.append_audit(&e.into()))
+    }
+    fn get_meta(&mut self, key: String) -> W<Option<String>> {
+        out(self.ports.store.get_meta(&key))
+    }
+    fn set_meta(&mut self, key: String, value: String) -> W<()> {
+        out(self.ports.store.set_meta(&key, &value))
+    }
+}
+
+impl embedding::Host for HostState {
+    fn info(&mut self) -> embedding::EmbedderInfo {
+        self.ports.embeddings.info().into()
+    }
+    fn embed(&mut self, texts: Vec<String>) -> W<Vec<Vec<f32>>> {
+        out(self.ports.embeddings.embed(&texts))
+    }
+}
+
+impl llm::Host for HostState {
+    fn level(&mut self) -> llm::LlmLevel {
+        self.ports.llm.level().into()
+    }
+    fn complete(&mut self, req: llm::ChatRequest) -> W<llm::ChatResponse> {
+        out(self.ports.llm.complete(&req.into()))
+    }
+}
+
+impl ner::Host for HostState {
+    fn extract(&mut self, text: String, strategy: String) -> W<Vec<wit::Mention>> {
+        out_vec(self.ports.ner.extract(&text, &strategy))
+    }
+    fn accurate_available(&mut self) -> bool {
+        self.ports.ner.accurate_available()
+    }
+}
+
+impl clock::Host for HostState {
+    fn now(&mut self) -> i64 {
+        self.ports.clock.now()
+    }
+    fn random(&mut self) -> u64 {
+        self.ports.clock.random()
+    }
+}

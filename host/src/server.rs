@@ -1,0 +1,448 @@
+//! The HTTP API (axum). The engine lives on one dedicated thread (wasmtime
+//! stores and SQLite are blocking); handlers send it jobs and await replies,
+//! so the async executor never blocks. When idle, that thread embeds rows
+//! that have no vector yet, in batches (seed 004: 500 ms batches).
+
+use std::net::SocketAddr;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use anyhow::Context;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use mnemo_core::CoreError;
+use mnemo_core::model::*;
+use mnemo_host::runtime::CallError;
+use mnemo_host::{Config, Mnemo};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+/// Largest request body accepted.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+/// Idle time after which the engine thread embeds a batch.
+const BACKFILL_EVERY: Duration = Duration::from_millis(500);
+const BACKFILL_BATCH: usize = 64;
+
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// Address to bind. Anything but loopback exposes your memory: set MNEMO_API_KEY.
+    #[arg(long, default_value = "127.0.0.1", env = "MNEMO_HOST")]
+    host: String,
+    #[arg(long, default_value_t = 7878, env = "MNEMO_PORT")]
+    port: u16,
+}
+
+type Job = Box<dyn FnOnce(&mut Mnemo) + Send>;
+
+/// Handle to the engine thread.
+#[derive(Clone)]
+struct Engine {
+    tx: mpsc::Sender<Job>,
+}
+
+impl Engine {
+    fn spawn(config: Config) -> anyhow::Result<Self> {
+        let (tx, rx) = mpsc::channel::<Job>();
+        let (ready_tx, ready_rx) = mpsc::channel();
+        std::thread::Builder::new().name("mnemo-engine".into()).spawn(move || {
+            let mut mnemo = match Mnemo::open(&config) {
+                Ok(m) => {
+                    let _ = ready_tx.send(Ok(()));
+                    m
+                }
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e));
+                    return;
+                }
+            };
+            loop {
+                match rx.recv_timeout(BACKFILL_EVERY) {
+                    Ok(job) => job(&mut mnemo),
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        if let Err(e) = mnemo.backfill_vectors(BACKFILL_BATCH) {
+                            tracing::warn!(error = %format!("{e:#}"), "embedding backfill failed; will retry");
+                        }
+                    }
+                    Err(mpsc::RecvTimeoutError::Disconnected) => return,
+                }
+            }
+        })?;
+        ready_rx
+            .recv()
+            .context("the engine thread died while starting")??;
+        Ok(Self { tx })
+    }
+
+    async fn run<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Mnemo) -> R + Send + 'static,
+    ) -> Result<R, ApiError> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.tx
+            .send(Box::new(move |m| {
+                let _ = tx.send(f(m));
+            }))
+            .map_err(|_| ApiError::unavailable("the engine stopped"))?;
+        rx.await
+            .map_err(|_| ApiError::unavailable("the engine dropped the request"))
+    }
+}
+
+#[derive(Clone)]
+struct AppState {
+    engine: Engine,
+    api_key: Option<String>,
+}
+
+/// A JSON error: `{"error": {"code", "message"}}` with a matching status.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+    fn unavailable(m: &str) -> Self {
+        Self::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", m)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (
+            self.status,
+            Json(json!({ "error": { "code": self.code, "message": self.message } })),
+        )
+            .into_response()
+    }
+}
+
+impl From<CallError> for ApiError {
+    fn from(e: CallError) -> Self {
+        let status = match &e {
+            CallError::Core(CoreError::InvalidInput(_)) => StatusCode::BAD_REQUEST,
+            CallError::Core(CoreError::NotFound(_)) => StatusCode::NOT_FOUND,
+            CallError::Core(CoreError::Conflict(_)) => StatusCode::CONFLICT,
+            CallError::Core(
+                CoreError::Unavailable(_) | CoreError::Embedding(_) | CoreError::Llm(_),
+            ) => StatusCode::SERVICE_UNAVAILABLE,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        let code = match &e {
+            CallError::Core(c) => c.code(),
+            CallError::Trap(_) => "internal",
+        };
+        Self::new(status, code, e.to_string())
+    }
+}
+
+type ApiResult = Result<Response, ApiError>;
+
+/// Parses a JSON body: syntax errors are 400, a body of the wrong shape 422.
+fn parse<T: DeserializeOwned>(body: &Bytes) -> Result<T, ApiError> {
+    let text = std::str::from_utf8(body).map_err(|_| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "malformed_json",
+            "the body is not valid UTF-8",
+        )
+    })?;
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "malformed_json",
+            format!("malformed JSON: {e}"),
+        )
+    })?;
+    serde_json::from_value(value).map_err(|e| {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+            e.to_string(),
+        )
+    })
+}
+
+/// The body's namespace, else the `X-Namespace` header, else `default`.
+fn namespace(headers: &HeaderMap, body_ns: &str) -> String {
+    if !body_ns.is_empty() {
+        return body_ns.to_string();
+    }
+    headers
+        .get("x-namespace")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("default")
+        .to_string()
+}
+
+/// Constant-time comparison: the time taken does not depend on where the
+/// strings differ.
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = (a.len() ^ b.len()) as u8 | u8::from(a.len() != b.len());
+    for i in 0..a.len().max(b.len()) {
+        diff |= a.get(i).copied().unwrap_or(0) ^ b.get(i).copied().unwrap_or(0xff);
+    }
+    diff == 0
+}
+
+async fn auth(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let Some(key) = &state.api_key else {
+        return next.run(req).await;
+    };
+    if req.uri().path() == "/health" {
+        return next.run(req).await;
+    }
+    let given = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("");
+    if same_secret(given.as_bytes(), key.as_bytes()) {
+        next.run(req).await
+    } else {
+        ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "missing or wrong bearer token",
+        )
+        .into_response()
+    }
+}
+
+pub fn router(engine_config: Config, api_key: Option<String>) -> anyhow::Result<Router> {
+    let state = AppState {
+        engine: Engine::spawn(engine_config)?,
+        api_key,
+    };
+    Ok(Router::new()
+        .route("/health", get(health))
+        .route("/stats", get(stats))
+        .route("/memories", post(create_memory).get(list_memories))
+        .route(
+            "/memories/{id}",
+            get(get_memory).patch(update_memory).delete(delete_memory),
+        )
+        .route("/memories/{id}/restore", post(restore_memory))
+        .route("/trash", get(trash))
+        .route("/recall", post(recall))
+        .route("/episodes", post(ingest))
+        .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route") })
+        .layer(middleware::from_fn_with_state(state.clone(), auth))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(state))
+}
+
+pub fn serve(config: Config, args: ServeArgs) -> anyhow::Result<()> {
+    let api_key = std::env::var("MNEMO_API_KEY")
+        .ok()
+        .filter(|k| !k.is_empty());
+    let addr: SocketAddr = format!("{}:{}", args.host, args.port)
+        .parse()
+        .with_context(|| {
+            format!(
+                "`{}:{}` is not an address to listen on",
+                args.host, args.port
+            )
+        })?;
+    if !addr.ip().is_loopback() && api_key.is_none() {
+        tracing::warn!(
+            "listening on {addr} without MNEMO_API_KEY: anyone who can reach it can read your memory"
+        );
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let app = router(config.clone(), api_key)?;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("binding {addr}"))?;
+        eprintln!(
+            "mnemo listening on http://{} (database {})",
+            listener.local_addr()?,
+            config.db_path.display()
+        );
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await?;
+        Ok(())
+    })
+}
+
+// ---- handlers ---------------------------------------------------------------
+
+async fn health(State(s): State<AppState>) -> ApiResult {
+    let (version, stats, vectors) = s
+        .engine
+        .run(|m| {
+            (
+                m.version(),
+                m.stats(None),
+                format!("{:?}", m.vector_state()),
+            )
+        })
+        .await?;
+    let stats = stats?;
+    Ok(Json(json!({
+        "status": "ok",
+        "core_version": version?,
+        "memories": stats.active,
+        "episodes": stats.episodes,
+        "missing_vectors": (stats.active + stats.episodes).saturating_sub(stats.memory_vectors + stats.episode_vectors),
+        "vectors": vectors,
+    }))
+    .into_response())
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct NsQuery {
+    namespace: Option<String>,
+    limit: Option<u32>,
+    offset: Option<u32>,
+}
+
+async fn stats(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<NsQuery>,
+) -> ApiResult {
+    let ns = q.namespace.or_else(|| {
+        headers
+            .get("x-namespace")
+            .and_then(|v| v.to_str().ok())
+            .map(String::from)
+    });
+    let stats = s.engine.run(move |m| m.stats(ns.as_deref())).await??;
+    let mut v = serde_json::to_value(&stats)
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?;
+    v["total"] = json!(stats.active);
+    Ok(Json(v).into_response())
+}
+
+async fn create_memory(State(s): State<AppState>, headers: HeaderMap, body: Bytes) -> ApiResult {
+    let mut req: RememberRequest = parse(&body)?;
+    req.namespace = namespace(&headers, &req.namespace);
+    let out = s.engine.run(move |m| m.remember(req)).await??;
+    let status = if out.created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    let mut v = serde_json::to_value(&out.memory).unwrap_or_default();
+    v["created"] = json!(out.created);
+    v["dedup_reason"] = json!(out.dedup_reason);
+    v["similarity"] = json!(out.similarity);
+    Ok((status, Json(v)).into_response())
+}
+
+fn list_request(headers: &HeaderMap, q: NsQuery, deleted: bool) -> ListRequest {
+    ListRequest {
+        namespace: namespace(headers, q.namespace.as_deref().unwrap_or("")),
+        deleted,
+        limit: q.limit.unwrap_or(50),
+        offset: q.offset.unwrap_or(0),
+        ..Default::default()
+    }
+}
+
+async fn list_memories(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<NsQuery>,
+) -> ApiResult {
+    let req = list_request(&headers, q, false);
+    let list = s.engine.run(move |m| m.list(req)).await??;
+    Ok(Json(json!({ "memories": list })).into_response())
+}
+
+async fn trash(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<NsQuery>,
+) -> ApiResult {
+    let req = list_request(&headers, q, true);
+    let list = s.engine.run(move |m| m.list(req)).await??;
+    Ok(Json(json!({ "memories": list })).into_response())
+}
+
+async fn get_memory(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let ns = namespace(&headers, "");
+    let memory = s.engine.run(move |m| m.get(&ns, &id)).await??;
+    Ok(Json(memory).into_response())
+}
+
+async fn update_memory(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult {
+    let patch: MemoryPatch = parse(&body)?;
+    let ns = namespace(&headers, "");
+    let memory = s.engine.run(move |m| m.update(&ns, &id, patch)).await??;
+    Ok(Json(memory).into_response())
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct DeleteQuery {
+    reason: Option<String>,
+}
+
+async fn delete_memory(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(q): Query<DeleteQuery>,
+) -> ApiResult {
+    let ns = namespace(&headers, "");
+    let reason = q.reason.unwrap_or_else(|| "deleted via API".into());
+    let memory = s.engine.run(move |m| m.delete(&ns, &id, &reason)).await??;
+    Ok(Json(memory).into_response())
+}
+
+async fn restore_memory(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let ns = namespace(&headers, "");
+    let memory = s.engine.run(move |m| m.restore(&ns, &id)).await??;
+    Ok(Json(memory).into_response())
+}
+
+async fn recall(State(s): State<AppState>, headers: HeaderMap, body: Bytes) -> ApiResult {
+    let mut req: RecallRequest = parse(&body)?;
+    req.namespace = namespace(&headers, &req.namespace);
+    let res = s.engine.run(move |m| m.recall(req)).await??;
+    Ok(Json(res).into_response())
+}
+
+async fn ingest(State(s): State<AppState>, headers: HeaderMap, body: Bytes) -> ApiResult {
+    let mut turn: Turn = parse(&body)?;
+    turn.namespace = namespace(&headers, &turn.namespace);
+    let out = s.engine.run(move |m| m.ingest(turn)).await??;
+    Ok((StatusCode::CREATED, Json(out)).into_response())
+}

@@ -1,0 +1,53 @@
+//! Storage over SQLite: rusqlite (bundled SQLite with FTS5) plus sqlite-vec,
+//! in WAL mode. Implements the core's `Storage` port; the WIT `storage`
+//! import delegates here. Blocking: call it from a dedicated thread.
+
+mod filter;
+pub mod migrations;
+mod rows;
+mod sqlite;
+mod vectors;
+
+use std::path::Path;
+use std::sync::Once;
+
+use anyhow::Context;
+use rusqlite::Connection;
+
+pub use sqlite::SqliteStore;
+pub use vectors::VectorState;
+
+/// Registers sqlite-vec for every connection opened afterwards.
+fn register_sqlite_vec() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: sqlite3_vec_init has the signature of an SQLite extension
+        // entry point; auto_extension only stores the pointer.
+        unsafe {
+            #[allow(clippy::missing_transmute_annotations)]
+            rusqlite::ffi::sqlite3_auto_extension(Some(std::mem::transmute(
+                sqlite_vec::sqlite3_vec_init as *const (),
+            )));
+        }
+    });
+}
+
+/// Opens (creating if needed) and migrates the database at `path`.
+pub fn open_connection(path: &Path) -> anyhow::Result<Connection> {
+    register_sqlite_vec();
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let mut conn =
+        Connection::open(path).with_context(|| format!("opening database {}", path.display()))?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", "OFF")?;
+    migrations::migrate(&mut conn).with_context(|| format!("migrating {}", path.display()))?;
+    Ok(conn)
+}
+
+fn storage_err(e: rusqlite::Error) -> mnemo_core::CoreError {
+    mnemo_core::CoreError::Storage(e.to_string())
+}

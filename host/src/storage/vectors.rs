@@ -1,0 +1,88 @@
+//! The vector tables (sqlite-vec `vec0`, cosine) and the embedding lock: the
+//! first model and dimension are written to `metadata`; a different embedder
+//! later disables vector search with a message saying how to fix it.
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+pub const META_DIMENSION: &str = "embedding_dimension";
+pub const META_MODEL: &str = "embedding_model";
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum VectorState {
+    Enabled { model: String, dimension: u32 },
+    Disabled { reason: String },
+}
+
+impl VectorState {
+    pub fn enabled(&self) -> bool {
+        matches!(self, Self::Enabled { .. })
+    }
+}
+
+fn meta(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
+    conn.query_row("SELECT value FROM metadata WHERE key = ?1", [key], |r| {
+        r.get(0)
+    })
+    .optional()
+}
+
+fn create_tables(conn: &Connection, dimension: u32) -> rusqlite::Result<()> {
+    for table in ["vec_memories", "vec_episodes"] {
+        conn.execute_batch(&format!(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0(\
+                 namespace text partition key, \
+                 embedding float[{dimension}] distance_metric=cosine)"
+        ))?;
+    }
+    Ok(())
+}
+
+/// Locks the database to `model`/`dimension` on first use, or checks the lock.
+pub fn ensure(conn: &Connection, model: &str, dimension: u32) -> rusqlite::Result<VectorState> {
+    match (meta(conn, META_DIMENSION)?, meta(conn, META_MODEL)?) {
+        (None, _) => {
+            reset(conn, model, dimension)?;
+            Ok(VectorState::Enabled {
+                model: model.into(),
+                dimension,
+            })
+        }
+        (Some(d), m) => {
+            let locked_model = m.unwrap_or_default();
+            if d != dimension.to_string() {
+                Ok(VectorState::Disabled {
+                    reason: format!(
+                        "embedding dimension {dimension} does not match the database ({d}); run `mnemo reindex --embeddings`"
+                    ),
+                })
+            } else if locked_model != model {
+                Ok(VectorState::Disabled {
+                    reason: format!(
+                        "embedding model `{model}` differs from the one the database was built with (`{locked_model}`); run `mnemo reindex --embeddings`"
+                    ),
+                })
+            } else {
+                create_tables(conn, dimension)?;
+                Ok(VectorState::Enabled {
+                    model: model.into(),
+                    dimension,
+                })
+            }
+        }
+    }
+}
+
+/// Drops every stored vector and locks the database to a new embedder.
+pub fn reset(conn: &Connection, model: &str, dimension: u32) -> rusqlite::Result<()> {
+    conn.execute_batch("DROP TABLE IF EXISTS vec_memories; DROP TABLE IF EXISTS vec_episodes;")?;
+    create_tables(conn, dimension)?;
+    conn.execute(
+        "INSERT INTO metadata(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        params![META_DIMENSION, dimension.to_string()],
+    )?;
+    conn.execute(
+        "INSERT INTO metadata(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        params![META_MODEL, model],
+    )?;
+    Ok(())
+}
