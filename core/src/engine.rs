@@ -108,9 +108,11 @@ impl<P: Ports> Engine<P> {
         let now = self.now();
         let vector = self.embed_one(&content)?;
 
-        if !req.skip_dedup {
-            if let Some(dup) =
-                dedup::find_duplicate(storage, &namespace, &content, vector.as_deref())?
+        let duplicate = match req.skip_dedup {
+            true => None,
+            false => dedup::find_duplicate(storage, &namespace, &content, vector.as_deref())?,
+        };
+        if let Some(dup) = duplicate {
             {
                 let memory = self.reinforce(dup.memory, &content, source.as_deref(), now)?;
                 self.audit(

@@ -55,10 +55,10 @@ impl<P: Ports> Engine<P> {
                 "limit must be at most {MAX_RECALL_LIMIT}"
             )));
         }
-        if let (Some(s), Some(u)) = (req.since, req.until) {
-            if s > u {
-                return Err(CoreError::invalid("since is after until"));
-            }
+        if let (Some(s), Some(u)) = (req.since, req.until)
+            && s > u
+        {
+            return Err(CoreError::invalid("since is after until"));
         }
         let filter = SearchFilter {
             namespaces: readable_namespaces(&namespace),

@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 
 /// Largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
-/// Idle time after which the engine thread embeds a batch.
+/// How often the engine thread embeds a batch of rows without vectors.
 const BACKFILL_EVERY: Duration = Duration::from_millis(500);
 const BACKFILL_BATCH: usize = 64;
 
@@ -61,15 +61,19 @@ impl Engine {
                     return;
                 }
             };
+            // Jobs first; every BACKFILL_EVERY, busy or not, one embedding batch.
+            let mut last_batch = std::time::Instant::now();
             loop {
-                match rx.recv_timeout(BACKFILL_EVERY) {
+                match rx.recv_timeout(BACKFILL_EVERY.saturating_sub(last_batch.elapsed())) {
                     Ok(job) => job(&mut mnemo),
-                    Err(mpsc::RecvTimeoutError::Timeout) => {
-                        if let Err(e) = mnemo.backfill_vectors(BACKFILL_BATCH) {
-                            tracing::warn!(error = %format!("{e:#}"), "embedding backfill failed; will retry");
-                        }
-                    }
+                    Err(mpsc::RecvTimeoutError::Timeout) => {}
                     Err(mpsc::RecvTimeoutError::Disconnected) => return,
+                }
+                if last_batch.elapsed() >= BACKFILL_EVERY {
+                    if let Err(e) = mnemo.backfill_vectors(BACKFILL_BATCH) {
+                        tracing::warn!(error = %format!("{e:#}"), "embedding backfill failed; will retry");
+                    }
+                    last_batch = std::time::Instant::now();
                 }
             }
         })?;

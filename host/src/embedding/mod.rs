@@ -47,10 +47,10 @@ impl Embedder for Embeddings {
     }
 
     fn embed(&self, texts: &[String]) -> CoreResult<Vec<Vec<f32>>> {
-        if let [one] = texts {
-            if let Some(v) = self.cache.borrow().get(one) {
-                return Ok(vec![v.clone()]);
-            }
+        if let [one] = texts
+            && let Some(v) = self.cache.borrow().get(one)
+        {
+            return Ok(vec![v.clone()]);
         }
         let out = self
             .provider

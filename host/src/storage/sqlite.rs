@@ -105,23 +105,18 @@ impl SqliteStore {
 
     fn write_memory(&self, m: &Memory, insert: bool) -> R<()> {
         // An update keeps the rowid, which the FTS and vector tables key on.
-        let sql_text = if insert {
-            format!(
-                "INSERT INTO memories (id, namespace, content, content_hash, kind, layer, importance, confidence, \
-                 decay_rate, access_count, repetition_count, created_at, modified_at, last_accessed, event_time, \
-                 created_epoch, valid_until, invalid_reason, session_id, source, source_role, tags, attributes, \
-                 source_ids, supersedes, superseded_by) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,\
-                 ?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26)"
-            )
-        } else {
-            "UPDATE memories SET namespace=?2, content=?3, content_hash=?4, kind=?5, layer=?6, importance=?7, \
-             confidence=?8, decay_rate=?9, access_count=?10, repetition_count=?11, created_at=?12, modified_at=?13, \
-             last_accessed=?14, event_time=?15, created_epoch=?16, valid_until=?17, invalid_reason=?18, \
-             session_id=?19, source=?20, source_role=?21, tags=?22, attributes=?23, source_ids=?24, supersedes=?25, \
-             superseded_by=?26 WHERE id=?1"
-                .to_string()
-        };
-        let n = sql(self.conn.prepare_cached(&sql_text).and_then(|mut s| {
+        const INSERT: &str = "INSERT INTO memories (id, namespace, content, content_hash, kind, layer, importance, \
+             confidence, decay_rate, access_count, repetition_count, created_at, modified_at, last_accessed, \
+             event_time, created_epoch, valid_until, invalid_reason, session_id, source, source_role, tags, \
+             attributes, source_ids, supersedes, superseded_by) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,\
+             ?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26)";
+        const UPDATE: &str = "UPDATE memories SET namespace=?2, content=?3, content_hash=?4, kind=?5, layer=?6, \
+             importance=?7, confidence=?8, decay_rate=?9, access_count=?10, repetition_count=?11, created_at=?12, \
+             modified_at=?13, last_accessed=?14, event_time=?15, created_epoch=?16, valid_until=?17, \
+             invalid_reason=?18, session_id=?19, source=?20, source_role=?21, tags=?22, attributes=?23, \
+             source_ids=?24, supersedes=?25, superseded_by=?26 WHERE id=?1";
+        let sql_text = if insert { INSERT } else { UPDATE };
+        let n = sql(self.conn.prepare_cached(sql_text).and_then(|mut s| {
             s.execute(params![
                 m.id,
                 m.namespace,
@@ -374,13 +369,19 @@ impl Storage for SqliteStore {
                  JOIN {t} x ON x.rowid = knn.rowid WHERE {} ORDER BY knn.distance",
                 w.clause
             )))?;
+            // A zero query vector (a query with no words) has no cosine: NULL.
             let rows = sql(stmt.query_map(params_from_iter(params), |r| {
-                Ok(ScoredId {
-                    id: r.get(0)?,
-                    score: r.get::<_, f64>(1)? as f32,
-                })
+                Ok(r.get::<_, Option<f64>>(1)?
+                    .map(|s| (r.get::<_, String>(0), s)))
             }))?;
-            hits.extend(sql(rows.collect::<rusqlite::Result<Vec<_>>>())?);
+            for row in rows {
+                if let Some((id, s)) = sql(row)? {
+                    hits.push(ScoredId {
+                        id: sql(id)?,
+                        score: s as f32,
+                    });
+                }
+            }
         }
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
         hits.truncate(limit as usize);

@@ -1,0 +1,153 @@
+//! The `mnemo` binary's stable command-line contract.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn mnemo(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mnemo"))
+        .arg("--db")
+        .arg(dir.join("m.db"))
+        .args(args)
+        .env("MNEMO_DATA_DIR", dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run mnemo")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn total(dir: &Path) -> i64 {
+    let o = mnemo(dir, &["stats", "--json"]);
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("stats json");
+    v["total"].as_i64().expect("integer total")
+}
+
+#[test]
+fn remember_recall_stats_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let o = mnemo(
+        d,
+        &[
+            "remember",
+            "The deploy key lives in the team vault",
+            "--tag",
+            "ops",
+            "--kind",
+            "procedural",
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["memory"]["layer"], "buffer");
+    assert_eq!(v["memory"]["kind"], "procedural");
+    mnemo(d, &["remember", "Lunch is at noon"]);
+    assert_eq!(total(d), 2);
+
+    let o = mnemo(
+        d,
+        &[
+            "recall",
+            "where is the deploy key",
+            "--limit",
+            "5",
+            "--json",
+        ],
+    );
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        v["hits"][0]["content"],
+        "The deploy key lives in the team vault"
+    );
+
+    let o = mnemo(d, &["recall", "deploy key", "--explain"]);
+    let text = stdout(&o);
+    assert!(
+        text.contains("channels:") && text.contains("relevance"),
+        "{text}"
+    );
+}
+
+#[test]
+fn invalid_input_exits_nonzero_with_one_line_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    mnemo(d, &["remember", "keep me"]);
+    let long_tag = "t".repeat(40);
+    let long = "x".repeat(9000);
+    for args in [
+        vec!["remember", ""],
+        vec!["remember", "ok", "--tag", long_tag.as_str()],
+        vec!["remember", long.as_str()],
+        vec!["remember", "ok", "--namespace", "bad ns"],
+        vec!["remember", "ok", "--kind", "nonsense"],
+        vec!["ingest", "--session", "", "--role", "user", "hi"],
+        vec!["recall", ""],
+    ] {
+        let o = mnemo(d, &args);
+        assert!(!o.status.success(), "{args:?} succeeded");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.trim().is_empty(), "{args:?}: no message");
+    }
+    let o = mnemo(d, &["remember", ""]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&o.stderr).trim().lines().count(), 1);
+    assert_eq!(total(d), 1);
+}
+
+#[test]
+fn jsonl_ingest_is_all_or_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good = d.join("good.jsonl");
+    std::fs::write(
+        &good,
+        "{\"session_id\":\"s1\",\"role\":\"user\",\"content\":\"I moved to Lisbon\"}\n\
+         {\"session_id\":\"s1\",\"role\":\"assistant\",\"content\":\"How do you like it?\"}\n",
+    )
+    .unwrap();
+    let o = mnemo(d, &["ingest", "--jsonl", good.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bad = d.join("bad.jsonl");
+    std::fs::write(
+        &bad,
+        "{\"session_id\":\"s2\",\"role\":\"user\",\"content\":\"fine\"}\n\
+         {\"session_id\":\"s2\",\"role\":\"user\",\"content\":\"   \"}\n",
+    )
+    .unwrap();
+    let o = mnemo(d, &["ingest", "--jsonl", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = mnemo(d, &["stats", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["episodes"], 2, "the bad batch wrote nothing");
+    let o = mnemo(d, &["recall", "Lisbon", "--episodes", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["hits"][0]["content"], "I moved to Lisbon");
+}
+
+#[test]
+fn delete_and_restore_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let o = mnemo(d, &["remember", "temporary note", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let id = v["memory"]["id"].as_str().unwrap().to_string();
+    assert!(
+        mnemo(d, &["delete", &id, "--reason", "test"])
+            .status
+            .success()
+    );
+    assert_eq!(total(d), 0);
+    let o = mnemo(d, &["list", "--deleted", "--json"]);
+    assert!(stdout(&o).contains(&id));
+    assert!(mnemo(d, &["restore", &id]).status.success());
+    assert_eq!(total(d), 1);
+    assert_eq!(mnemo(d, &["get", "nope"]).status.code(), Some(3));
+}

@@ -1,0 +1,50 @@
+//! Helpers shared by the end-to-end tests: a database in a temporary folder,
+//! one component cache for the whole test run.
+
+#![allow(dead_code, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+
+use mnemo_core::model::*;
+use mnemo_host::{Config, Mnemo};
+
+pub fn cache_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("component-cache")
+}
+
+pub fn config(dir: &Path) -> Config {
+    let mut c = Config::for_db(Some(dir.join("memory.db")));
+    c.data_dir = dir.to_path_buf();
+    c.cache_dir = Some(cache_dir());
+    c
+}
+
+pub fn open(dir: &Path) -> Mnemo {
+    Mnemo::open(&config(dir)).expect("open mnemo")
+}
+
+pub fn remember(m: &mut Mnemo, ns: &str, text: &str) -> RememberOutcome {
+    m.remember(RememberRequest {
+        namespace: ns.into(),
+        content: text.into(),
+        ..Default::default()
+    })
+    .expect("remember")
+}
+
+pub fn recall(m: &mut Mnemo, ns: &str, q: &str) -> RecallResponse {
+    m.recall(RecallRequest {
+        namespace: ns.into(),
+        query: q.into(),
+        ..Default::default()
+    })
+    .expect("recall")
+}
+
+pub fn count(m: &Mnemo, sql: &str) -> i64 {
+    m.ports()
+        .store
+        .connection()
+        .query_row(sql, [], |r| r.get(0))
+        .expect("count")
+}

@@ -1,0 +1,244 @@
+//! The HTTP API over real HTTP on 127.0.0.1, against the real binary.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{Value, json};
+
+struct Server {
+    child: Child,
+    base: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(api_key: Option<&str>) -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mnemo"));
+    cmd.arg("--db")
+        .arg(dir.path().join("m.db"))
+        .args(["serve", "--port", "0"]);
+    cmd.env("MNEMO_DATA_DIR", dir.path())
+        .env_remove("MNEMO_API_KEY");
+    if let Some(k) = api_key {
+        cmd.env("MNEMO_API_KEY", k);
+    }
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let base = loop {
+        let line = lines
+            .next()
+            .expect("server exited before listening")
+            .unwrap();
+        if let Some(rest) = line.strip_prefix("mnemo listening on ") {
+            break rest.split_whitespace().next().unwrap().to_string();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    Server {
+        child,
+        base,
+        _dir: dir,
+    }
+}
+
+/// (status, JSON body) for any request; 4xx/5xx are answers, not errors.
+fn call(req: ureq::Request, body: Option<&str>) -> (u16, Value) {
+    let res = match body {
+        Some(b) => req.set("Content-Type", "application/json").send_string(b),
+        None => req.call(),
+    };
+    let resp = match res {
+        Ok(r) => r,
+        Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => panic!("transport error: {e}"),
+    };
+    let status = resp.status();
+    let text = resp.into_string().unwrap_or_default();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+fn post(s: &Server, path: &str, body: Value) -> (u16, Value) {
+    call(
+        ureq::post(&format!("{}{path}", s.base)),
+        Some(&body.to_string()),
+    )
+}
+
+#[test]
+fn remember_recall_health_and_errors() {
+    let s = start(None);
+    let (st, v) = call(ureq::get(&format!("{}/health", s.base)), None);
+    assert_eq!(st, 200);
+    assert_eq!(v["status"], "ok");
+
+    let (st, v) = post(
+        &s,
+        "/memories",
+        json!({"content": "The user's favourite editor is Helix"}),
+    );
+    assert_eq!(st, 201, "{v}");
+    assert_eq!(v["layer"], "buffer");
+    let id = v["id"].as_str().unwrap().to_string();
+    let (st, v) = post(
+        &s,
+        "/memories",
+        json!({"content": "The user's favourite editor is Helix"}),
+    );
+    assert_eq!(st, 200);
+    assert_eq!(v["created"], false);
+    assert_eq!(v["repetition_count"], 1);
+
+    let (st, v) = post(
+        &s,
+        "/recall",
+        json!({"query": "which editor does the user like?"}),
+    );
+    assert_eq!(st, 200);
+    assert_eq!(
+        v["hits"][0]["content"],
+        "The user's favourite editor is Helix"
+    );
+    assert!(v["hits"][0]["explanation"]["channels"].is_array());
+
+    // Malformed JSON, wrong shape, bad values, unknown routes and ids.
+    let (st, v) = call(
+        ureq::post(&format!("{}/memories", s.base)),
+        Some("{not json"),
+    );
+    assert_eq!(st, 400);
+    assert_eq!(v["error"]["code"], "malformed_json");
+    let (st, v) = post(&s, "/memories", json!({"content": "x", "colour": "red"}));
+    assert_eq!(st, 422, "{v}");
+    let (st, v) = post(&s, "/memories", json!({"content": ""}));
+    assert_eq!(st, 400);
+    assert_eq!(v["error"]["code"], "invalid_input");
+    let (st, _) = call(ureq::get(&format!("{}/memories/nope", s.base)), None);
+    assert_eq!(st, 404);
+    let (st, v) = call(ureq::get(&format!("{}/no/such/route", s.base)), None);
+    assert_eq!(st, 404);
+    assert_eq!(v["error"]["code"], "not_found");
+    let big = "x".repeat(2 * 1024 * 1024);
+    let (st, _) = call(
+        ureq::post(&format!("{}/memories", s.base)),
+        Some(&format!("{{\"content\":\"{big}\"}}")),
+    );
+    assert_eq!(st, 413);
+    let resp = ureq::post(&format!("{}/memories", s.base))
+        .set("Content-Type", "application/json")
+        .send_bytes(b"{\"content\": \"\xff\xfe\"}");
+    assert!(matches!(resp, Err(ureq::Error::Status(400, _))));
+
+    // Soft delete and restore; the server kept serving through every error.
+    let (st, _) = call(ureq::delete(&format!("{}/memories/{id}", s.base)), None);
+    assert_eq!(st, 200);
+    let (_, v) = call(ureq::get(&format!("{}/trash", s.base)), None);
+    assert_eq!(v["memories"][0]["id"], id.as_str());
+    let (st, _) = post(&s, &format!("/memories/{id}/restore"), json!({}));
+    assert_eq!(st, 200);
+    let (_, v) = call(ureq::get(&format!("{}/stats", s.base)), None);
+    assert_eq!(v["total"], 1);
+}
+
+#[test]
+fn namespaces_by_header_are_isolated() {
+    let s = start(None);
+    let put = |ns: &str, text: &str| {
+        call(
+            ureq::post(&format!("{}/memories", s.base)).set("X-Namespace", ns),
+            Some(&json!({"content": text}).to_string()),
+        )
+    };
+    assert_eq!(put("alpha", "alpha project codename is Bluebird").0, 201);
+    assert_eq!(put("beta", "beta project codename is Redwing").0, 201);
+    let (_, v) = call(
+        ureq::post(&format!("{}/recall", s.base)).set("X-Namespace", "beta"),
+        Some(&json!({"query": "project codename"}).to_string()),
+    );
+    let hits = v["hits"].as_array().unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0]["namespace"], "beta");
+    let (_, v) = post(
+        &s,
+        "/recall",
+        json!({"query": "codename", "namespace": "alpha"}),
+    );
+    assert_eq!(
+        v["hits"][0]["content"],
+        "alpha project codename is Bluebird"
+    );
+}
+
+#[test]
+fn bearer_auth_when_a_key_is_set() {
+    let s = start(Some("s3cret-key"));
+    let (st, _) = call(ureq::get(&format!("{}/health", s.base)), None);
+    assert_eq!(st, 200, "health is public");
+    let (st, v) = post(&s, "/memories", json!({"content": "guarded"}));
+    assert_eq!(st, 401);
+    assert_eq!(v["error"]["code"], "unauthorized");
+    let (st, _) = call(
+        ureq::post(&format!("{}/memories", s.base)).set("Authorization", "Bearer wrong-key"),
+        Some(&json!({"content": "guarded"}).to_string()),
+    );
+    assert_eq!(st, 401);
+    let (st, _) = call(
+        ureq::post(&format!("{}/memories", s.base)).set("Authorization", "Bearer s3cret-key"),
+        Some(&json!({"content": "guarded"}).to_string()),
+    );
+    assert_eq!(st, 201);
+}
+
+#[test]
+fn episodes_are_ingested_and_embedded_in_the_background() {
+    let s = start(None);
+    for (sess, text) in [
+        ("s1", "We adopted a puppy called Biscuit"),
+        ("s1", "Biscuit chews shoes"),
+        ("s2", "Pottery class today"),
+    ] {
+        let (st, v) = post(
+            &s,
+            "/episodes",
+            json!({"session_id": sess, "role": "user", "content": text}),
+        );
+        assert_eq!(st, 201, "{v}");
+    }
+    // The engine thread embeds idle-time batches; wait (bounded) for them.
+    let mut missing = 1;
+    for _ in 0..50 {
+        let (_, v) = call(ureq::get(&format!("{}/health", s.base)), None);
+        missing = v["missing_vectors"].as_i64().unwrap();
+        if missing == 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(missing, 0);
+    let (_, v) = post(
+        &s,
+        "/recall",
+        json!({"query": "puppy Biscuit", "episodes_only": true}),
+    );
+    assert_eq!(v["hits"][0]["type"], "episode");
+    assert!(
+        v["channels_run"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("vector"))
+    );
+}
