@@ -11,6 +11,7 @@ fn mnemo(dir: &Path, args: &[&str]) -> Output {
         .arg(dir.join("m.db"))
         .args(args)
         .env("MNEMO_DATA_DIR", dir)
+        .env("MNEMO_EMBEDDER", "hash")
         .stdin(Stdio::null())
         .output()
         .expect("run mnemo")

@@ -27,6 +27,7 @@ fn start(api_key: Option<&str>) -> Server {
         .arg(dir.path().join("m.db"))
         .args(["serve", "--port", "0"]);
     cmd.env("MNEMO_DATA_DIR", dir.path())
+        .env("MNEMO_EMBEDDER", "hash")
         .env_remove("MNEMO_API_KEY");
     if let Some(k) = api_key {
         cmd.env("MNEMO_API_KEY", k);

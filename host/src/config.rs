@@ -1,13 +1,36 @@
-//! Configuration: where the data lives and which providers run. Defaults work
-//! offline: a SQLite file in the data directory, the local embedder, LLM off.
+//! Configuration: where the data lives and which providers run, from the
+//! environment (documented in the README's table) with defaults that work
+//! offline — a SQLite file in the data directory, the local embedding model,
+//! LLM off. Validated at start with messages that say what to change.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use mnemo_core::model::LlmLevel;
+
+use crate::http::HttpPolicy;
+use crate::llm::{Endpoint, LlmConfig, Provider, TIERS};
 
 /// Which embedding provider the host runs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EmbedderChoice {
-    /// Hashed bag of words, no model needed.
+    /// all-MiniLM-L6-v2 in-process (candle) from a local folder.
+    Local {
+        dir: PathBuf,
+        dimension: Option<usize>,
+    },
+    /// Hashed bag of words: no model, no synonyms. For tests and tiny machines.
     Hash { dimension: usize },
+    /// An OpenAI-compatible `/embeddings` endpoint.
+    Http {
+        base_url: String,
+        api_key: Option<String>,
+        model: String,
+        dimension: usize,
+        send_dimensions: bool,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -17,31 +40,81 @@ pub struct Config {
     /// Where compiled components are cached; `None` compiles every start.
     pub cache_dir: Option<PathBuf>,
     pub embedder: EmbedderChoice,
+    pub llm: LlmConfig,
 }
 
 /// Dimension of the default embedder (all-MiniLM-L6-v2's).
 pub const DEFAULT_DIMENSION: usize = 384;
 
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
 impl Config {
     /// The data directory: `$MNEMO_DATA_DIR`, else `$XDG_DATA_HOME/mnemo`,
     /// else `~/.local/share/mnemo`, else `./.mnemo`.
     pub fn default_data_dir() -> PathBuf {
-        if let Some(d) = std::env::var_os("MNEMO_DATA_DIR") {
+        if let Some(d) = env("MNEMO_DATA_DIR") {
             return PathBuf::from(d);
         }
-        if let Some(d) = std::env::var_os("XDG_DATA_HOME") {
+        if let Some(d) = env("XDG_DATA_HOME") {
             return PathBuf::from(d).join("mnemo");
         }
-        match std::env::var_os("HOME") {
+        match env("HOME") {
             Some(h) => PathBuf::from(h).join(".local/share/mnemo"),
             None => PathBuf::from(".mnemo"),
         }
     }
 
-    /// Defaults for a database file (the data directory holds the caches).
-    pub fn for_db(db_path: Option<PathBuf>) -> Self {
+    /// The folder the local model is read from: `$MNEMO_MODEL_DIR`, else
+    /// `<data dir>/models/all-MiniLM-L6-v2` (where `scripts/fetch-model` puts it).
+    pub fn default_model_dir(data_dir: &std::path::Path) -> PathBuf {
+        env("MNEMO_MODEL_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| data_dir.join("models").join("all-MiniLM-L6-v2"))
+    }
+
+    /// Defaults plus the `MNEMO_*` environment variables.
+    pub fn from_env(db_path: Option<PathBuf>) -> anyhow::Result<Self> {
         let data_dir = Self::default_data_dir();
-        let db_path = db_path.unwrap_or_else(|| data_dir.join("memory.db"));
+        let dimension = match env("MNEMO_EMBEDDING_DIM") {
+            None => None,
+            Some(d) => Some(
+                d.parse::<usize>()
+                    .ok()
+                    .filter(|&d| d > 0)
+                    .with_context(|| {
+                        format!("MNEMO_EMBEDDING_DIM=`{d}` is not a positive whole number")
+                    })?,
+            ),
+        };
+        let embedder = match env("MNEMO_EMBEDDER").as_deref().unwrap_or("local") {
+            "local" => EmbedderChoice::Local { dir: Self::default_model_dir(&data_dir), dimension },
+            "hash" => EmbedderChoice::Hash { dimension: dimension.unwrap_or(DEFAULT_DIMENSION) },
+            "http" => EmbedderChoice::Http {
+                base_url: env("MNEMO_EMBEDDING_URL").context(
+                    "MNEMO_EMBEDDER=http needs MNEMO_EMBEDDING_URL (e.g. https://api.openai.com/v1)",
+                )?,
+                api_key: env("MNEMO_EMBEDDING_KEY"),
+                model: env("MNEMO_EMBEDDING_MODEL").unwrap_or_else(|| "text-embedding-3-small".into()),
+                dimension: dimension.context(
+                    "MNEMO_EMBEDDER=http needs MNEMO_EMBEDDING_DIM (e.g. 1536 for text-embedding-3-small)",
+                )?,
+                send_dimensions: env("MNEMO_EMBEDDING_SEND_DIM").is_some_and(|v| v == "1" || v == "true"),
+            },
+            other => bail!("MNEMO_EMBEDDER=`{other}` is not known; use `local` (default), `http` or `hash`"),
+        };
+        Ok(Self {
+            db_path: db_path.unwrap_or_else(|| data_dir.join("memory.db")),
+            cache_dir: Some(data_dir.join("cache")),
+            data_dir,
+            embedder,
+            llm: llm_from_env()?,
+        })
+    }
+
+    /// A configuration with the hash embedder: no model files needed.
+    pub fn with_hash_embedder(db_path: PathBuf, data_dir: PathBuf) -> Self {
         Self {
             cache_dir: Some(data_dir.join("cache")),
             data_dir,
@@ -49,6 +122,96 @@ impl Config {
             embedder: EmbedderChoice::Hash {
                 dimension: DEFAULT_DIMENSION,
             },
+            llm: LlmConfig::default(),
         }
     }
+}
+
+fn number<T: std::str::FromStr>(name: &str, default: T) -> anyhow::Result<T> {
+    match env(name) {
+        None => Ok(default),
+        Some(v) => v
+            .parse()
+            .ok()
+            .with_context(|| format!("{name}=`{v}` is not a valid number")),
+    }
+}
+
+fn provider(name: &str, value: &str) -> anyhow::Result<Provider> {
+    match value {
+        "openai" => Ok(Provider::OpenAi),
+        "anthropic" => Ok(Provider::Anthropic),
+        other => bail!(
+            "{name}=`{other}` is not known; use `openai` (any OpenAI-compatible server) or `anthropic`"
+        ),
+    }
+}
+
+/// `MNEMO_LLM_*` for the global endpoint, `MNEMO_<TIER>_{URL,KEY,MODEL,PROVIDER}`
+/// per model tier (seed 004 §7: gate, merge, audit, expand, extract, ...).
+pub fn llm_from_env() -> anyhow::Result<LlmConfig> {
+    let level: LlmLevel = match env("MNEMO_LLM_LEVEL") {
+        None => LlmLevel::Off,
+        Some(v) => v.parse().map_err(|_| {
+            anyhow::anyhow!("MNEMO_LLM_LEVEL=`{v}` is not known; use off, auto or full")
+        })?,
+    };
+    let global_provider = provider(
+        "MNEMO_LLM_PROVIDER",
+        env("MNEMO_LLM_PROVIDER").as_deref().unwrap_or("openai"),
+    )?;
+    let global_url = env("MNEMO_LLM_URL");
+    let global_key = env("MNEMO_LLM_KEY");
+    let global_model = env("MNEMO_LLM_MODEL").unwrap_or_else(|| "gpt-4o-mini".into());
+    let default = global_url.clone().map(|base_url| Endpoint {
+        provider: global_provider,
+        base_url,
+        api_key: global_key.clone(),
+        model: global_model.clone(),
+    });
+    let mut tiers = HashMap::new();
+    for tier in TIERS {
+        let var = |field: &str| env(&format!("MNEMO_{}_{field}", tier.to_uppercase()));
+        let (url, key, model, prov) = (var("URL"), var("KEY"), var("MODEL"), var("PROVIDER"));
+        if url.is_none() && key.is_none() && model.is_none() && prov.is_none() {
+            continue;
+        }
+        let Some(base_url) = url.or_else(|| global_url.clone()) else {
+            bail!(
+                "MNEMO_{}_MODEL is set but no URL: set MNEMO_{}_URL or MNEMO_LLM_URL",
+                tier.to_uppercase(),
+                tier.to_uppercase()
+            );
+        };
+        let provider = match prov {
+            Some(p) => provider(&format!("MNEMO_{}_PROVIDER", tier.to_uppercase()), &p)?,
+            None => global_provider,
+        };
+        tiers.insert(
+            tier.to_string(),
+            Endpoint {
+                provider,
+                base_url,
+                api_key: key.or_else(|| global_key.clone()),
+                model: model.unwrap_or_else(|| global_model.clone()),
+            },
+        );
+    }
+    if level != LlmLevel::Off && default.is_none() && tiers.is_empty() {
+        bail!(
+            "MNEMO_LLM_LEVEL={level} needs an endpoint: set MNEMO_LLM_URL (and MNEMO_LLM_KEY, MNEMO_LLM_MODEL)"
+        );
+    }
+    Ok(LlmConfig {
+        level,
+        default,
+        tiers,
+        policy: HttpPolicy {
+            timeout: Duration::from_secs(number("MNEMO_LLM_TIMEOUT_SECS", 60u64)?),
+            retries: number("MNEMO_LLM_RETRIES", 3u32)?,
+            backoff: Duration::from_millis(number("MNEMO_LLM_BACKOFF_MS", 250u64)?),
+        },
+        concurrency: number("MNEMO_LLM_CONCURRENCY", 2usize)?,
+        max_tokens: number("MNEMO_LLM_MAX_TOKENS", 1024u32)?,
+    })
 }

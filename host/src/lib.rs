@@ -4,6 +4,8 @@
 pub mod clock;
 pub mod config;
 pub mod embedding;
+pub mod http;
+pub mod ledger;
 pub mod llm;
 pub mod mnemo;
 pub mod native;

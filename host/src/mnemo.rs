@@ -11,7 +11,9 @@ use mnemo_core::ports::Storage;
 
 use crate::clock::SystemClock;
 use crate::config::{Config, EmbedderChoice};
-use crate::embedding::{EmbeddingProvider, Embeddings, HashEmbedder};
+use crate::embedding::{EmbeddingProvider, Embeddings, HashEmbedder, HttpEmbedder, LocalEmbedder};
+use crate::http::{HttpPolicy, Limiter};
+use crate::ledger::Ledger;
 use crate::llm::LlmClient;
 use crate::ner::NerPipeline;
 use crate::ports::HostPorts;
@@ -25,8 +27,29 @@ pub struct Mnemo {
 /// Builds the providers a configuration names and opens the database.
 pub fn host_ports(config: &Config) -> anyhow::Result<HostPorts> {
     let store = SqliteStore::open(&config.db_path)?;
+    let ledger = Ledger::default();
     let provider: Box<dyn EmbeddingProvider> = match &config.embedder {
         EmbedderChoice::Hash { dimension } => Box::new(HashEmbedder::new(*dimension)),
+        EmbedderChoice::Local { dir, dimension } => Box::new(LocalEmbedder::load(dir, *dimension)?),
+        EmbedderChoice::Http {
+            base_url,
+            api_key,
+            model,
+            dimension,
+            send_dimensions,
+        } => Box::new(HttpEmbedder {
+            base_url: base_url.clone(),
+            api_key: api_key.clone(),
+            model: model.clone(),
+            dimension: *dimension,
+            send_dimensions: *send_dimensions,
+            policy: HttpPolicy {
+                timeout: config.llm.policy.timeout,
+                ..HttpPolicy::default()
+            },
+            limiter: Limiter::new(config.llm.concurrency),
+            ledger: ledger.clone(),
+        }),
     };
     let info = provider.info();
     if let VectorState::Disabled { reason } = store.lock_embedder(&info.model, info.dimension)? {
@@ -35,9 +58,10 @@ pub fn host_ports(config: &Config) -> anyhow::Result<HostPorts> {
     Ok(HostPorts {
         store,
         embeddings: Embeddings::new(provider),
-        llm: LlmClient::off(),
+        llm: LlmClient::new(config.llm.clone(), ledger.clone()),
         ner: NerPipeline::empty(),
         clock: SystemClock,
+        ledger,
     })
 }
 
@@ -70,7 +94,9 @@ impl Mnemo {
                 continue;
             }
             let texts: Vec<String> = rows.iter().map(|(_, t)| t.clone()).collect();
-            let vectors = ports.embeddings.embed_batch(&texts)?;
+            let vectors = ports.embeddings.embed_batch(&texts);
+            ports.flush_ledger();
+            let vectors = vectors?;
             for ((id, _), v) in rows.iter().zip(&vectors) {
                 ports.store.put_vector(target, id, v)?;
             }

@@ -6,6 +6,7 @@ use mnemo_core::ports::Ports;
 
 use crate::clock::SystemClock;
 use crate::embedding::Embeddings;
+use crate::ledger::Ledger;
 use crate::llm::LlmClient;
 use crate::ner::NerPipeline;
 use crate::storage::SqliteStore;
@@ -16,6 +17,22 @@ pub struct HostPorts {
     pub llm: LlmClient,
     pub ner: NerPipeline,
     pub clock: SystemClock,
+    /// Provider calls waiting to be written to the `llm_usage` table.
+    pub ledger: Ledger,
+}
+
+impl HostPorts {
+    /// Writes pending ledger entries to the database (on this, the database
+    /// thread). A failure is logged: the ledger never fails a request.
+    pub fn flush_ledger(&self) {
+        let pending = self.ledger.take();
+        if pending.is_empty() {
+            return;
+        }
+        if let Err(e) = self.store.record_usage(&pending) {
+            tracing::warn!(error = %format!("{e:#}"), lost = pending.len(), "could not write the usage ledger");
+        }
+    }
 }
 
 impl Ports for HostPorts {

@@ -245,6 +245,7 @@ pub fn router(engine_config: Config, api_key: Option<String>) -> anyhow::Result<
         .route("/trash", get(trash))
         .route("/recall", post(recall))
         .route("/episodes", post(ingest))
+        .route("/llm-usage", get(llm_usage))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route") })
         .layer(middleware::from_fn_with_state(state.clone(), auth))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
@@ -449,4 +450,23 @@ async fn ingest(State(s): State<AppState>, headers: HeaderMap, body: Bytes) -> A
     turn.namespace = namespace(&headers, &turn.namespace);
     let out = s.engine.run(move |m| m.ingest(turn)).await??;
     Ok((StatusCode::CREATED, Json(out)).into_response())
+}
+
+async fn llm_usage(State(s): State<AppState>, Query(q): Query<NsQuery>) -> ApiResult {
+    let limit = q.limit.unwrap_or(50);
+    let (summary, latest) = s
+        .engine
+        .run(move |m| {
+            let store = &m.ports().store;
+            Ok::<_, anyhow::Error>((store.usage_summary()?, store.usage(limit)?))
+        })
+        .await?
+        .map_err(|e| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "storage",
+                format!("{e:#}"),
+            )
+        })?;
+    Ok(Json(json!({ "summary": summary, "latest": latest })).into_response())
 }

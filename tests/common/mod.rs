@@ -3,6 +3,8 @@
 
 #![allow(dead_code, clippy::expect_used)]
 
+pub mod llm_server;
+
 use std::path::{Path, PathBuf};
 
 use mnemo_core::model::*;
@@ -13,8 +15,7 @@ pub fn cache_dir() -> PathBuf {
 }
 
 pub fn config(dir: &Path) -> Config {
-    let mut c = Config::for_db(Some(dir.join("memory.db")));
-    c.data_dir = dir.to_path_buf();
+    let mut c = Config::with_hash_embedder(dir.join("memory.db"), dir.to_path_buf());
     c.cache_dir = Some(cache_dir());
     c
 }

@@ -96,9 +96,7 @@ impl Table {
 }
 
 fn config_in(dir: &Path, name: &str) -> Config {
-    let mut c = Config::for_db(Some(dir.join(name)));
-    c.cache_dir = Some(dir.join("cache"));
-    c
+    Config::with_hash_embedder(dir.join(name), dir.to_path_buf())
 }
 
 pub fn run(_base: &Config, args: BenchArgs) -> anyhow::Result<()> {

@@ -47,8 +47,19 @@ enum Command {
     Stats(StatsArgs),
     /// Embed every memory and episode that has no vector yet.
     Reindex(ReindexArgs),
+    /// The ledger of LLM and embedding calls: totals, then the latest calls.
+    LlmUsage(UsageArgs),
     /// Measure start-up, boundary calls, throughput and recall latency.
     Bench(bench::BenchArgs),
+}
+
+#[derive(Args)]
+struct UsageArgs {
+    /// How many of the latest calls to show.
+    #[arg(long, default_value_t = 20)]
+    limit: u32,
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -249,7 +260,7 @@ fn print_memory(m: &Memory) {
 }
 
 fn run(cli: Cli) -> Out {
-    let config = Config::for_db(cli.db);
+    let config = Config::from_env(cli.db)?;
     if let Command::Serve(args) = cli.command {
         return crate::server::serve(config, args).map_err(Into::into);
     }
@@ -404,6 +415,28 @@ fn run(cli: Cli) -> Out {
             let n = mnemo.backfill_all(256, |n| bar.set_message(format!("{n} embedded")))?;
             bar.finish_and_clear();
             println!("embedded {n} rows");
+        }
+        Command::LlmUsage(a) => {
+            let store = &mnemo.ports().store;
+            let (summary, latest) = (store.usage_summary()?, store.usage(a.limit)?);
+            if a.json {
+                return print_json(&serde_json::json!({ "summary": summary, "latest": latest }));
+            }
+            if summary.is_empty() {
+                println!("no LLM or embedding calls recorded");
+            }
+            for s in &summary {
+                println!(
+                    "{:<16} {:<28} {:>6} calls {:>4} failed {:>9} in {:>9} out {:>8} ms",
+                    s.component,
+                    s.model,
+                    s.calls,
+                    s.failures,
+                    s.input_tokens,
+                    s.output_tokens,
+                    s.total_ms
+                );
+            }
         }
         Command::Serve(_) | Command::Bench(_) => {}
     }

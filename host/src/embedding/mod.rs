@@ -2,6 +2,8 @@
 //! query cache. One file per backend.
 
 mod hash;
+mod http;
+mod local;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -11,6 +13,8 @@ use mnemo_core::ports::Embedder;
 use mnemo_core::{CoreError, CoreResult};
 
 pub use hash::HashEmbedder;
+pub use http::HttpEmbedder;
+pub use local::LocalEmbedder;
 
 /// Entries kept in the query-embedding cache before it is cleared.
 const QUERY_CACHE_ENTRIES: usize = 1024;

@@ -1,33 +1,179 @@
-//! LLM providers behind the core's `Llm` port. With the level `off` (the
+//! LLM providers behind the core's `Llm` port: OpenAI-compatible chat
+//! completions (OpenAI, Ollama, llama.cpp, vLLM, ...) and Anthropic messages,
+//! with per-component model routing (seed 004 §7), retries, a concurrency
+//! limit, and every call in the usage ledger. With the level `off` (the
 //! default) every call is refused with a typed error and the core takes its
 //! heuristic path.
+
+mod anthropic;
+mod openai;
+
+use std::collections::HashMap;
+use std::time::Instant;
 
 use mnemo_core::model::{ChatRequest, ChatResponse, LlmLevel};
 use mnemo_core::ports::Llm;
 use mnemo_core::{CoreError, CoreResult};
 
-/// The configured LLM access.
-pub struct LlmClient {
-    level: LlmLevel,
+use crate::http::{HttpPolicy, Limiter};
+use crate::ledger::{Ledger, Usage, now_ms};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provider {
+    OpenAi,
+    Anthropic,
 }
 
-impl LlmClient {
-    pub fn off() -> Self {
+/// Where one model tier's calls go.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Endpoint {
+    pub provider: Provider,
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub model: String,
+}
+
+/// The model tier each pipeline component uses (seed 004 §7), and the tier
+/// a tier falls back to before the global endpoint.
+pub fn tier_of(component: &str) -> (&'static str, Option<&'static str>) {
+    match component {
+        "triage" | "gate" | "distill" => ("gate", None),
+        "merge" | "reconcile" | "insert_merge" => ("merge", None),
+        "audit" => ("audit", Some("gate")),
+        "query_expand" | "expand" => ("expand", None),
+        "extract" | "fact_extract" => ("extract", None),
+        "resume_compress" | "resume" => ("resume", None),
+        "rerank" => ("rerank", None),
+        "naming" => ("naming", None),
+        "ner" => ("ner", None),
+        "reflection" => ("reflection", None),
+        _ => ("default", None),
+    }
+}
+
+/// Every tier that can be configured on its own.
+pub const TIERS: &[&str] = &[
+    "gate",
+    "merge",
+    "audit",
+    "expand",
+    "extract",
+    "resume",
+    "rerank",
+    "naming",
+    "ner",
+    "reflection",
+];
+
+#[derive(Debug, Clone)]
+pub struct LlmConfig {
+    pub level: LlmLevel,
+    pub default: Option<Endpoint>,
+    /// Per-tier endpoints (already merged with the global settings).
+    pub tiers: HashMap<String, Endpoint>,
+    pub policy: HttpPolicy,
+    pub concurrency: usize,
+    pub max_tokens: u32,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
         Self {
             level: LlmLevel::Off,
+            default: None,
+            tiers: HashMap::new(),
+            policy: HttpPolicy::default(),
+            concurrency: 2,
+            max_tokens: 1024,
         }
     }
 }
 
+pub struct LlmClient {
+    config: LlmConfig,
+    limiter: Limiter,
+    ledger: Ledger,
+}
+
+impl LlmClient {
+    pub fn off() -> Self {
+        Self::new(LlmConfig::default(), Ledger::default())
+    }
+
+    pub fn new(config: LlmConfig, ledger: Ledger) -> Self {
+        let limiter = Limiter::new(config.concurrency);
+        Self {
+            config,
+            limiter,
+            ledger,
+        }
+    }
+
+    /// The endpoint a component's calls go to.
+    pub fn endpoint_for(&self, component: &str) -> Option<&Endpoint> {
+        let (tier, fallback) = tier_of(component);
+        self.config
+            .tiers
+            .get(tier)
+            .or_else(|| fallback.and_then(|f| self.config.tiers.get(f)))
+            .or(self.config.default.as_ref())
+    }
+}
+
+/// An answer that could not be used: the caller sees a typed error.
+pub(crate) fn malformed(what: impl std::fmt::Display) -> CoreError {
+    CoreError::Llm(format!("malformed LLM response: {what}"))
+}
+
 impl Llm for LlmClient {
     fn level(&self) -> LlmLevel {
-        self.level
+        self.config.level
     }
 
     fn complete(&self, req: &ChatRequest) -> CoreResult<ChatResponse> {
-        Err(CoreError::Unavailable(format!(
-            "LLM step `{}` skipped: the LLM level is `{}` and no endpoint is configured",
-            req.component, self.level
-        )))
+        if self.config.level == LlmLevel::Off {
+            return Err(CoreError::Unavailable(format!(
+                "LLM step `{}` skipped: the LLM level is `off` (set MNEMO_LLM_LEVEL and MNEMO_LLM_URL)",
+                req.component
+            )));
+        }
+        let Some(endpoint) = self.endpoint_for(&req.component) else {
+            return Err(CoreError::Unavailable(format!(
+                "no LLM endpoint configured for `{}`",
+                req.component
+            )));
+        };
+        let started = Instant::now();
+        let max_tokens = req.max_tokens.unwrap_or(self.config.max_tokens);
+        let result = match endpoint.provider {
+            Provider::OpenAi => openai::complete(
+                endpoint,
+                req,
+                max_tokens,
+                &self.config.policy,
+                &self.limiter,
+            ),
+            Provider::Anthropic => anthropic::complete(
+                endpoint,
+                req,
+                max_tokens,
+                &self.config.policy,
+                &self.limiter,
+            ),
+        };
+        let (input_tokens, output_tokens, outcome) = match &result {
+            Ok(r) => (r.input_tokens, r.output_tokens, "ok".to_string()),
+            Err((_, outcome)) => (0, 0, outcome.clone()),
+        };
+        self.ledger.record(Usage {
+            at: now_ms(),
+            component: req.component.clone(),
+            model: endpoint.model.clone(),
+            input_tokens,
+            output_tokens,
+            duration_ms: started.elapsed().as_millis() as u64,
+            outcome,
+        });
+        result.map_err(|(e, _)| e)
     }
 }

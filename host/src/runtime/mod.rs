@@ -138,7 +138,9 @@ impl CoreInstance {
                 "the core instance could not be re-made after an earlier trap".into(),
             ));
         };
-        match f(api, store) {
+        let result = f(api, store);
+        store.data().ports.flush_ledger();
+        match result {
             Ok(Ok(v)) => Ok(v.into()),
             Ok(Err(e)) => Err(CallError::Core(e.into())),
             Err(trap) => {

@@ -6,6 +6,7 @@ mod filter;
 pub mod migrations;
 mod rows;
 mod sqlite;
+mod usage;
 mod vectors;
 
 use std::path::Path;
@@ -15,6 +16,7 @@ use anyhow::Context;
 use rusqlite::Connection;
 
 pub use sqlite::SqliteStore;
+pub use usage::UsageSummary;
 pub use vectors::VectorState;
 
 /// Registers sqlite-vec for every connection opened afterwards.

@@ -1,0 +1,150 @@
+//! The default embedder: all-MiniLM-L6-v2 in-process with candle, loaded
+//! from a local folder (`model.safetensors`, `config.json`,
+//! `tokenizer.json`) — never from a hub. Mean pooling over the attention
+//! mask, then L2 normalisation, as sentence-transformers does; optional
+//! Matryoshka truncation to a smaller dimension, renormalised.
+
+use std::path::Path;
+
+use anyhow::{Context, anyhow};
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config as BertConfig};
+use mnemo_core::model::EmbedderInfo;
+use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+
+use super::{EmbeddingProvider, normalize};
+
+/// all-MiniLM-L6-v2's `max_seq_length` (sentence_bert_config.json).
+pub const MAX_TOKENS: usize = 256;
+pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
+
+pub struct LocalEmbedder {
+    model: BertModel,
+    tokenizer: Tokenizer,
+    device: Device,
+    hidden: usize,
+    /// Output dimension (≤ hidden): Matryoshka truncation when smaller.
+    dimension: usize,
+}
+
+impl LocalEmbedder {
+    /// Loads the model from `dir`; `dimension` truncates (None = full 384).
+    pub fn load(dir: &Path, dimension: Option<usize>) -> anyhow::Result<Self> {
+        let missing = |f: &str| {
+            anyhow!(
+                "the embedding model is not installed: {} is missing; run `scripts/fetch-model {}` (or set MNEMO_EMBEDDER=hash)",
+                dir.join(f).display(),
+                dir.display()
+            )
+        };
+        for f in ["config.json", "tokenizer.json", "model.safetensors"] {
+            if !dir.join(f).is_file() {
+                return Err(missing(f));
+            }
+        }
+        let config: BertConfig = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("config.json")).context("reading config.json")?,
+        )
+        .context("parsing config.json")?;
+        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
+            .map_err(|e| anyhow!("loading tokenizer.json: {e}"))?;
+        tokenizer.with_padding(Some(PaddingParams {
+            strategy: PaddingStrategy::BatchLongest,
+            ..Default::default()
+        }));
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: MAX_TOKENS,
+                ..Default::default()
+            }))
+            .map_err(|e| anyhow!("configuring truncation: {e}"))?;
+        let device = Device::Cpu;
+        // SAFETY: the safetensors file is memory-mapped read-only; mnemo does
+        // not modify model files while running.
+        let vb = unsafe {
+            VarBuilder::from_mmaped_safetensors(
+                &[dir.join("model.safetensors")],
+                DType::F32,
+                &device,
+            )?
+        };
+        let model = BertModel::load(vb, &config).context("loading the BERT weights")?;
+        let hidden = config.hidden_size;
+        let dimension = dimension.unwrap_or(hidden);
+        anyhow::ensure!(
+            (1..=hidden).contains(&dimension),
+            "embedding dimension {dimension} must be between 1 and the model's {hidden}"
+        );
+        Ok(Self {
+            model,
+            tokenizer,
+            device,
+            hidden,
+            dimension,
+        })
+    }
+
+    fn forward(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| anyhow!("tokenizing: {e}"))?;
+        let n = encodings.len();
+        let len = encodings.first().map(|e| e.get_ids().len()).unwrap_or(0);
+        let mut ids = Vec::with_capacity(n * len);
+        let mut mask = Vec::with_capacity(n * len);
+        for e in &encodings {
+            ids.extend(e.get_ids().iter().map(|&x| x as i64));
+            mask.extend(e.get_attention_mask().iter().map(|&x| x as i64));
+        }
+        let ids = Tensor::from_vec(ids, (n, len), &self.device)?;
+        let mask = Tensor::from_vec(mask, (n, len), &self.device)?;
+        let types = ids.zeros_like()?;
+        let hidden = self.model.forward(&ids, &types, Some(&mask))?;
+        // Mean over real tokens only.
+        let m = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
+        let summed = hidden.broadcast_mul(&m)?.sum(1)?;
+        let counts = m.sum(1)?.clamp(1e-9, f64::MAX)?;
+        let pooled = summed.broadcast_div(&counts)?;
+        let rows: Vec<Vec<f32>> = pooled.to_vec2()?;
+        Ok(rows
+            .into_iter()
+            .map(|mut v| {
+                debug_assert_eq!(v.len(), self.hidden);
+                normalize(&mut v);
+                if self.dimension < v.len() {
+                    v.truncate(self.dimension);
+                    normalize(&mut v);
+                }
+                v
+            })
+            .collect())
+    }
+}
+
+/// Texts per forward pass: padding to the longest in a batch wastes less
+/// on small batches.
+const BATCH: usize = 32;
+
+impl EmbeddingProvider for LocalEmbedder {
+    fn info(&self) -> EmbedderInfo {
+        let model = if self.dimension == self.hidden {
+            MODEL_NAME.to_string()
+        } else {
+            format!("{MODEL_NAME}@{}", self.dimension)
+        };
+        EmbedderInfo {
+            model,
+            dimension: self.dimension as u32,
+        }
+    }
+
+    fn embed(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+        let mut out = Vec::with_capacity(texts.len());
+        for chunk in texts.chunks(BATCH) {
+            out.extend(self.forward(chunk)?);
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,67 @@
+//! Anthropic `POST {base}/v1/messages`.
+
+use mnemo_core::CoreError;
+use mnemo_core::model::{ChatRequest, ChatResponse};
+use serde_json::{Value, json};
+
+use super::{Endpoint, malformed};
+use crate::http::{HttpPolicy, Limiter, post_json};
+
+const API_VERSION: &str = "2023-06-01";
+
+pub(super) fn complete(
+    ep: &Endpoint,
+    req: &ChatRequest,
+    max_tokens: u32,
+    policy: &HttpPolicy,
+    limiter: &Limiter,
+) -> Result<ChatResponse, (CoreError, String)> {
+    // Anthropic takes the system prompt apart from the turns.
+    let system: Vec<&str> = req
+        .messages
+        .iter()
+        .filter(|m| m.role == "system")
+        .map(|m| m.content.as_str())
+        .collect();
+    let mut body = json!({
+        "model": ep.model,
+        "max_tokens": max_tokens,
+        "messages": req.messages.iter().filter(|m| m.role != "system")
+            .map(|m| json!({"role": m.role, "content": m.content})).collect::<Vec<_>>(),
+    });
+    if !system.is_empty() {
+        body["system"] = json!(system.join("\n\n"));
+    }
+    let mut headers = vec![("anthropic-version", API_VERSION.to_string())];
+    if let Some(k) = &ep.api_key {
+        headers.push(("x-api-key", k.clone()));
+    }
+    let url = format!("{}/v1/messages", ep.base_url.trim_end_matches('/'));
+    let v = post_json(&url, &headers, &body, policy, limiter)
+        .map_err(|e| (CoreError::Llm(e.to_string()), e.outcome()))?;
+    parse(&v).map_err(|e| (e, "malformed".to_string()))
+}
+
+fn parse(v: &Value) -> Result<ChatResponse, CoreError> {
+    if v["stop_reason"] == "max_tokens" {
+        return Err(malformed(
+            "truncated at max_tokens (stop_reason = max_tokens)",
+        ));
+    }
+    let content: String = v["content"]
+        .as_array()
+        .ok_or_else(|| malformed("no content blocks"))?
+        .iter()
+        .filter(|b| b["type"] == "text")
+        .filter_map(|b| b["text"].as_str())
+        .collect();
+    if content.is_empty() {
+        return Err(malformed("no text in the content blocks"));
+    }
+    Ok(ChatResponse {
+        content,
+        model: v["model"].as_str().unwrap_or_default().to_string(),
+        input_tokens: v["usage"]["input_tokens"].as_u64().unwrap_or(0) as u32,
+        output_tokens: v["usage"]["output_tokens"].as_u64().unwrap_or(0) as u32,
+    })
+}

@@ -1,0 +1,120 @@
+//! The local embedding model against sentence-transformers' own output
+//! (`tests/fixtures/minilm-reference.json`, computed once by
+//! `tests/fixtures/make_minilm_reference.py`). Needs the model files:
+//! `.ci/run` installs them and sets `MNEMO_MODEL_DIR`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use mnemo_core::model::*;
+use mnemo_host::config::{Config, EmbedderChoice};
+use mnemo_host::embedding::{EmbeddingProvider, LocalEmbedder};
+
+fn model_dir() -> std::path::PathBuf {
+    let dir = Config::default_model_dir(&Config::default_data_dir());
+    assert!(
+        dir.join("model.safetensors").is_file(),
+        "the embedding model is not installed at {}; run `scripts/fetch-model` (or `.ci/run`, which does)",
+        dir.display()
+    );
+    dir
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    dot / (na * nb)
+}
+
+fn reference() -> (Vec<String>, Vec<Vec<f32>>) {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/minilm-reference.json"
+    ))
+    .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let sentences = serde_json::from_value(v["sentences"].clone()).unwrap();
+    let embeddings = serde_json::from_value(v["embeddings"].clone()).unwrap();
+    (sentences, embeddings)
+}
+
+#[test]
+fn matches_sentence_transformers() {
+    let model = LocalEmbedder::load(&model_dir(), None).unwrap();
+    assert_eq!(model.info().dimension, 384);
+    let (sentences, expected) = reference();
+    // As one padded batch, and one at a time: both must match.
+    let batch = model.embed(&sentences).unwrap();
+    for (i, (got, want)) in batch.iter().zip(&expected).enumerate() {
+        let c = cosine(got, want);
+        assert!(c >= 0.99, "batched sentence {i}: cosine {c}");
+        let norm: f32 = got.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4);
+    }
+    for (s, want) in sentences.iter().zip(&expected) {
+        let one = model.embed(std::slice::from_ref(s)).unwrap();
+        assert!(cosine(&one[0], want) >= 0.99, "single: {s}");
+    }
+}
+
+#[test]
+fn matryoshka_truncation_renormalises() {
+    let model = LocalEmbedder::load(&model_dir(), Some(256)).unwrap();
+    assert_eq!(model.info().dimension, 256);
+    assert_eq!(model.info().model, "all-MiniLM-L6-v2@256");
+    let (sentences, expected) = reference();
+    let got = model.embed(&sentences[..2]).unwrap();
+    for (g, want) in got.iter().zip(&expected) {
+        assert_eq!(g.len(), 256);
+        let norm: f32 = g.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4);
+        assert!(cosine(g, &want[..256]) >= 0.99);
+    }
+    assert!(LocalEmbedder::load(&model_dir(), Some(1000)).is_err());
+}
+
+#[test]
+fn a_missing_model_says_how_to_install_it() {
+    let err = LocalEmbedder::load(std::path::Path::new("/nonexistent/model"), None)
+        .err()
+        .unwrap();
+    assert!(format!("{err:#}").contains("scripts/fetch-model"));
+}
+
+#[test]
+fn recall_finds_paraphrases_with_the_local_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = common::config(dir.path());
+    cfg.embedder = EmbedderChoice::Local {
+        dir: model_dir(),
+        dimension: None,
+    };
+    let mut m = mnemo_host::Mnemo::open(&cfg).unwrap();
+    common::remember(
+        &mut m,
+        "",
+        "The user adores felines and has two of them at home",
+    );
+    common::remember(&mut m, "", "Quarterly revenue grew by twelve percent");
+    let r = m
+        .recall(RecallRequest {
+            query: "does she have cats?".into(),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(r.channels_run.contains(&Channel::Vector));
+    assert!(
+        r.hits[0].item.content().contains("felines"),
+        "{:?}",
+        r.hits.iter().map(|h| h.item.content()).collect::<Vec<_>>()
+    );
+    assert!(
+        r.hits[0]
+            .explanation
+            .channels
+            .iter()
+            .any(|c| c.channel == Channel::Vector)
+    );
+}

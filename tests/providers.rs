@@ -1,0 +1,333 @@
+//! LLM and embedding providers against a scripted OpenAI-compatible server
+//! on 127.0.0.1: request shapes, routing, retries, typed errors for
+//! malformed or truncated output, the usage ledger, and recall that keeps
+//! answering while the embedding provider is down.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::llm_server::{Recorded, Reply, Scripted, chat_reply};
+use mnemo_core::CoreError;
+use mnemo_core::model::*;
+use mnemo_core::ports::Llm;
+use mnemo_host::config::EmbedderChoice;
+use mnemo_host::http::HttpPolicy;
+use mnemo_host::ledger::Ledger;
+use mnemo_host::llm::{Endpoint, LlmClient, LlmConfig, Provider};
+use serde_json::json;
+
+fn fast_policy() -> HttpPolicy {
+    HttpPolicy {
+        timeout: Duration::from_secs(5),
+        retries: 2,
+        backoff: Duration::from_millis(10),
+    }
+}
+
+fn endpoint(s: &Scripted, provider: Provider, model: &str) -> Endpoint {
+    Endpoint {
+        provider,
+        base_url: s.base.clone(),
+        api_key: Some("k-123".into()),
+        model: model.into(),
+    }
+}
+
+fn client(default: Endpoint, ledger: &Ledger) -> LlmClient {
+    LlmClient::new(
+        LlmConfig {
+            level: LlmLevel::Auto,
+            default: Some(default),
+            policy: fast_policy(),
+            ..Default::default()
+        },
+        ledger.clone(),
+    )
+}
+
+fn ask(component: &str, json_mode: bool) -> ChatRequest {
+    ChatRequest {
+        component: component.into(),
+        messages: vec![
+            ChatMessage {
+                role: "system".into(),
+                content: "You triage memories.".into(),
+            },
+            ChatMessage {
+                role: "user".into(),
+                content: "Promote this?".into(),
+            },
+        ],
+        json: json_mode,
+        max_tokens: Some(64),
+    }
+}
+
+#[test]
+fn openai_compatible_request_and_answer() {
+    let s = Scripted::start();
+    s.push(chat_reply("{\"decision\": \"promote\"}", "stop"));
+    let ledger = Ledger::default();
+    let llm = client(endpoint(&s, Provider::OpenAi, "gpt-4o-mini"), &ledger);
+    let out = llm.complete(&ask("triage", true)).unwrap();
+    assert_eq!(out.content, "{\"decision\": \"promote\"}");
+    assert_eq!((out.input_tokens, out.output_tokens), (12, 5));
+    let req: Recorded = s.requests().remove(0);
+    assert_eq!(req.path, "/chat/completions");
+    assert_eq!(req.header("authorization"), Some("Bearer k-123"));
+    assert_eq!(req.body["model"], "gpt-4o-mini");
+    assert_eq!(req.body["messages"][0]["role"], "system");
+    assert_eq!(req.body["response_format"]["type"], "json_object");
+    assert_eq!(req.body["max_tokens"], 64);
+    let usage = ledger.take();
+    assert_eq!(usage.len(), 1);
+    assert_eq!(
+        (usage[0].component.as_str(), usage[0].outcome.as_str()),
+        ("triage", "ok")
+    );
+}
+
+#[test]
+fn anthropic_messages_format() {
+    let s = Scripted::start();
+    s.push(Reply::json(
+        200,
+        json!({"model": "claude-x", "content": [{"type": "text", "text": "keep"}], "stop_reason": "end_turn",
+               "usage": {"input_tokens": 9, "output_tokens": 1}}),
+    ));
+    let llm = client(
+        endpoint(&s, Provider::Anthropic, "claude-x"),
+        &Ledger::default(),
+    );
+    let out = llm.complete(&ask("gate", false)).unwrap();
+    assert_eq!(out.content, "keep");
+    let req = s.requests().remove(0);
+    assert_eq!(req.path, "/v1/messages");
+    assert_eq!(req.header("x-api-key"), Some("k-123"));
+    assert_eq!(req.header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(req.body["system"], "You triage memories.");
+    assert_eq!(req.body["messages"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn retries_on_429_and_5xx_then_succeeds() {
+    let s = Scripted::start();
+    s.push(Reply::json(429, json!({"error": "slow down"})));
+    s.push(Reply::json(503, json!({"error": "busy"})));
+    s.push(chat_reply("ok", "stop"));
+    let llm = client(endpoint(&s, Provider::OpenAi, "m"), &Ledger::default());
+    assert_eq!(llm.complete(&ask("merge", false)).unwrap().content, "ok");
+    assert_eq!(s.requests().len(), 3);
+}
+
+#[test]
+fn gives_up_after_the_retries_with_a_typed_error_in_the_ledger() {
+    let s = Scripted::start();
+    for _ in 0..3 {
+        s.push(Reply::json(500, json!({"error": "down"})));
+    }
+    let ledger = Ledger::default();
+    let llm = client(endpoint(&s, Provider::OpenAi, "m"), &ledger);
+    assert!(matches!(
+        llm.complete(&ask("merge", false)),
+        Err(CoreError::Llm(_))
+    ));
+    assert_eq!(s.requests().len(), 3, "first attempt + 2 retries");
+    assert_eq!(ledger.take()[0].outcome, "http 500");
+    // A 4xx other than 429 is not retried.
+    s.push(Reply::json(400, json!({"error": "bad request"})));
+    assert!(llm.complete(&ask("merge", false)).is_err());
+    assert_eq!(s.requests().len(), 4);
+}
+
+#[test]
+fn malformed_or_truncated_output_is_an_error_never_an_empty_answer() {
+    let s = Scripted::start();
+    s.push(Reply::json(200, json!({"nothing": "useful"})));
+    s.push(chat_reply("{\"decision\": \"pro", "length"));
+    s.push(Reply {
+        status: 200,
+        body: "not json at all".into(),
+        headers: Vec::new(),
+    });
+    let ledger = Ledger::default();
+    let llm = client(endpoint(&s, Provider::OpenAi, "m"), &ledger);
+    for _ in 0..3 {
+        match llm.complete(&ask("extract", true)) {
+            Err(CoreError::Llm(msg)) => assert!(
+                msg.contains("malformed") || msg.contains("not JSON"),
+                "{msg}"
+            ),
+            other => panic!("expected a typed LLM error, got {other:?}"),
+        }
+    }
+    assert!(ledger.take().iter().all(|u| u.outcome == "malformed"));
+}
+
+#[test]
+fn components_route_to_their_tier_and_fall_back_to_the_global_model() {
+    let global = Scripted::start();
+    let gate = Scripted::start();
+    global.respond_with(|_| chat_reply("global", "stop"));
+    gate.respond_with(|_| chat_reply("gate", "stop"));
+    let mut config = LlmConfig {
+        level: LlmLevel::Auto,
+        default: Some(endpoint(&global, Provider::OpenAi, "small")),
+        policy: fast_policy(),
+        ..Default::default()
+    };
+    config
+        .tiers
+        .insert("gate".into(), endpoint(&gate, Provider::OpenAi, "big"));
+    let llm = LlmClient::new(config, Ledger::default());
+    // triage and distill use the gate tier; audit falls back to gate; rerank to the global model.
+    for (component, expected) in [
+        ("triage", "gate"),
+        ("gate", "gate"),
+        ("audit", "gate"),
+        ("distill", "gate"),
+        ("rerank", "global"),
+    ] {
+        assert_eq!(
+            llm.complete(&ask(component, false)).unwrap().content,
+            expected,
+            "{component}"
+        );
+    }
+    assert_eq!(gate.requests()[0].body["model"], "big");
+    assert_eq!(global.requests()[0].body["model"], "small");
+}
+
+#[test]
+fn level_off_refuses_without_calling_anyone() {
+    let llm = LlmClient::off();
+    assert_eq!(llm.level(), LlmLevel::Off);
+    assert!(matches!(
+        llm.complete(&ask("gate", false)),
+        Err(CoreError::Unavailable(_))
+    ));
+}
+
+fn embedding_server() -> Scripted {
+    let s = Scripted::start();
+    // Deterministic 8-dim vectors: one hot on the text length.
+    s.respond_with(|req| {
+        let inputs = req.body["input"].as_array().cloned().unwrap_or_default();
+        let data: Vec<_> = inputs
+            .iter()
+            .enumerate()
+            .rev() // out of order on purpose: the client must sort by index
+            .map(|(i, t)| {
+                let mut v = vec![0.01f32; 8];
+                v[t.as_str().unwrap_or("").len() % 8] = 1.0;
+                json!({"index": i, "embedding": v})
+            })
+            .collect();
+        Reply::json(
+            200,
+            json!({"data": data, "model": "emb", "usage": {"prompt_tokens": inputs.len() * 3}}),
+        )
+    });
+    s
+}
+
+fn http_config(dir: &std::path::Path, s: &Scripted, dimension: usize) -> mnemo_host::Config {
+    let mut cfg = common::config(dir);
+    cfg.embedder = EmbedderChoice::Http {
+        base_url: s.base.clone(),
+        api_key: Some("e-1".into()),
+        model: "emb".into(),
+        dimension,
+        send_dimensions: true,
+    };
+    cfg
+}
+
+#[test]
+fn http_embeddings_are_batched_truncated_and_ledgered() {
+    let s = embedding_server();
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = mnemo_host::Mnemo::open(&http_config(dir.path(), &s, 4)).unwrap();
+    common::remember(&mut m, "", "abcd efgh");
+    for i in 0..5 {
+        m.ingest(Turn {
+            session_id: "s".into(),
+            role: "user".into(),
+            content: format!("turn number {i}"),
+            ..Default::default()
+        })
+        .unwrap();
+    }
+    assert_eq!(m.backfill_all(64, |_| {}).unwrap(), 5);
+    let reqs = s.requests();
+    assert_eq!(reqs[0].body["dimensions"], 4);
+    assert_eq!(reqs[0].header("authorization"), Some("Bearer e-1"));
+    assert_eq!(
+        reqs.last().unwrap().body["input"].as_array().unwrap().len(),
+        5,
+        "one batch for the backfill"
+    );
+    let vecs = m
+        .ports()
+        .store
+        .connection()
+        .query_row("SELECT COUNT(*) FROM vec_episodes", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .unwrap();
+    assert_eq!(vecs, 5);
+    let usage = m.ports().store.usage(10).unwrap();
+    assert!(
+        usage
+            .iter()
+            .all(|u| u.component == "embedding" && u.outcome == "ok")
+    );
+    assert!(usage.len() >= 2);
+}
+
+#[test]
+fn recall_keeps_answering_while_the_embedding_provider_is_down() {
+    let s = embedding_server();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = http_config(dir.path(), &s, 8);
+    let mut m = mnemo_host::Mnemo::open(&cfg).unwrap();
+    common::remember(&mut m, "", "the backup job runs nightly at two");
+    drop(m);
+    // The provider goes away: every call now fails.
+    s.respond_with(|_| Reply::json(503, json!({"error": "down"})));
+    let mut cfg = cfg;
+    if let EmbedderChoice::Http { .. } = &mut cfg.embedder {
+        cfg.llm.policy = fast_policy();
+    }
+    let mut m = mnemo_host::Mnemo::open(&cfg).unwrap();
+    let r = m
+        .recall(RecallRequest {
+            query: "when does the backup run".into(),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(r.hits.len(), 1);
+    assert_eq!(r.channels_run, vec![Channel::Fts, Channel::Entity]);
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.starts_with("vector channel skipped")),
+        "{:?}",
+        r.warnings
+    );
+    // Writes still land; their vectors come later.
+    let out = common::remember(&mut m, "", "new memory while the provider is down");
+    assert!(out.created);
+    let failures = m
+        .ports()
+        .store
+        .usage(50)
+        .unwrap()
+        .into_iter()
+        .filter(|u| u.outcome != "ok")
+        .count();
+    assert!(failures >= 1);
+}
