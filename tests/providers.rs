@@ -331,3 +331,40 @@ fn recall_keeps_answering_while_the_embedding_provider_is_down() {
         .count();
     assert!(failures >= 1);
 }
+
+fn settings_from(toml: &str) -> anyhow::Result<mnemo_host::config::Settings> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    std::fs::write(&path, toml).unwrap();
+    mnemo_host::config::Settings::load(Some(&path))
+}
+
+#[test]
+fn the_config_file_configures_providers_and_is_validated() {
+    let s = settings_from(
+        "llm_level = \"auto\"\nllm_url = \"http://127.0.0.1:9/v1\"\ngate_model = \"big-model\"\nembedder = \"hash\"\nllm_retries = 5\n",
+    )
+    .unwrap();
+    let cfg = mnemo_host::Config::from_settings(None, &s).unwrap();
+    assert_eq!(cfg.llm.level, LlmLevel::Auto);
+    assert_eq!(cfg.llm.policy.retries, 5);
+    assert_eq!(cfg.llm.tiers["gate"].model, "big-model");
+    assert_eq!(cfg.llm.tiers["gate"].base_url, "http://127.0.0.1:9/v1");
+    assert!(matches!(cfg.embedder, EmbedderChoice::Hash { .. }));
+
+    let err = settings_from("llm_urll = \"x\"\n").unwrap_err();
+    assert!(format!("{err:#}").contains("unknown setting `llm_urll`"));
+    let err = settings_from("llm_level = \"auto\"\n")
+        .and_then(|s| mnemo_host::Config::from_settings(None, &s))
+        .unwrap_err();
+    assert!(format!("{err:#}").contains("MNEMO_LLM_URL"), "{err:#}");
+    let err = settings_from("embedder = \"magic\"\n")
+        .and_then(|s| mnemo_host::Config::from_settings(None, &s))
+        .unwrap_err();
+    assert!(format!("{err:#}").contains("MNEMO_EMBEDDER"));
+    let err = settings_from("embedder = \"http\"\nembedding_url = \"http://x\"\n")
+        .and_then(|s| mnemo_host::Config::from_settings(None, &s))
+        .unwrap_err();
+    assert!(format!("{err:#}").contains("MNEMO_EMBEDDING_DIM"));
+    assert!(settings_from("not toml [").is_err());
+}

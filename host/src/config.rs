@@ -41,10 +41,103 @@ pub struct Config {
     pub cache_dir: Option<PathBuf>,
     pub embedder: EmbedderChoice,
     pub llm: LlmConfig,
+    /// Bearer token the HTTP API demands (none: no auth).
+    pub api_key: Option<String>,
+    /// Where `serve` listens.
+    pub host: String,
+    pub port: u16,
 }
 
 /// Dimension of the default embedder (all-MiniLM-L6-v2's).
 pub const DEFAULT_DIMENSION: usize = 384;
+
+/// Every `MNEMO_*` setting, for validating the config file.
+pub const SETTINGS: &[&str] = &[
+    "MNEMO_DB",
+    "MNEMO_MODEL_DIR",
+    "MNEMO_EMBEDDER",
+    "MNEMO_EMBEDDING_DIM",
+    "MNEMO_EMBEDDING_URL",
+    "MNEMO_EMBEDDING_KEY",
+    "MNEMO_EMBEDDING_MODEL",
+    "MNEMO_EMBEDDING_SEND_DIM",
+    "MNEMO_LLM_LEVEL",
+    "MNEMO_LLM_PROVIDER",
+    "MNEMO_LLM_URL",
+    "MNEMO_LLM_KEY",
+    "MNEMO_LLM_MODEL",
+    "MNEMO_LLM_TIMEOUT_SECS",
+    "MNEMO_LLM_RETRIES",
+    "MNEMO_LLM_BACKOFF_MS",
+    "MNEMO_LLM_CONCURRENCY",
+    "MNEMO_LLM_MAX_TOKENS",
+    "MNEMO_API_KEY",
+    "MNEMO_HOST",
+    "MNEMO_PORT",
+    "MNEMO_LOG",
+];
+
+/// Settings from the environment, falling back to the config file: a TOML
+/// table whose keys are the variable names in lower case without `MNEMO_`
+/// (`llm_url = "http://127.0.0.1:11434/v1"`, `gate_model = "..."`).
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    file: HashMap<String, String>,
+}
+
+impl Settings {
+    /// Reads `path` (or `$MNEMO_CONFIG`, or `<data dir>/config.toml` when it
+    /// exists). Unknown keys are an error that names them.
+    pub fn load(path: Option<&std::path::Path>) -> anyhow::Result<Self> {
+        let path = match path
+            .map(PathBuf::from)
+            .or_else(|| env("MNEMO_CONFIG").map(PathBuf::from))
+        {
+            Some(p) => p,
+            None => {
+                let p = Config::default_data_dir().join("config.toml");
+                if !p.is_file() {
+                    return Ok(Self::default());
+                }
+                p
+            }
+        };
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading the config file {}", path.display()))?;
+        let table: toml::Table = text
+            .parse()
+            .with_context(|| format!("{} is not valid TOML", path.display()))?;
+        let mut file = HashMap::new();
+        for (key, value) in table {
+            let name = format!("MNEMO_{}", key.to_uppercase());
+            let known = SETTINGS.contains(&name.as_str())
+                || TIERS.iter().any(|t| {
+                    ["URL", "KEY", "MODEL", "PROVIDER"]
+                        .iter()
+                        .any(|f| name == format!("MNEMO_{}_{f}", t.to_uppercase()))
+                });
+            if !known {
+                bail!("unknown setting `{key}` in {}", path.display());
+            }
+            let value = match value {
+                toml::Value::String(s) => s,
+                other => other.to_string(),
+            };
+            file.insert(name, value);
+        }
+        Ok(Self { file })
+    }
+
+    /// The environment wins over the file.
+    pub fn get(&self, name: &str) -> Option<String> {
+        env(name).or_else(|| {
+            self.file
+                .get(name)
+                .cloned()
+                .filter(|v| !v.trim().is_empty())
+        })
+    }
+}
 
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
@@ -74,8 +167,14 @@ impl Config {
             .unwrap_or_else(|| data_dir.join("models").join("all-MiniLM-L6-v2"))
     }
 
-    /// Defaults plus the `MNEMO_*` environment variables.
+    /// Defaults plus the `MNEMO_*` environment variables (no config file).
     pub fn from_env(db_path: Option<PathBuf>) -> anyhow::Result<Self> {
+        Self::from_settings(db_path, &Settings::default())
+    }
+
+    /// Defaults, then the config file, then the environment.
+    pub fn from_settings(db_path: Option<PathBuf>, settings: &Settings) -> anyhow::Result<Self> {
+        let env = |name: &str| settings.get(name);
         let data_dir = Self::default_data_dir();
         let dimension = match env("MNEMO_EMBEDDING_DIM") {
             None => None,
@@ -109,7 +208,10 @@ impl Config {
             cache_dir: Some(data_dir.join("cache")),
             data_dir,
             embedder,
-            llm: llm_from_env()?,
+            llm: llm_from_settings(settings)?,
+            api_key: env("MNEMO_API_KEY"),
+            host: env("MNEMO_HOST").unwrap_or_else(|| "127.0.0.1".into()),
+            port: number(settings, "MNEMO_PORT", 7878u16)?,
         })
     }
 
@@ -123,12 +225,15 @@ impl Config {
                 dimension: DEFAULT_DIMENSION,
             },
             llm: LlmConfig::default(),
+            api_key: None,
+            host: "127.0.0.1".into(),
+            port: 7878,
         }
     }
 }
 
-fn number<T: std::str::FromStr>(name: &str, default: T) -> anyhow::Result<T> {
-    match env(name) {
+fn number<T: std::str::FromStr>(settings: &Settings, name: &str, default: T) -> anyhow::Result<T> {
+    match settings.get(name) {
         None => Ok(default),
         Some(v) => v
             .parse()
@@ -149,7 +254,8 @@ fn provider(name: &str, value: &str) -> anyhow::Result<Provider> {
 
 /// `MNEMO_LLM_*` for the global endpoint, `MNEMO_<TIER>_{URL,KEY,MODEL,PROVIDER}`
 /// per model tier (seed 004 §7: gate, merge, audit, expand, extract, ...).
-pub fn llm_from_env() -> anyhow::Result<LlmConfig> {
+pub fn llm_from_settings(settings: &Settings) -> anyhow::Result<LlmConfig> {
+    let env = |name: &str| settings.get(name);
     let level: LlmLevel = match env("MNEMO_LLM_LEVEL") {
         None => LlmLevel::Off,
         Some(v) => v.parse().map_err(|_| {
@@ -207,11 +313,11 @@ pub fn llm_from_env() -> anyhow::Result<LlmConfig> {
         default,
         tiers,
         policy: HttpPolicy {
-            timeout: Duration::from_secs(number("MNEMO_LLM_TIMEOUT_SECS", 60u64)?),
-            retries: number("MNEMO_LLM_RETRIES", 3u32)?,
-            backoff: Duration::from_millis(number("MNEMO_LLM_BACKOFF_MS", 250u64)?),
+            timeout: Duration::from_secs(number(settings, "MNEMO_LLM_TIMEOUT_SECS", 60u64)?),
+            retries: number(settings, "MNEMO_LLM_RETRIES", 3u32)?,
+            backoff: Duration::from_millis(number(settings, "MNEMO_LLM_BACKOFF_MS", 250u64)?),
         },
-        concurrency: number("MNEMO_LLM_CONCURRENCY", 2usize)?,
-        max_tokens: number("MNEMO_LLM_MAX_TOKENS", 1024u32)?,
+        concurrency: number(settings, "MNEMO_LLM_CONCURRENCY", 2usize)?,
+        max_tokens: number(settings, "MNEMO_LLM_MAX_TOKENS", 1024u32)?,
     })
 }

@@ -31,11 +31,13 @@ const BACKFILL_BATCH: usize = 64;
 
 #[derive(clap::Args)]
 pub struct ServeArgs {
-    /// Address to bind. Anything but loopback exposes your memory: set MNEMO_API_KEY.
-    #[arg(long, default_value = "127.0.0.1", env = "MNEMO_HOST")]
-    host: String,
-    #[arg(long, default_value_t = 7878, env = "MNEMO_PORT")]
-    port: u16,
+    /// Address to bind (default 127.0.0.1, or MNEMO_HOST). Anything but
+    /// loopback exposes your memory: set MNEMO_API_KEY.
+    #[arg(long)]
+    host: Option<String>,
+    /// Port (default 7878, or MNEMO_PORT; 0 picks a free one).
+    #[arg(long)]
+    port: Option<u16>,
 }
 
 type Job = Box<dyn FnOnce(&mut Mnemo) + Send>;
@@ -253,17 +255,12 @@ pub fn router(engine_config: Config, api_key: Option<String>) -> anyhow::Result<
 }
 
 pub fn serve(config: Config, args: ServeArgs) -> anyhow::Result<()> {
-    let api_key = std::env::var("MNEMO_API_KEY")
-        .ok()
-        .filter(|k| !k.is_empty());
-    let addr: SocketAddr = format!("{}:{}", args.host, args.port)
+    let api_key = config.api_key.clone();
+    let host = args.host.unwrap_or_else(|| config.host.clone());
+    let port = args.port.unwrap_or(config.port);
+    let addr: SocketAddr = format!("{host}:{port}")
         .parse()
-        .with_context(|| {
-            format!(
-                "`{}:{}` is not an address to listen on",
-                args.host, args.port
-            )
-        })?;
+        .with_context(|| format!("`{host}:{port}` is not an address to listen on"))?;
     if !addr.ip().is_loopback() && api_key.is_none() {
         tracing::warn!(
             "listening on {addr} without MNEMO_API_KEY: anyone who can reach it can read your memory"

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use mnemo_core::model::*;
+use mnemo_host::config::EmbedderChoice;
 use mnemo_host::native::NativeMnemo;
 use mnemo_host::runtime::Runtime;
 use mnemo_host::{Config, Mnemo};
@@ -99,7 +100,7 @@ fn config_in(dir: &Path, name: &str) -> Config {
     Config::with_hash_embedder(dir.join(name), dir.to_path_buf())
 }
 
-pub fn run(_base: &Config, args: BenchArgs) -> anyhow::Result<()> {
+pub fn run(base: &Config, args: BenchArgs) -> anyhow::Result<()> {
     let tmp;
     let dir = match &args.dir {
         Some(d) => {
@@ -276,6 +277,55 @@ pub fn run(_base: &Config, args: BenchArgs) -> anyhow::Result<()> {
         ),
         "x",
         "",
+    );
+    local_model_rows(base, &mut t, &mut corpus)
+}
+
+/// Throughput and query latency of the local embedding model, if installed.
+fn local_model_rows(base: &Config, t: &mut Table, corpus: &mut Corpus) -> anyhow::Result<()> {
+    use mnemo_host::embedding::{EmbeddingProvider, LocalEmbedder};
+    let EmbedderChoice::Local { dir, dimension } = &base.embedder else {
+        println!("(local embedding model not configured: MNEMO_EMBEDDER is not `local`)");
+        return Ok(());
+    };
+    let model = match LocalEmbedder::load(dir, *dimension) {
+        Ok(m) => m,
+        Err(e) => {
+            println!("(local embedding model skipped: {e:#})");
+            return Ok(());
+        }
+    };
+    let texts: Vec<String> = (0..256).map(|_| corpus.sentence(8, 24)).collect();
+    model.embed(&texts[..4])?; // warm up
+    let mut singles = Vec::new();
+    for text in texts.iter().take(64) {
+        let start = Instant::now();
+        model.embed(std::slice::from_ref(text))?;
+        singles.push(start.elapsed());
+    }
+    let total: Duration = singles.iter().sum();
+    singles.sort();
+    t.row(
+        "local model (MiniLM-L6): batch 1",
+        format!("{:.1}", 64.0 / total.as_secs_f64()),
+        "texts/s",
+        "64 texts of 8-24 words, one per call",
+    );
+    let start = Instant::now();
+    for chunk in texts.chunks(32) {
+        model.embed(chunk)?;
+    }
+    t.row(
+        "local model (MiniLM-L6): batch 32",
+        format!("{:.1}", texts.len() as f64 / start.elapsed().as_secs_f64()),
+        "texts/s",
+        "256 texts in batches of 32 (PyTorch: ~45/s)",
+    );
+    t.row(
+        "query embedding latency (p50)",
+        ms(percentile(&singles, 0.5)),
+        "ms",
+        "one query, uncached",
     );
     Ok(())
 }

@@ -21,6 +21,9 @@ struct Cli {
     /// Database file (default: <data dir>/memory.db).
     #[arg(long, global = true, env = "MNEMO_DB")]
     db: Option<PathBuf>,
+    /// Config file (TOML; default: $MNEMO_CONFIG, else <data dir>/config.toml if present).
+    #[arg(long, global = true)]
+    config: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -260,7 +263,8 @@ fn print_memory(m: &Memory) {
 }
 
 fn run(cli: Cli) -> Out {
-    let config = Config::from_env(cli.db)?;
+    let settings = mnemo_host::config::Settings::load(cli.config.as_deref())?;
+    let config = Config::from_settings(cli.db, &settings)?;
     if let Command::Serve(args) = cli.command {
         return crate::server::serve(config, args).map_err(Into::into);
     }
