@@ -1,6 +1,8 @@
-//! Builds the core component (`core/` for `wasm32-wasip2`) so that building
-//! the host is the only command anyone runs. It uses its own target folder,
-//! so it never waits on the outer cargo's lock.
+//! Builds the guest components — the core, the bundled NER plugins and the
+//! test-fixture plugins — for `wasm32-wasip2`, so that building the host is
+//! the only command anyone runs. It uses its own target folder, so it never
+//! waits on the outer cargo's lock. Each artifact's path reaches the host as
+//! an environment variable at compile time.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -8,15 +10,15 @@ use std::process::Command;
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
     let root = manifest.parent().map(PathBuf::from).unwrap_or_default();
-    for path in ["core/src", "core/Cargo.toml", "wit", "Cargo.lock"] {
+    for path in [
+        "core/src",
+        "core/Cargo.toml",
+        "wit",
+        "Cargo.lock",
+        "plugins",
+        "tests/fixtures/plugins",
+    ] {
         println!("cargo:rerun-if-changed={}", root.join(path).display());
-    }
-    println!("cargo:rerun-if-env-changed=MNEMO_CORE_WASM_PREBUILT");
-
-    // An explicit prebuilt component (e.g. from `cargo build -p mnemo-core --target wasm32-wasip2`).
-    if let Ok(prebuilt) = std::env::var("MNEMO_CORE_WASM_PREBUILT") {
-        println!("cargo:rustc-env=MNEMO_CORE_WASM={prebuilt}");
-        return;
     }
 
     let outer_target = std::env::var("CARGO_TARGET_DIR")
@@ -31,11 +33,10 @@ fn main() {
             "--release",
             "--target",
             "wasm32-wasip2",
-            "-p",
-            "mnemo-core",
             "--target-dir",
         ])
         .arg(&target_dir)
+        .args(GUESTS.iter().flat_map(|(package, _)| ["-p", package]))
         // Flags meant for the host build must not leak into the guest build.
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env_remove("RUSTFLAGS")
@@ -56,6 +57,18 @@ fn main() {
             std::process::exit(1);
         }
     }
-    let wasm = target_dir.join("wasm32-wasip2/release/mnemo_core.wasm");
-    println!("cargo:rustc-env=MNEMO_CORE_WASM={}", wasm.display());
+    for (package, var) in GUESTS {
+        let wasm = target_dir
+            .join("wasm32-wasip2/release")
+            .join(format!("{}.wasm", package.replace('-', "_")));
+        println!("cargo:rustc-env={var}={}", wasm.display());
+    }
 }
+
+/// Guest packages and the variable that carries each artifact's path.
+const GUESTS: &[(&str, &str)] = &[
+    ("mnemo-core", "MNEMO_CORE_WASM"),
+    ("mnemo-ner-regex", "MNEMO_PLUGIN_REGEX_WASM"),
+    ("mnemo-ner-misbehave", "MNEMO_FIXTURE_MISBEHAVE_WASM"),
+    ("mnemo-ner-future-abi", "MNEMO_FIXTURE_FUTURE_ABI_WASM"),
+];

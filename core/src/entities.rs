@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use crate::error::CoreResult;
 use crate::ids::new_id;
-use crate::model::{Entity, Mention, Target};
+use crate::model::{Entity, EntityType, Mention, Target};
 use crate::ports::{Clock, Storage};
 
 /// Most aliases kept per entity.
@@ -25,7 +25,12 @@ pub fn link_mentions(
     let mut seen = BTreeSet::new();
     let mut linked = 0;
     for m in mentions {
-        let name = m.text.trim();
+        // `@alice` and `#launch` are known as `alice` and `launch`; the raw form stays an alias.
+        let raw = m.text.trim();
+        let name = match m.entity_type {
+            EntityType::Mention | EntityType::Hashtag => raw.trim_start_matches(['@', '#']),
+            _ => raw,
+        };
         if name.is_empty() || !seen.insert((name.to_lowercase(), m.entity_type)) {
             continue;
         }
@@ -44,7 +49,11 @@ pub fn link_mentions(
                 namespace: namespace.to_string(),
                 canonical_name: name.to_string(),
                 entity_type: m.entity_type,
-                aliases: Vec::new(),
+                aliases: if raw != name {
+                    vec![raw.to_string()]
+                } else {
+                    Vec::new()
+                },
                 mention_count: 1,
                 summary: None,
             },

@@ -12,6 +12,7 @@ use mnemo_core::model::LlmLevel;
 
 use crate::http::HttpPolicy;
 use crate::llm::{Endpoint, LlmConfig, Provider, TIERS};
+use crate::plugins::PluginLimits;
 
 /// Which embedding provider the host runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,6 +47,36 @@ pub struct Config {
     /// Where `serve` listens.
     pub host: String,
     pub port: u16,
+    pub ner: NerConfig,
+}
+
+/// NER plugins: where they come from, what they may use, which strategies run them.
+#[derive(Debug, Clone)]
+pub struct NerConfig {
+    /// A folder of extra plugins (`*.wasm`), loaded after the bundled ones.
+    pub plugin_dir: Option<PathBuf>,
+    pub limits: PluginLimits,
+    pub fast: Vec<String>,
+    pub accurate: Vec<String>,
+}
+
+impl Default for NerConfig {
+    fn default() -> Self {
+        Self {
+            plugin_dir: None,
+            limits: PluginLimits::default(),
+            fast: vec!["regex".into()],
+            accurate: vec!["regex".into(), "names".into()],
+        }
+    }
+}
+
+fn list(v: &str) -> Vec<String> {
+    v.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect()
 }
 
 /// Dimension of the default embedder (all-MiniLM-L6-v2's).
@@ -212,6 +243,7 @@ impl Config {
             api_key: env("MNEMO_API_KEY"),
             host: env("MNEMO_HOST").unwrap_or_else(|| "127.0.0.1".into()),
             port: number(settings, "MNEMO_PORT", 7878u16)?,
+            ner: ner_from_settings(settings)?,
         })
     }
 
@@ -228,8 +260,46 @@ impl Config {
             api_key: None,
             host: "127.0.0.1".into(),
             port: 7878,
+            ner: NerConfig::default(),
         }
     }
+}
+
+fn ner_from_settings(settings: &Settings) -> anyhow::Result<NerConfig> {
+    let d = NerConfig::default();
+    let limits = PluginLimits {
+        memory_bytes: number(
+            settings,
+            "MNEMO_PLUGIN_MEMORY_MB",
+            d.limits.memory_bytes >> 20,
+        )? << 20,
+        deadline: Duration::from_millis(number(
+            settings,
+            "MNEMO_PLUGIN_DEADLINE_MS",
+            d.limits.deadline.as_millis() as u64,
+        )?),
+        fuel: settings
+            .get("MNEMO_PLUGIN_FUEL")
+            .map(|v| {
+                v.parse()
+                    .ok()
+                    .with_context(|| format!("MNEMO_PLUGIN_FUEL=`{v}` is not a number"))
+            })
+            .transpose()?,
+        ..d.limits
+    };
+    Ok(NerConfig {
+        plugin_dir: settings.get("MNEMO_PLUGIN_DIR").map(PathBuf::from),
+        limits,
+        fast: settings
+            .get("MNEMO_NER_FAST")
+            .map(|v| list(&v))
+            .unwrap_or(d.fast),
+        accurate: settings
+            .get("MNEMO_NER_ACCURATE")
+            .map(|v| list(&v))
+            .unwrap_or(d.accurate),
+    })
 }
 
 fn number<T: std::str::FromStr>(settings: &Settings, name: &str, default: T) -> anyhow::Result<T> {

@@ -10,6 +10,7 @@ pub mod llm;
 pub mod mnemo;
 pub mod native;
 pub mod ner;
+pub mod plugins;
 pub mod ports;
 pub mod runtime;
 pub mod storage;

@@ -16,6 +16,7 @@ use crate::http::{HttpPolicy, Limiter};
 use crate::ledger::Ledger;
 use crate::llm::LlmClient;
 use crate::ner::NerPipeline;
+use crate::plugins::PluginHost;
 use crate::ports::HostPorts;
 use crate::runtime::{CoreInstance, Runtime};
 use crate::storage::{SqliteStore, VectorState};
@@ -59,10 +60,35 @@ pub fn host_ports(config: &Config) -> anyhow::Result<HostPorts> {
         store,
         embeddings: Embeddings::new(provider),
         llm: LlmClient::new(config.llm.clone(), ledger.clone()),
-        ner: NerPipeline::empty(),
+        ner: ner_pipeline(config)?,
         clock: SystemClock,
         ledger,
     })
+}
+
+/// Loads the bundled plugins, then the user folder's, and builds the strategies.
+pub fn ner_pipeline(config: &Config) -> anyhow::Result<NerPipeline> {
+    let host = PluginHost::new(config.ner.limits.clone(), config.cache_dir.clone())?;
+    let mut providers: Vec<Box<dyn crate::ner::NerProvider>> = Vec::new();
+    for (name, bytes) in crate::plugins::BUNDLED {
+        match host.load(&format!("bundled plugin `{name}`"), bytes) {
+            Ok(p) => providers.push(Box::new(p)),
+            Err(e) => tracing::warn!("{e}"),
+        }
+    }
+    if let Some(dir) = &config.ner.plugin_dir {
+        for loaded in host.load_dir(dir) {
+            match loaded {
+                Ok(p) => providers.push(Box::new(p)),
+                Err(e) => tracing::warn!("plugin skipped: {e}"),
+            }
+        }
+    }
+    let (pipeline, warnings) = NerPipeline::new(providers, &config.ner.fast, &config.ner.accurate);
+    for w in warnings {
+        tracing::info!("{w}");
+    }
+    Ok(pipeline)
 }
 
 impl Mnemo {

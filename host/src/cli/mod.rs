@@ -50,10 +50,22 @@ enum Command {
     Stats(StatsArgs),
     /// Embed every memory and episode that has no vector yet.
     Reindex(ReindexArgs),
+    /// Run a NER strategy on a text: the merged entities of its plugins.
+    Ner(NerArgs),
     /// The ledger of LLM and embedding calls: totals, then the latest calls.
     LlmUsage(UsageArgs),
     /// Measure start-up, boundary calls, throughput and recall latency.
     Bench(bench::BenchArgs),
+}
+
+#[derive(Args)]
+struct NerArgs {
+    text: String,
+    /// fast | accurate
+    #[arg(long, default_value = "fast")]
+    strategy: String,
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -268,6 +280,9 @@ fn run(cli: Cli) -> Out {
     if let Command::Serve(args) = cli.command {
         return crate::server::serve(config, args).map_err(Into::into);
     }
+    if let Command::Ner(a) = &cli.command {
+        return ner(&config, a);
+    }
     if let Command::Bench(args) = cli.command {
         return bench::run(&config, args).map_err(Into::into);
     }
@@ -442,7 +457,7 @@ fn run(cli: Cli) -> Out {
                 );
             }
         }
-        Command::Serve(_) | Command::Bench(_) => {}
+        Command::Serve(_) | Command::Bench(_) | Command::Ner(_) => {}
     }
     Ok(())
 }
@@ -531,5 +546,37 @@ fn ingest(mnemo: &mut Mnemo, a: IngestArgs) -> Out {
         return print_json(&serde_json::json!({ "stored": stored, "embedded": n }));
     }
     let _ = writeln!(std::io::stdout(), "stored {stored} turns");
+    Ok(())
+}
+
+fn ner(config: &Config, a: &NerArgs) -> Out {
+    if !matches!(a.strategy.as_str(), "fast" | "accurate") {
+        return Err(Failure {
+            code: 2,
+            message: format!("unknown strategy `{}`; use fast or accurate", a.strategy),
+        });
+    }
+    let pipeline = mnemo_host::mnemo::ner_pipeline(config)?;
+    let (mentions, failures) = pipeline.extract_reporting(&a.text, &a.strategy);
+    for f in &failures {
+        eprintln!("warning: {f}");
+    }
+    if a.json {
+        return print_json(&mentions);
+    }
+    if mentions.is_empty() {
+        println!("no entities");
+    }
+    for m in &mentions {
+        println!(
+            "{:<14} {:<30} {:>4}..{:<4} {:.2}  {}",
+            m.entity_type.as_str(),
+            m.text,
+            m.start,
+            m.end,
+            m.confidence,
+            m.provider
+        );
+    }
     Ok(())
 }

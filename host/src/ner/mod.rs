@@ -16,9 +16,10 @@ pub trait NerProvider: Send {
 /// strategy returns no mentions and the entity channel stays empty.
 #[derive(Default)]
 pub struct NerPipeline {
+    providers: Vec<std::cell::RefCell<Box<dyn NerProvider>>>,
+    /// Provider indices per strategy, in order.
     fast: Vec<usize>,
     accurate: Vec<usize>,
-    providers: Vec<std::cell::RefCell<Box<dyn NerProvider>>>,
 }
 
 impl NerPipeline {
@@ -26,16 +27,66 @@ impl NerPipeline {
         Self::default()
     }
 
-    /// Adds a provider to the named strategies.
-    pub fn add(&mut self, provider: Box<dyn NerProvider>, fast: bool, accurate: bool) {
-        let i = self.providers.len();
-        self.providers.push(std::cell::RefCell::new(provider));
-        if fast {
-            self.fast.push(i);
+    /// Strategies name providers; a name with no loaded provider is reported
+    /// in the returned warnings and skipped.
+    pub fn new(
+        providers: Vec<Box<dyn NerProvider>>,
+        fast: &[String],
+        accurate: &[String],
+    ) -> (Self, Vec<String>) {
+        let mut warnings = Vec::new();
+        let mut resolve = |strategy: &str, names: &[String]| -> Vec<usize> {
+            names
+                .iter()
+                .filter_map(|n| {
+                    let i = providers.iter().position(|p| p.name() == n);
+                    if i.is_none() {
+                        warnings.push(format!(
+                            "NER strategy `{strategy}` names `{n}`, which is not loaded"
+                        ));
+                    }
+                    i
+                })
+                .collect()
+        };
+        let fast = resolve("fast", fast);
+        let accurate = resolve("accurate", accurate);
+        let providers = providers.into_iter().map(std::cell::RefCell::new).collect();
+        (
+            Self {
+                providers,
+                fast,
+                accurate,
+            },
+            warnings,
+        )
+    }
+
+    pub fn provider_names(&self) -> Vec<String> {
+        self.providers
+            .iter()
+            .map(|p| p.borrow().name().to_string())
+            .collect()
+    }
+
+    /// Merged mentions of the strategy's providers, and one message per
+    /// provider that failed (the others still answer).
+    pub fn extract_reporting(&self, text: &str, strategy: &str) -> (Vec<Mention>, Vec<String>) {
+        let ids = if strategy == "accurate" {
+            &self.accurate
+        } else {
+            &self.fast
+        };
+        let mut all = Vec::new();
+        let mut failures = Vec::new();
+        for &i in ids {
+            let mut p = self.providers[i].borrow_mut();
+            match p.extract(text) {
+                Ok(found) => all.extend(found),
+                Err(e) => failures.push(format!("{e:#}")),
+            }
         }
-        if accurate {
-            self.accurate.push(i);
-        }
+        (merge_mentions(all), failures)
     }
 }
 
@@ -60,22 +111,11 @@ pub fn merge_mentions(mut all: Vec<Mention>) -> Vec<Mention> {
 
 impl Ner for NerPipeline {
     fn extract(&self, text: &str, strategy: &str) -> CoreResult<Vec<Mention>> {
-        let ids = if strategy == "accurate" {
-            &self.accurate
-        } else {
-            &self.fast
-        };
-        let mut all = Vec::new();
-        for &i in ids {
-            let mut p = self.providers[i].borrow_mut();
-            match p.extract(text) {
-                Ok(found) => all.extend(found),
-                Err(e) => {
-                    tracing::warn!(provider = p.name(), error = %e, "NER provider failed; others still answer")
-                }
-            }
+        let (mentions, failures) = self.extract_reporting(text, strategy);
+        for f in failures {
+            tracing::warn!(error = %f, "NER provider failed; the others still answered");
         }
-        Ok(merge_mentions(all))
+        Ok(mentions)
     }
 
     fn accurate_available(&self) -> bool {

@@ -1,0 +1,232 @@
+//! One loaded plugin: its own store (memory limit, no WASI capabilities), a
+//! deadline and optional fuel on every call, caps on what crosses the
+//! boundary. A trapped instance is replaced from the `InstancePre`.
+
+use anyhow::anyhow;
+use mnemo_core::model::{EntityType, Mention};
+use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
+use wasmtime::{Engine, Store, StoreLimits, StoreLimitsBuilder, Trap};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use super::limits::PluginLimits;
+use crate::ner::NerProvider;
+
+mod bindings {
+    wasmtime::component::bindgen!({
+        path: "../wit/ner/since_v0.1.0",
+        world: "ner-provider",
+    });
+}
+
+use bindings::mnemo::ner::types as t;
+use bindings::{NerProvider as Bindings, NerProviderPre};
+
+pub struct PluginState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limits: StoreLimits,
+}
+
+impl WasiView for PluginState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl t::Host for PluginState {}
+
+pub struct PluginProvider {
+    name: String,
+    pub version: String,
+    pub entity_types: Vec<EntityType>,
+    pre: NerProviderPre<PluginState>,
+    live: Option<(Store<PluginState>, Bindings)>,
+    limits: PluginLimits,
+    /// Calls that trapped (and replaced the instance).
+    pub traps: u32,
+}
+
+fn entity_type(k: t::EntityType) -> EntityType {
+    match k {
+        t::EntityType::Person => EntityType::Person,
+        t::EntityType::Project => EntityType::Project,
+        t::EntityType::Organization => EntityType::Organization,
+        t::EntityType::Location => EntityType::Location,
+        t::EntityType::Email => EntityType::Email,
+        t::EntityType::Url => EntityType::Url,
+        t::EntityType::Date => EntityType::Date,
+        t::EntityType::Mention => EntityType::Mention,
+        t::EntityType::Hashtag => EntityType::Hashtag,
+        t::EntityType::Other => EntityType::Other,
+    }
+}
+
+/// Names the limit a trap broke, when it was one.
+fn describe_trap(e: &wasmtime::Error, limits: &PluginLimits) -> String {
+    match e.downcast_ref::<Trap>() {
+        Some(Trap::Interrupt) => format!("deadline of {} ms exceeded", limits.deadline.as_millis()),
+        Some(Trap::OutOfFuel) => format!("fuel budget of {} exhausted", limits.fuel.unwrap_or(0)),
+        _ => {
+            let text = format!("{e:#}");
+            if text.contains("memory") && (text.contains("grow") || text.contains("limit")) {
+                format!("memory limit of {} MiB exceeded", limits.memory_bytes >> 20)
+            } else {
+                format!("trapped: {}", text.lines().next().unwrap_or("unknown trap"))
+            }
+        }
+    }
+}
+
+impl PluginProvider {
+    pub(super) fn new(
+        engine: &Engine,
+        component: &Component,
+        limits: PluginLimits,
+        origin: &str,
+    ) -> anyhow::Result<Self> {
+        let mut linker: Linker<PluginState> = Linker::new(engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        Bindings::add_to_linker::<PluginState, HasSelf<PluginState>>(&mut linker, |s| s)?;
+        let pre = NerProviderPre::new(linker.instantiate_pre(component)?)?;
+        let mut p = Self {
+            name: String::new(),
+            version: String::new(),
+            entity_types: Vec::new(),
+            pre,
+            live: None,
+            limits,
+            traps: 0,
+        };
+        p.live = Some(p.instantiate()?);
+        let info = p
+            .guarded(|api, store| api.mnemo_ner_provider().call_info(store))
+            .map_err(|e| anyhow!("{origin}: info() failed: {e}"))?;
+        anyhow::ensure!(
+            !info.name.trim().is_empty(),
+            "{origin}: the plugin has no name"
+        );
+        p.name = info.name;
+        p.version = info.version;
+        p.entity_types = info.entity_types.into_iter().map(entity_type).collect();
+        Ok(p)
+    }
+
+    fn instantiate(&self) -> anyhow::Result<(Store<PluginState>, Bindings)> {
+        let state = PluginState {
+            wasi: WasiCtx::builder().build(),
+            table: ResourceTable::new(),
+            limits: StoreLimitsBuilder::new()
+                .memory_size(self.limits.memory_bytes)
+                .instances(16)
+                .tables(16)
+                .memories(4)
+                .trap_on_grow_failure(true)
+                .build(),
+        };
+        let mut store = Store::new(self.pre.engine(), state);
+        store.limiter(|s| &mut s.limits);
+        store.epoch_deadline_trap();
+        // Instantiation runs guest code too: it gets the same budget as a call.
+        store.set_epoch_deadline(self.limits.deadline_ticks());
+        store.set_fuel(self.limits.fuel.unwrap_or(u64::MAX))?;
+        let api = self.pre.instantiate(&mut store)?;
+        Ok((store, api))
+    }
+
+    /// Runs `f` under the deadline and fuel budget; a trap replaces the instance.
+    fn guarded<R>(
+        &mut self,
+        f: impl FnOnce(&Bindings, &mut Store<PluginState>) -> wasmtime::Result<R>,
+    ) -> anyhow::Result<R> {
+        if self.live.is_none() {
+            self.live = Some(self.instantiate()?);
+        }
+        let Some((store, api)) = self.live.as_mut() else {
+            return Err(anyhow!("no instance"));
+        };
+        store.set_epoch_deadline(self.limits.deadline_ticks());
+        store.set_fuel(self.limits.fuel.unwrap_or(u64::MAX))?;
+        match f(api, store) {
+            Ok(r) => Ok(r),
+            Err(e) => {
+                self.traps += 1;
+                let why = describe_trap(&e, &self.limits);
+                // The instance may be in any state now: throw it away.
+                self.live = None;
+                if let Ok(fresh) = self.instantiate() {
+                    self.live = Some(fresh);
+                }
+                Err(anyhow!("plugin `{}`: {why}", self.name))
+            }
+        }
+    }
+}
+
+impl NerProvider for PluginProvider {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn extract(&mut self, text: &str) -> anyhow::Result<Vec<Mention>> {
+        let limits = self.limits.clone();
+        if text.len() > limits.max_input_bytes {
+            anyhow::bail!(
+                "plugin `{}`: input of {} bytes is over the {} byte cap",
+                self.name,
+                text.len(),
+                limits.max_input_bytes
+            );
+        }
+        let owned = text.to_string();
+        let result =
+            self.guarded(|api, store| api.mnemo_ner_provider().call_extract(store, &owned))?;
+        let entities = result.map_err(|e| match e {
+            t::Error::InvalidInput(m) => anyhow!("plugin `{}` rejected the input: {m}", self.name),
+            t::Error::Failed(m) => anyhow!("plugin `{}` failed: {m}", self.name),
+        })?;
+        if entities.len() > limits.max_entities {
+            anyhow::bail!(
+                "plugin `{}` returned {} entities; the cap is {}",
+                self.name,
+                entities.len(),
+                limits.max_entities
+            );
+        }
+        entities
+            .into_iter()
+            .map(|e| {
+                if e.text.len() > limits.max_entity_bytes {
+                    anyhow::bail!(
+                        "plugin `{}` returned an entity of {} bytes; the cap is {}",
+                        self.name,
+                        e.text.len(),
+                        limits.max_entity_bytes
+                    );
+                }
+                let valid = e.start <= e.end
+                    && (e.end as usize) <= text.len()
+                    && text.is_char_boundary(e.start as usize)
+                    && text.is_char_boundary(e.end as usize);
+                if !valid {
+                    anyhow::bail!(
+                        "plugin `{}` returned the span {}..{} outside the input",
+                        self.name,
+                        e.start,
+                        e.end
+                    );
+                }
+                Ok(Mention {
+                    text: e.text,
+                    entity_type: entity_type(e.entity_type),
+                    start: e.start,
+                    end: e.end,
+                    confidence: e.confidence.clamp(0.0, 1.0),
+                    provider: self.name.clone(),
+                })
+            })
+            .collect()
+    }
+}

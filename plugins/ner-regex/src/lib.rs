@@ -1,0 +1,157 @@
+//! The `regex` NER provider (seed 003): @mentions, #hashtags, emails, URLs,
+//! and dates — ISO and numeric forms, month names with a day or year, and
+//! common relative forms ("yesterday", "last week", "3 days ago"). Always
+//! available, no model; the `fast` strategy runs it on every write.
+
+use std::sync::OnceLock;
+
+use mnemo_ner_sdk::{Entity, EntityType, Error, Info, Provider};
+use regex_lite::Regex;
+
+pub struct RegexProvider;
+
+const MONTH: &str = "(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)";
+const WEEKDAY: &str = "(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)";
+
+struct Pattern {
+    regex: Regex,
+    kind: EntityType,
+    confidence: f32,
+    /// Capture group holding the entity (0 = whole match).
+    group: usize,
+}
+
+fn patterns() -> Result<&'static [Pattern], Error> {
+    static PATTERNS: OnceLock<Result<Vec<Pattern>, String>> = OnceLock::new();
+    let built = PATTERNS.get_or_init(|| {
+        let p = |re: &str, kind, confidence, group| {
+            Regex::new(re).map(|regex| Pattern { regex, kind, confidence, group }).map_err(|e| e.to_string())
+        };
+        Ok(vec![
+            p(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}", EntityType::Email, 0.99, 0)?,
+            p(r#"https?://[^\s<>"'()\[\]]+"#, EntityType::Url, 0.99, 0)?,
+            p(r"(?:^|[^A-Za-z0-9_@])(@[A-Za-z0-9_][A-Za-z0-9_.-]{0,38}[A-Za-z0-9_]|@[A-Za-z0-9_])", EntityType::Mention, 0.95, 1)?,
+            p(r"(?:^|[^A-Za-z0-9_&#])(#[A-Za-z][A-Za-z0-9_-]{0,49})", EntityType::Hashtag, 0.95, 1)?,
+            p(r"\b\d{4}-\d{2}-\d{2}\b", EntityType::Date, 0.95, 0)?,
+            p(r"\b\d{1,2}[/.]\d{1,2}[/.]\d{2,4}\b", EntityType::Date, 0.85, 0)?,
+            // "7 May 2023", "May 7th, 2023", "May 2023", "7 May"
+            p(&format!(r"(?i)\b(?:\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH}\.?(?:,?\s+\d{{4}})?|{MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?|{MONTH}\.?\s+\d{{4}})\b"), EntityType::Date, 0.9, 0)?,
+            p(&format!(r"(?i)\b(?:today|tonight|yesterday|tomorrow|(?:last|next|this)\s+(?:week|weekend|month|year|{WEEKDAY})|\d+\s+(?:days?|weeks?|months?|years?)\s+ago|(?:a|one)\s+(?:day|week|month|year)\s+ago)\b"), EntityType::Date, 0.8, 0)?,
+        ])
+    });
+    built
+        .as_deref()
+        .map_err(|e| Error::Failed(format!("pattern failed to compile: {e}")))
+}
+
+/// Trailing punctuation that ends a sentence, not a URL.
+fn trim_url(s: &str) -> &str {
+    s.trim_end_matches(['.', ',', ';', ':', '!', '?'])
+}
+
+impl Provider for RegexProvider {
+    fn info() -> Info {
+        Info {
+            name: "regex".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            entity_types: vec![
+                EntityType::Mention,
+                EntityType::Hashtag,
+                EntityType::Email,
+                EntityType::Url,
+                EntityType::Date,
+            ],
+        }
+    }
+
+    fn extract(text: &str) -> Result<Vec<Entity>, Error> {
+        let mut out: Vec<Entity> = Vec::new();
+        for p in patterns()? {
+            for caps in p.regex.captures_iter(text) {
+                let Some(m) = caps.get(p.group) else { continue };
+                let mut found = m.as_str();
+                if p.kind == EntityType::Url {
+                    found = trim_url(found);
+                }
+                let (start, end) = (m.start(), m.start() + found.len());
+                // Emails win over the mentions and dates inside them.
+                if out
+                    .iter()
+                    .any(|e| (start as u32) < e.end && e.start < end as u32)
+                {
+                    continue;
+                }
+                out.push(Entity {
+                    text: found.to_string(),
+                    entity_type: p.kind,
+                    start: start as u32,
+                    end: end as u32,
+                    confidence: p.confidence,
+                });
+            }
+        }
+        out.sort_by_key(|e| e.start);
+        Ok(out)
+    }
+}
+
+mnemo_ner_sdk::export_provider!(RegexProvider);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(text: &str) -> Vec<(String, EntityType)> {
+        RegexProvider::extract(text)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|e| (e.text, e.entity_type))
+            .collect()
+    }
+
+    #[test]
+    fn mentions_hashtags_emails_urls() {
+        let got = found(
+            "ping @alice_b about #launch-plan, mail bob.smith@example.com or see https://example.com/x?y=1.",
+        );
+        assert_eq!(
+            got,
+            [
+                ("@alice_b".to_string(), EntityType::Mention),
+                ("#launch-plan".to_string(), EntityType::Hashtag),
+                ("bob.smith@example.com".to_string(), EntityType::Email),
+                ("https://example.com/x?y=1".to_string(), EntityType::Url),
+            ]
+        );
+    }
+
+    #[test]
+    fn dates_absolute_and_relative() {
+        let got: Vec<String> = found("On 2023-05-07 and 7 May 2023, then May 8th, 2023; yesterday, last week and 3 days ago.")
+            .into_iter()
+            .filter(|(_, k)| *k == EntityType::Date)
+            .map(|(t, _)| t)
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "2023-05-07",
+                "7 May 2023",
+                "May 8th, 2023",
+                "yesterday",
+                "last week",
+                "3 days ago"
+            ]
+        );
+    }
+
+    #[test]
+    fn ordinary_words_are_not_dates_and_spans_are_bytes() {
+        assert!(found("You may go; we march on.").is_empty());
+        let e = RegexProvider::extract("naïve @bob").unwrap_or_default();
+        assert_eq!(
+            &"naïve @bob"[e[0].start as usize..e[0].end as usize],
+            "@bob"
+        );
+    }
+}

@@ -1,0 +1,275 @@
+//! NER plugins through real components: the bundled regex provider, and
+//! misbehaving fixtures (`tests/fixtures/plugins/`) — an infinite loop, a
+//! memory bomb, a trap, oversized results, an unknown ABI, files that are not
+//! components. Each limit is tested obeyed and violated; after every failure
+//! the host keeps serving and the other plugins still answer.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use mnemo_core::model::*;
+use mnemo_host::ner::{NerPipeline, NerProvider};
+use mnemo_host::plugins::{BUNDLED, PluginError, PluginHost, PluginLimits, PluginProvider};
+
+/// Every fixture plugin, so none can be forgotten: each has a test below.
+const MISBEHAVE: &[u8] = include_bytes!(env!("MNEMO_FIXTURE_MISBEHAVE_WASM"));
+const FUTURE_ABI: &[u8] = include_bytes!(env!("MNEMO_FIXTURE_FUTURE_ABI_WASM"));
+
+fn host(limits: PluginLimits) -> PluginHost {
+    PluginHost::new(limits, Some(common::cache_dir())).unwrap()
+}
+
+fn misbehave(limits: PluginLimits) -> PluginProvider {
+    host(limits).load("misbehave fixture", MISBEHAVE).unwrap()
+}
+
+fn regex() -> PluginProvider {
+    host(PluginLimits::default())
+        .load("regex", BUNDLED[0].1)
+        .unwrap()
+}
+
+fn err(r: anyhow::Result<Vec<Mention>>) -> String {
+    format!("{:#}", r.expect_err("expected the call to fail"))
+}
+
+#[test]
+fn the_bundled_regex_provider_answers() {
+    let mut p = regex();
+    assert_eq!(p.name(), "regex");
+    assert!(p.entity_types.contains(&EntityType::Email));
+    let found = p
+        .extract("write to ops@example.org about #deploy on 2024-05-01")
+        .unwrap();
+    let kinds: Vec<EntityType> = found.iter().map(|m| m.entity_type).collect();
+    assert_eq!(
+        kinds,
+        [EntityType::Email, EntityType::Hashtag, EntityType::Date]
+    );
+    assert!(found.iter().all(|m| m.provider == "regex"));
+}
+
+#[test]
+fn an_infinite_loop_meets_the_deadline_and_the_plugin_recovers() {
+    let mut p = misbehave(PluginLimits {
+        deadline: Duration::from_millis(200),
+        ..Default::default()
+    });
+    let start = Instant::now();
+    let e = err(p.extract("loop"));
+    assert!(e.contains("deadline of 200 ms exceeded"), "{e}");
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert_eq!(p.traps, 1);
+    // Obeyed: real work within the deadline goes through, on a fresh instance.
+    assert_eq!(p.extract("Alice met Bob").unwrap().len(), 2);
+}
+
+#[test]
+fn slow_work_passes_a_generous_deadline() {
+    let mut p = misbehave(PluginLimits {
+        deadline: Duration::from_secs(20),
+        ..Default::default()
+    });
+    assert_eq!(p.extract("slow").unwrap().len(), 1);
+}
+
+#[test]
+fn a_memory_bomb_hits_the_memory_limit() {
+    let mut p = misbehave(PluginLimits {
+        memory_bytes: 16 << 20,
+        ..Default::default()
+    });
+    let e = err(p.extract("bomb"));
+    assert!(e.contains("memory limit of 16 MiB exceeded"), "{e}");
+    assert_eq!(p.extract("Carol").unwrap()[0].text, "Carol");
+}
+
+#[test]
+fn a_trap_costs_one_call() {
+    let mut p = misbehave(PluginLimits::default());
+    let e = err(p.extract("trap"));
+    assert!(e.contains("trapped"), "{e}");
+    assert_eq!(p.extract("Dave").unwrap().len(), 1);
+    assert_eq!(p.traps, 1);
+}
+
+#[test]
+fn fuel_is_obeyed_and_enforced() {
+    let mut metered = misbehave(PluginLimits {
+        fuel: Some(1_000_000),
+        ..Default::default()
+    });
+    let e = err(metered.extract("slow"));
+    assert!(e.contains("fuel budget of 1000000 exhausted"), "{e}");
+    assert_eq!(
+        metered.extract("Erin").unwrap().len(),
+        1,
+        "small calls fit the budget"
+    );
+}
+
+#[test]
+fn oversized_results_are_refused() {
+    let mut p = misbehave(PluginLimits::default());
+    let e = err(p.extract("flood"));
+    assert!(
+        e.contains("returned 100000 entities; the cap is 512"),
+        "{e}"
+    );
+    let e = err(p.extract("huge"));
+    assert!(e.contains("the cap is 512"), "{e}");
+    // Obeyed: raise the caps and the same answers pass.
+    let mut roomy = misbehave(PluginLimits {
+        max_entities: 200_000,
+        max_entity_bytes: 2 << 20,
+        ..Default::default()
+    });
+    assert_eq!(roomy.extract("flood").unwrap().len(), 100_000);
+    assert_eq!(roomy.extract("huge").unwrap()[0].text.len(), 1 << 20);
+}
+
+#[test]
+fn inputs_over_the_cap_never_reach_the_plugin() {
+    let mut p = misbehave(PluginLimits {
+        max_input_bytes: 16,
+        ..Default::default()
+    });
+    let e = err(p.extract("Frank and a text that is much longer than sixteen bytes"));
+    assert!(e.contains("byte cap"), "{e}");
+    assert_eq!(p.traps, 0);
+    assert_eq!(p.extract("Grace").unwrap().len(), 1);
+}
+
+#[test]
+fn plugin_errors_are_reported_not_trapped() {
+    let mut p = misbehave(PluginLimits::default());
+    let e = err(p.extract("fail"));
+    assert!(e.contains("asked to fail"), "{e}");
+    assert_eq!(p.traps, 0);
+}
+
+#[test]
+fn unknown_abi_and_non_components_are_refused_before_compiling() {
+    let h = host(PluginLimits::default());
+    match h.load("future.wasm", FUTURE_ABI) {
+        Err(PluginError::UnknownAbi {
+            found, supported, ..
+        }) => {
+            assert_eq!(found, "9.0.0");
+            assert_eq!(supported, "0.1.0");
+        }
+        other => panic!("expected UnknownAbi, got {:?}", other.err()),
+    }
+    assert!(matches!(
+        h.load("notes.txt", b"hello, I am text"),
+        Err(PluginError::NotWasm { .. })
+    ));
+    let core_module = b"\0asm\x01\0\0\0";
+    assert!(matches!(
+        h.load("module.wasm", core_module),
+        Err(PluginError::NotAComponent { .. })
+    ));
+    assert!(matches!(
+        h.load("broken.wasm", b"\0asm\x0d\0\x01\0garbage"),
+        Err(PluginError::Malformed { .. } | PluginError::Load { .. })
+    ));
+}
+
+#[test]
+fn a_folder_loads_what_it_can() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a-misbehave.wasm"), MISBEHAVE).unwrap();
+    std::fs::write(dir.path().join("b-future.wasm"), FUTURE_ABI).unwrap();
+    std::fs::write(dir.path().join("c-notes.wasm"), "not wasm").unwrap();
+    std::fs::write(dir.path().join("ignored.txt"), "skipped: not .wasm").unwrap();
+    let loaded = host(PluginLimits::default()).load_dir(dir.path());
+    assert_eq!(loaded.len(), 3);
+    assert!(loaded[0].is_ok());
+    assert!(matches!(loaded[1], Err(PluginError::UnknownAbi { .. })));
+    assert!(matches!(loaded[2], Err(PluginError::NotWasm { .. })));
+}
+
+#[test]
+fn strategies_merge_by_span_and_survive_a_failing_provider() {
+    let providers: Vec<Box<dyn NerProvider>> = vec![
+        Box::new(regex()),
+        Box::new(misbehave(PluginLimits::default())),
+    ];
+    let (pipeline, warnings) = NerPipeline::new(
+        providers,
+        &["regex".into(), "misbehave".into()],
+        &["regex".into(), "misbehave".into(), "names".into()],
+    );
+    assert_eq!(
+        warnings,
+        ["NER strategy `accurate` names `names`, which is not loaded"]
+    );
+    // Both answer; overlapping spans keep the more confident mention.
+    let (found, failures) = pipeline.extract_reporting("Mail Alice@example.com today", "fast");
+    assert!(failures.is_empty());
+    let texts: Vec<&str> = found.iter().map(|m| m.text.as_str()).collect();
+    assert_eq!(texts, ["Mail", "Alice@example.com", "today"]);
+    assert_eq!(found[1].provider, "regex");
+    // One provider traps: it is named, the other still answers.
+    let (found, failures) = pipeline.extract_reporting("trap", "fast");
+    assert_eq!(failures.len(), 1);
+    assert!(failures[0].contains("misbehave"));
+    assert!(found.is_empty());
+    let (found, failures) = pipeline.extract_reporting("see https://mnemo.dev now", "fast");
+    assert!(failures.is_empty());
+    assert_eq!(found[0].entity_type, EntityType::Url);
+}
+
+#[test]
+fn entities_link_on_write_and_feed_the_entity_channel() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = tempfile::tempdir().unwrap();
+    std::fs::write(plugins.path().join("misbehave.wasm"), MISBEHAVE).unwrap();
+    let mut cfg = common::config(dir.path());
+    cfg.ner.plugin_dir = Some(plugins.path().to_path_buf());
+    cfg.ner.fast = vec!["regex".into(), "misbehave".into()];
+    let mut m = mnemo_host::Mnemo::open(&cfg).unwrap();
+    common::remember(
+        &mut m,
+        "",
+        "Caroline joined the support group, ping @melanie_p",
+    );
+    common::remember(&mut m, "", "The weather was mild");
+    // A plugin trapping on a write costs the links, never the write.
+    assert!(common::remember(&mut m, "", "trap").created);
+    let ents = common::count(&m, "SELECT COUNT(*) FROM entities");
+    assert!(ents >= 2, "{ents}");
+    let r = m
+        .recall(RecallRequest {
+            query: "what about caroline?".into(),
+            dry: true,
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(
+        r.hits[0]
+            .explanation
+            .channels
+            .iter()
+            .any(|c| c.channel == Channel::Entity)
+    );
+    assert!(r.hits[0].item.content().starts_with("Caroline"));
+    // The query's own mentions go through NER too: `@melanie_p` finds her.
+    let r = m
+        .recall(RecallRequest {
+            query: "@melanie_p".into(),
+            dry: true,
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(
+        r.hits[0]
+            .explanation
+            .channels
+            .iter()
+            .any(|c| c.channel == Channel::Entity)
+    );
+}
