@@ -69,6 +69,7 @@ fn main() {
 const GUESTS: &[(&str, &str)] = &[
     ("mnemo-core", "MNEMO_CORE_WASM"),
     ("mnemo-ner-regex", "MNEMO_PLUGIN_REGEX_WASM"),
+    ("mnemo-ner-names", "MNEMO_PLUGIN_NAMES_WASM"),
     ("mnemo-ner-misbehave", "MNEMO_FIXTURE_MISBEHAVE_WASM"),
     ("mnemo-ner-future-abi", "MNEMO_FIXTURE_FUTURE_ABI_WASM"),
 ];

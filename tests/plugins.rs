@@ -273,3 +273,91 @@ fn entities_link_on_write_and_feed_the_entity_channel() {
             .any(|c| c.channel == Channel::Entity)
     );
 }
+
+#[test]
+fn the_bundled_names_provider_finds_people_places_and_organisations() {
+    let mut p = host(PluginLimits::default())
+        .load("names", BUNDLED[1].1)
+        .unwrap();
+    assert_eq!(p.name(), "names");
+    let found: Vec<(String, EntityType)> = p
+        .extract("Caroline met Dr. Sarah Chen at Stanford University in Paris.")
+        .unwrap()
+        .into_iter()
+        .map(|m| (m.text, m.entity_type))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("Caroline".to_string(), EntityType::Person),
+            ("Sarah Chen".to_string(), EntityType::Person),
+            ("Stanford University".to_string(), EntityType::Organization),
+            ("Paris".to_string(), EntityType::Location),
+        ]
+    );
+}
+
+#[test]
+fn enrichment_links_what_fast_ner_missed_and_entity_info_tells_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = common::open(dir.path());
+    let turn = |text: &str| Turn {
+        session_id: "s1".into(),
+        role: "user".into(),
+        content: text.into(),
+        ..Default::default()
+    };
+    // The fast strategy (regex) sees no names here.
+    assert_eq!(
+        m.ingest(turn("Caroline went to Paris with Melanie"))
+            .unwrap()
+            .entities,
+        0
+    );
+    m.ingest(turn("Melanie painted the lake at sunrise"))
+        .unwrap();
+    common::remember(&mut m, "", "Caroline is researching adoption agencies");
+    let report = m.enrich(50).unwrap();
+    assert!(report.ran);
+    assert_eq!(report.examined, 3);
+    assert!(report.linked >= 4, "{report:?}");
+    // Stamped: a second run finds nothing new to examine.
+    assert_eq!(m.enrich(50).unwrap().examined, 0);
+
+    let profiles = m.entity_info("", "caroline", 10).unwrap();
+    assert_eq!(profiles.len(), 1);
+    assert_eq!(profiles[0].entity.entity_type, EntityType::Person);
+    assert_eq!(profiles[0].entity.mention_count, 2);
+    assert_eq!(profiles[0].memories.len(), 1);
+    assert_eq!(profiles[0].episodes.len(), 1);
+    assert_eq!(
+        m.entity_info("", "melanie", 10).unwrap()[0].episodes.len(),
+        2
+    );
+    assert!(m.entity_info("", "nobody", 10).unwrap().is_empty());
+    assert!(m.entity_info("", " ", 10).is_err());
+    // Namespaces stay apart; a project also sees `default`'s entities.
+    common::remember(&mut m, "alpha", "We met Zelda at the alpha launch");
+    m.enrich(50).unwrap();
+    assert_eq!(m.entity_info("alpha", "zelda", 10).unwrap().len(), 1);
+    assert!(m.entity_info("beta", "zelda", 10).unwrap().is_empty());
+    assert!(m.entity_info("default", "zelda", 10).unwrap().is_empty());
+    assert_eq!(
+        m.entity_info("beta", "caroline", 10).unwrap()[0]
+            .entity
+            .namespace,
+        "default"
+    );
+}
+
+#[test]
+fn enrichment_is_skipped_without_an_accurate_provider() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = common::config(dir.path());
+    cfg.ner.accurate = vec!["regex".into()];
+    let mut m = mnemo_host::Mnemo::open(&cfg).unwrap();
+    common::remember(&mut m, "", "Caroline went to Paris");
+    let report = m.enrich(50).unwrap();
+    assert!(!report.ran);
+    assert_eq!(report.examined, 0);
+}

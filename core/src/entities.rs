@@ -64,3 +64,89 @@ pub fn link_mentions(
     }
     Ok(linked)
 }
+
+/// Seed 003's enrichment: items linked to at most this many entities are re-read.
+pub const ENRICH_MAX_ENTITIES: u32 = 2;
+/// Items per target per enrichment run (seed 003: limit 50).
+pub const ENRICH_LIMIT: u32 = 50;
+
+impl<P: crate::ports::Ports> crate::Engine<P> {
+    /// An entity's profile and its linked memories and episodes.
+    pub fn entity_info(
+        &self,
+        namespace: &str,
+        name: &str,
+        limit: u32,
+    ) -> CoreResult<Vec<crate::model::EntityProfile>> {
+        use crate::ports::Storage;
+        let namespace = crate::validate::namespace(namespace)?;
+        let name = name.trim();
+        if name.is_empty() {
+            return Err(crate::CoreError::invalid("entity name is empty"));
+        }
+        let limit = if limit == 0 {
+            20
+        } else {
+            limit.min(crate::thresholds::MAX_RECALL_LIMIT)
+        };
+        let storage = self.ports().storage();
+        let namespaces = crate::recall::readable_namespaces(&namespace);
+        let mut out = Vec::new();
+        for entity in storage.find_entities(&namespaces, name.trim_start_matches(['@', '#']))? {
+            let memories = storage.get_memories(&storage.linked_items(
+                Target::Memories,
+                &entity.id,
+                limit,
+            )?)?;
+            let episodes = storage.get_episodes(&storage.linked_items(
+                Target::Episodes,
+                &entity.id,
+                limit,
+            )?)?;
+            out.push(crate::model::EntityProfile {
+                entity,
+                memories,
+                episodes,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Re-extracts entities with the `accurate` strategy for items that have
+    /// few and were never enriched; skipped when only `fast` providers exist.
+    pub fn enrich(&self, limit: u32) -> CoreResult<crate::model::EnrichReport> {
+        use crate::ports::{Clock, Ner, Storage};
+        let ports = self.ports();
+        let mut report = crate::model::EnrichReport::default();
+        if !ports.ner().accurate_available() {
+            return Ok(report);
+        }
+        report.ran = true;
+        let limit = if limit == 0 { ENRICH_LIMIT } else { limit };
+        for target in [Target::Memories, Target::Episodes] {
+            for (id, namespace, content) in
+                ports
+                    .storage()
+                    .enrichment_candidates(target, ENRICH_MAX_ENTITIES, limit)?
+            {
+                report.examined += 1;
+                // A failing provider skips the item this run; it stays a candidate.
+                let Ok(mentions) = ports.ner().extract(&content, "accurate") else {
+                    continue;
+                };
+                report.linked += link_mentions(
+                    ports.storage(),
+                    ports.clock(),
+                    &namespace,
+                    target,
+                    &id,
+                    &mentions,
+                )?;
+                ports
+                    .storage()
+                    .mark_enriched(target, &id, ports.clock().now())?;
+            }
+        }
+        Ok(report)
+    }
+}

@@ -297,6 +297,95 @@ impl Storage for MemStorage {
         }
         Ok(())
     }
+    fn find_entities(&self, namespaces: &[String], name: &str) -> CoreResult<Vec<Entity>> {
+        let lower = name.to_lowercase();
+        Ok(self
+            .entities
+            .borrow()
+            .values()
+            .filter(|e| namespaces.contains(&e.namespace))
+            .filter(|e| {
+                e.canonical_name.to_lowercase() == lower
+                    || e.aliases.iter().any(|a| a.to_lowercase() == lower)
+            })
+            .cloned()
+            .collect())
+    }
+    fn linked_items(&self, target: Target, entity_id: &str, limit: u32) -> CoreResult<Vec<String>> {
+        Ok(self
+            .links
+            .borrow()
+            .iter()
+            .filter(|(t, _, e)| *t == target && e == entity_id)
+            .map(|(_, item, _)| item.clone())
+            .take(limit as usize)
+            .collect())
+    }
+    fn enrichment_candidates(
+        &self,
+        target: Target,
+        max_entities: u32,
+        limit: u32,
+    ) -> CoreResult<Vec<(String, String, String)>> {
+        let links = self.links.borrow();
+        let count = |id: &str| {
+            links
+                .iter()
+                .filter(|(t, i, _)| *t == target && i == id)
+                .count() as u32
+        };
+        let rows: Vec<(String, String, String, String)> = match target {
+            Target::Memories => self
+                .memories
+                .borrow()
+                .values()
+                .filter(|m| m.is_active())
+                .map(|m| {
+                    (
+                        m.id.clone(),
+                        m.namespace.clone(),
+                        m.content.clone(),
+                        m.attributes.clone(),
+                    )
+                })
+                .collect(),
+            Target::Episodes => self
+                .episodes
+                .borrow()
+                .values()
+                .map(|e| {
+                    (
+                        e.id.clone(),
+                        e.namespace.clone(),
+                        e.content.clone(),
+                        e.attributes.clone(),
+                    )
+                })
+                .collect(),
+        };
+        Ok(rows
+            .into_iter()
+            .filter(|(id, _, _, attrs)| !attrs.contains("enriched_at") && count(id) <= max_entities)
+            .map(|(id, ns, c, _)| (id, ns, c))
+            .take(limit as usize)
+            .collect())
+    }
+    fn mark_enriched(&self, target: Target, id: &str, at: Millis) -> CoreResult<()> {
+        let stamp = |attrs: &mut String| *attrs = format!("{{\"enriched_at\":{at}}}");
+        match target {
+            Target::Memories => self
+                .memories
+                .borrow_mut()
+                .get_mut(id)
+                .map(|m| stamp(&mut m.attributes)),
+            Target::Episodes => self
+                .episodes
+                .borrow_mut()
+                .get_mut(id)
+                .map(|e| stamp(&mut e.attributes)),
+        };
+        Ok(())
+    }
     fn put_fact(&self, f: &Fact) -> CoreResult<()> {
         self.facts.borrow_mut().push(f.clone());
         Ok(())

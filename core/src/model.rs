@@ -448,3 +448,18 @@ impl Default for ListRequest {
         }
     }
 }
+
+/// "Tell me everything about X".
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EntityProfile {
+    pub entity: Entity,
+    pub memories: Vec<Memory>,
+    pub episodes: Vec<Episode>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EnrichReport {
+    pub ran: bool,
+    pub examined: u32,
+    pub linked: u32,
+}

@@ -54,6 +54,15 @@ pub trait Storage {
     ) -> CoreResult<Option<Entity>>;
     fn put_entity(&self, e: &Entity) -> CoreResult<()>;
     fn link_entity(&self, target: Target, item_id: &str, entity_id: &str) -> CoreResult<()>;
+    fn find_entities(&self, namespaces: &[String], name: &str) -> CoreResult<Vec<Entity>>;
+    fn linked_items(&self, target: Target, entity_id: &str, limit: u32) -> CoreResult<Vec<String>>;
+    fn enrichment_candidates(
+        &self,
+        target: Target,
+        max_entities: u32,
+        limit: u32,
+    ) -> CoreResult<Vec<(String, String, String)>>;
+    fn mark_enriched(&self, target: Target, id: &str, at: Millis) -> CoreResult<()>;
 
     fn put_fact(&self, f: &Fact) -> CoreResult<()>;
 

@@ -418,6 +418,23 @@ impl ports::Storage for WitPorts {
     fn link_entity(&self, target: Target, item_id: &str, entity_id: &str) -> CoreResult<()> {
         ok(storage::link_entity(target.into(), item_id, entity_id))
     }
+    fn find_entities(&self, namespaces: &[String], name: &str) -> CoreResult<Vec<Entity>> {
+        ok_vec(storage::find_entities(namespaces, name))
+    }
+    fn linked_items(&self, target: Target, entity_id: &str, limit: u32) -> CoreResult<Vec<String>> {
+        storage::linked_items(target.into(), entity_id, limit).map_err(Into::into)
+    }
+    fn enrichment_candidates(
+        &self,
+        target: Target,
+        max_entities: u32,
+        limit: u32,
+    ) -> CoreResult<Vec<(String, String, String)>> {
+        storage::enrichment_candidates(target.into(), max_entities, limit).map_err(Into::into)
+    }
+    fn mark_enriched(&self, target: Target, id: &str, at: Millis) -> CoreResult<()> {
+        ok(storage::mark_enriched(target.into(), id, at))
+    }
     fn put_fact(&self, f: &Fact) -> CoreResult<()> {
         ok(storage::put_fact(&f.clone().into()))
     }
@@ -644,6 +661,31 @@ impl api::Guest for Component {
 
     fn stats(namespace: Option<String>) -> Result<wit::StoreStats, wit::Error> {
         Ok(engine().stats(namespace.as_deref())?.into())
+    }
+
+    fn entity_info(
+        namespace: String,
+        name: String,
+        limit: u32,
+    ) -> Result<Vec<api::EntityProfile>, wit::Error> {
+        Ok(engine()
+            .entity_info(&namespace, &name, limit)?
+            .into_iter()
+            .map(|p| api::EntityProfile {
+                entity: p.entity.into(),
+                memories: p.memories.into_iter().map(Into::into).collect(),
+                episodes: p.episodes.into_iter().map(Into::into).collect(),
+            })
+            .collect())
+    }
+
+    fn enrich(limit: u32) -> Result<api::EnrichReport, wit::Error> {
+        let r = engine().enrich(limit)?;
+        Ok(api::EnrichReport {
+            ran: r.ran,
+            examined: r.examined,
+            linked: r.linked,
+        })
     }
 
     fn version() -> String {

@@ -248,6 +248,7 @@ pub fn router(engine_config: Config, api_key: Option<String>) -> anyhow::Result<
         .route("/recall", post(recall))
         .route("/episodes", post(ingest))
         .route("/llm-usage", get(llm_usage))
+        .route("/entities/{name}", get(entity_info))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route") })
         .layer(middleware::from_fn_with_state(state.clone(), auth))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
@@ -466,4 +467,26 @@ async fn llm_usage(State(s): State<AppState>, Query(q): Query<NsQuery>) -> ApiRe
             )
         })?;
     Ok(Json(json!({ "summary": summary, "latest": latest })).into_response())
+}
+
+async fn entity_info(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+    Query(q): Query<NsQuery>,
+) -> ApiResult {
+    let ns = namespace(&headers, q.namespace.as_deref().unwrap_or(""));
+    let limit = q.limit.unwrap_or(20);
+    let profiles = s
+        .engine
+        .run(move |m| m.entity_info(&ns, &name, limit))
+        .await??;
+    if profiles.is_empty() {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            "no such entity",
+        ));
+    }
+    Ok(Json(json!({ "entities": profiles })).into_response())
 }

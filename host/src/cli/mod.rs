@@ -50,12 +50,36 @@ enum Command {
     Stats(StatsArgs),
     /// Embed every memory and episode that has no vector yet.
     Reindex(ReindexArgs),
+    /// Everything about an entity: its profile and linked memories and episodes.
+    Entity(EntityArgs),
+    /// Re-extract entities with the `accurate` strategy where few were found (seed 003's 02:00 task).
+    Enrich(EnrichArgs),
     /// Run a NER strategy on a text: the merged entities of its plugins.
     Ner(NerArgs),
     /// The ledger of LLM and embedding calls: totals, then the latest calls.
     LlmUsage(UsageArgs),
     /// Measure start-up, boundary calls, throughput and recall latency.
     Bench(bench::BenchArgs),
+}
+
+#[derive(Args)]
+struct EntityArgs {
+    name: String,
+    #[command(flatten)]
+    ns: Ns,
+    #[arg(long, default_value_t = 20)]
+    limit: u32,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct EnrichArgs {
+    /// Items per target (memories, episodes) this run.
+    #[arg(long, default_value_t = 50)]
+    limit: u32,
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -434,6 +458,49 @@ fn run(cli: Cli) -> Out {
             let n = mnemo.backfill_all(256, |n| bar.set_message(format!("{n} embedded")))?;
             bar.finish_and_clear();
             println!("embedded {n} rows");
+        }
+        Command::Entity(a) => {
+            let profiles = mnemo.entity_info(&a.ns.namespace, &a.name, a.limit)?;
+            if a.json {
+                return print_json(&profiles);
+            }
+            if profiles.is_empty() {
+                return Err(Failure {
+                    code: 3,
+                    message: format!("no entity named `{}`", a.name),
+                });
+            }
+            for p in &profiles {
+                let e = &p.entity;
+                println!(
+                    "{} ({}) — {} mentions; aliases: {}",
+                    e.canonical_name,
+                    e.entity_type.as_str(),
+                    e.mention_count,
+                    e.aliases.join(", ")
+                );
+                p.memories.iter().for_each(print_memory);
+                for ep in &p.episodes {
+                    println!(
+                        "{}  [{} {}]  {}",
+                        ep.id,
+                        ep.session_id,
+                        ep.source_role,
+                        one_line(&ep.content, 100)
+                    );
+                }
+            }
+        }
+        Command::Enrich(a) => {
+            let r = mnemo.enrich(a.limit)?;
+            if a.json {
+                return print_json(&r);
+            }
+            if r.ran {
+                println!("examined {}, linked {} entities", r.examined, r.linked);
+            } else {
+                println!("skipped: no accurate NER provider beyond the fast ones");
+            }
         }
         Command::LlmUsage(a) => {
             let store = &mnemo.ports().store;

@@ -17,8 +17,10 @@ pub use limits::PluginLimits;
 pub use provider::PluginProvider;
 
 /// The bundled providers, built from `plugins/` by `build.rs`.
-pub static BUNDLED: &[(&str, &[u8])] =
-    &[("regex", include_bytes!(env!("MNEMO_PLUGIN_REGEX_WASM")))];
+pub static BUNDLED: &[(&str, &[u8])] = &[
+    ("regex", include_bytes!(env!("MNEMO_PLUGIN_REGEX_WASM"))),
+    ("names", include_bytes!(env!("MNEMO_PLUGIN_NAMES_WASM"))),
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum PluginError {

@@ -350,6 +350,23 @@ record_conv!(
     []
 );
 
+record_conv!(
+    api::EntityProfile,
+    EntityProfile,
+    [],
+    [entity],
+    [memories, episodes],
+    []
+);
+record_conv!(
+    api::EnrichReport,
+    EnrichReport,
+    [ran, examined, linked],
+    [],
+    [],
+    []
+);
+
 impl From<storage::ListQuery> for ListQuery {
     fn from(q: storage::ListQuery) -> Self {
         Self {

@@ -128,6 +128,26 @@ impl storage::Host for HostState {
     fn link_entity(&mut self, t: wit::Target, item_id: String, entity_id: String) -> W<()> {
         out(self.ports.store.link_entity(t.into(), &item_id, &entity_id))
     }
+    fn find_entities(&mut self, namespaces: Vec<String>, name: String) -> W<Vec<wit::Entity>> {
+        out_vec(self.ports.store.find_entities(&namespaces, &name))
+    }
+    fn linked_items(&mut self, t: wit::Target, entity_id: String, limit: u32) -> W<Vec<String>> {
+        out(self.ports.store.linked_items(t.into(), &entity_id, limit))
+    }
+    fn enrichment_candidates(
+        &mut self,
+        t: wit::Target,
+        max_entities: u32,
+        limit: u32,
+    ) -> W<Vec<(String, String, String)>> {
+        out(self
+            .ports
+            .store
+            .enrichment_candidates(t.into(), max_entities, limit))
+    }
+    fn mark_enriched(&mut self, t: wit::Target, id: String, at: i64) -> W<()> {
+        out(self.ports.store.mark_enriched(t.into(), &id, at))
+    }
     fn put_fact(&mut self, f: wit::Fact) -> W<()> {
         out(self.ports.store.put_fact(&f.into()))
     }

@@ -217,6 +217,24 @@ impl CoreInstance {
         self.call(|api, s| api.mnemo_core_engine().call_stats(s, namespace))
     }
 
+    pub fn entity_info(
+        &mut self,
+        namespace: &str,
+        name: &str,
+        limit: u32,
+    ) -> Result<Vec<EntityProfile>, CallError> {
+        let v: Vec<bindings::exports::mnemo::core::engine::EntityProfile> =
+            self.call(|api, s| {
+                api.mnemo_core_engine()
+                    .call_entity_info(s, namespace, name, limit)
+            })?;
+        Ok(v.into_iter().map(Into::into).collect())
+    }
+
+    pub fn enrich(&mut self, limit: u32) -> Result<EnrichReport, CallError> {
+        self.call(|api, s| api.mnemo_core_engine().call_enrich(s, limit))
+    }
+
     pub fn version(&mut self) -> Result<String, CallError> {
         self.call(|api, s| api.mnemo_core_engine().call_version(s).map(Ok))
     }

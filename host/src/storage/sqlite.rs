@@ -539,6 +539,67 @@ impl Storage for SqliteStore {
         Ok(())
     }
 
+    fn find_entities(&self, namespaces: &[String], name: &str) -> R<Vec<Entity>> {
+        if namespaces.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut params: Vec<Value> = vec![Value::Text(name.trim().to_lowercase())];
+        params.extend(namespaces.iter().cloned().map(Value::Text));
+        let mut stmt = sql(self.conn.prepare_cached(&format!(
+            "SELECT id, namespace, canonical_name, entity_type, aliases, mention_count, summary FROM entities \
+             WHERE (name_lower = ?1 OR id IN (SELECT entity_id FROM entity_aliases WHERE alias_lower = ?1)) \
+             AND namespace IN ({}) ORDER BY mention_count DESC, id",
+            in_list(namespaces.len())
+        )))?;
+        let rows = sql(stmt.query_map(params_from_iter(params), rows::entity))?;
+        sql(rows.collect())
+    }
+
+    fn linked_items(&self, target: Target, entity_id: &str, limit: u32) -> R<Vec<String>> {
+        let t = table(target);
+        let (junction, col) = match target {
+            Target::Memories => ("memory_entities", "memory_id"),
+            Target::Episodes => ("episode_entities", "episode_id"),
+        };
+        let mut stmt = sql(self.conn.prepare_cached(&format!(
+            "SELECT x.id FROM {junction} j JOIN {t} x ON x.id = j.{col} \
+             WHERE j.entity_id = ?1 AND x.valid_until IS NULL ORDER BY x.event_time DESC, x.id LIMIT ?2"
+        )))?;
+        let rows = sql(stmt.query_map(params![entity_id, limit], |r| r.get(0)))?;
+        sql(rows.collect())
+    }
+
+    fn enrichment_candidates(
+        &self,
+        target: Target,
+        max_entities: u32,
+        limit: u32,
+    ) -> R<Vec<(String, String, String)>> {
+        let t = table(target);
+        let (junction, col) = match target {
+            Target::Memories => ("memory_entities", "memory_id"),
+            Target::Episodes => ("episode_entities", "episode_id"),
+        };
+        let mut stmt = sql(self.conn.prepare_cached(&format!(
+            "SELECT x.id, x.namespace, x.content FROM {t} x WHERE x.valid_until IS NULL \
+             AND json_extract(x.attributes, '$.enriched_at') IS NULL \
+             AND (SELECT COUNT(*) FROM {junction} j WHERE j.{col} = x.id) <= ?1 ORDER BY x.rowid LIMIT ?2"
+        )))?;
+        let rows = sql(stmt.query_map(params![max_entities, limit], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        }))?;
+        sql(rows.collect())
+    }
+
+    fn mark_enriched(&self, target: Target, id: &str, at: Millis) -> R<()> {
+        let t = table(target);
+        sql(self.conn.execute(
+            &format!("UPDATE {t} SET attributes = json_set(attributes, '$.enriched_at', ?2) WHERE id = ?1"),
+            params![id, at],
+        ))?;
+        Ok(())
+    }
+
     fn put_fact(&self, f: &Fact) -> R<()> {
         sql(self.conn.execute(
             "INSERT INTO facts (id, namespace, subject, predicate, object, confidence, valid_from, valid_until, \
