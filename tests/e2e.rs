@@ -30,7 +30,10 @@ fn remember_then_recall_through_the_component() {
     assert!(dark.created);
     assert_eq!(dark.memory.layer, Layer::Buffer);
 
+    // Every engine operation is one call into the component: none is done in the host.
+    let before = m.calls;
     let r = recall(&mut m, "", "which editor mode does the user prefer?");
+    assert_eq!(m.calls, before + 1);
     assert_eq!(r.hits[0].item.id(), dark.memory.id);
     assert!(r.channels_run.contains(&Channel::Fts));
     assert!(r.channels_run.contains(&Channel::Vector));

@@ -63,7 +63,64 @@ fn ask(component: &str, json_mode: bool) -> ChatRequest {
         ],
         json: json_mode,
         max_tokens: Some(64),
+        tool: None,
     }
+}
+
+fn with_tool(mut req: ChatRequest) -> ChatRequest {
+    req.tool = Some(ToolSpec {
+        name: "decide".into(),
+        description: "Record the triage decision".into(),
+        parameters: json!({"type": "object", "properties": {"decision": {"type": "string"}}, "required": ["decision"]}).to_string(),
+    });
+    req
+}
+
+#[test]
+fn structured_output_by_tool_calling_openai() {
+    let s = Scripted::start();
+    s.push(Reply::json(
+        200,
+        json!({"model": "m", "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+               "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "decide", "arguments": "{\"decision\":\"promote\"}"}}]}}],
+               "usage": {"prompt_tokens": 20, "completion_tokens": 7}}),
+    ));
+    s.push(chat_reply("I think promote", "stop"));
+    let llm = client(endpoint(&s, Provider::OpenAi, "m"), &Ledger::default());
+    let out = llm.complete(&with_tool(ask("triage", true))).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&out.content).unwrap();
+    assert_eq!(v["decision"], "promote");
+    let req = s.requests().remove(0);
+    assert_eq!(req.body["tools"][0]["function"]["name"], "decide");
+    assert_eq!(req.body["tool_choice"]["function"]["name"], "decide");
+    assert_eq!(
+        req.body["tools"][0]["function"]["parameters"]["required"][0],
+        "decision"
+    );
+    // Prose instead of the forced call is malformed, not an empty answer.
+    assert!(matches!(
+        llm.complete(&with_tool(ask("triage", true))),
+        Err(CoreError::Llm(_))
+    ));
+}
+
+#[test]
+fn structured_output_by_tool_calling_anthropic() {
+    let s = Scripted::start();
+    s.push(Reply::json(
+        200,
+        json!({"model": "c", "stop_reason": "tool_use", "usage": {"input_tokens": 5, "output_tokens": 3},
+               "content": [{"type": "tool_use", "id": "t1", "name": "decide", "input": {"decision": "keep"}}]}),
+    ));
+    let llm = client(endpoint(&s, Provider::Anthropic, "c"), &Ledger::default());
+    let out = llm.complete(&with_tool(ask("gate", false))).unwrap();
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&out.content).unwrap()["decision"],
+        "keep"
+    );
+    let req = s.requests().remove(0);
+    assert_eq!(req.body["tools"][0]["input_schema"]["type"], "object");
+    assert_eq!(req.body["tool_choice"]["name"], "decide");
 }
 
 #[test]

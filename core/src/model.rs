@@ -251,12 +251,23 @@ pub struct ChatMessage {
     pub content: String,
 }
 
+/// A function the model must call (structured output).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the arguments.
+    pub parameters: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatRequest {
     pub component: String,
     pub messages: Vec<ChatMessage>,
     pub json: bool,
     pub max_tokens: Option<u32>,
+    /// When set, the response content is the tool call's arguments (JSON).
+    pub tool: Option<ToolSpec>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -471,6 +471,11 @@ impl ports::Llm for WitPorts {
             messages: vec_into(&req.messages),
             json: req.json,
             max_tokens: req.max_tokens,
+            tool: req.tool.as_ref().map(|t| llm::Tool {
+                name: t.name.clone(),
+                description: t.description.clone(),
+                parameters: t.parameters.clone(),
+            }),
         };
         ok(llm::complete(&req))
     }

@@ -14,6 +14,7 @@ use mnemo_host::runtime::CallError;
 use mnemo_host::{Config, Mnemo};
 
 mod bench;
+mod eval;
 
 #[derive(Parser)]
 #[command(name = "mnemo", version, about = "Long-term memory for AI agents", long_about = None)]
@@ -58,6 +59,9 @@ enum Command {
     Ner(NerArgs),
     /// The ledger of LLM and embedding calls: totals, then the latest calls.
     LlmUsage(UsageArgs),
+    /// Measure retrieval quality on an evaluation set.
+    #[command(subcommand)]
+    Eval(eval::EvalCommand),
     /// Measure start-up, boundary calls, throughput and recall latency.
     Bench(bench::BenchArgs),
 }
@@ -307,6 +311,9 @@ fn run(cli: Cli) -> Out {
     if let Command::Ner(a) = &cli.command {
         return ner(&config, a);
     }
+    if let Command::Eval(cmd) = cli.command {
+        return eval::run(&config, cmd).map_err(Into::into);
+    }
     if let Command::Bench(args) = cli.command {
         return bench::run(&config, args).map_err(Into::into);
     }
@@ -524,7 +531,7 @@ fn run(cli: Cli) -> Out {
                 );
             }
         }
-        Command::Serve(_) | Command::Bench(_) | Command::Ner(_) => {}
+        Command::Serve(_) | Command::Bench(_) | Command::Ner(_) | Command::Eval(_) => {}
     }
     Ok(())
 }

@@ -1,4 +1,5 @@
-//! Anthropic `POST {base}/v1/messages`.
+//! Anthropic `POST {base}/v1/messages`, with a forced tool call for
+//! structured output.
 
 use mnemo_core::CoreError;
 use mnemo_core::model::{ChatRequest, ChatResponse};
@@ -23,14 +24,21 @@ pub(super) fn complete(
         .filter(|m| m.role == "system")
         .map(|m| m.content.as_str())
         .collect();
-    let mut body = json!({
-        "model": ep.model,
-        "max_tokens": max_tokens,
-        "messages": req.messages.iter().filter(|m| m.role != "system")
-            .map(|m| json!({"role": m.role, "content": m.content})).collect::<Vec<_>>(),
-    });
+    let turns: Vec<Value> = req
+        .messages
+        .iter()
+        .filter(|m| m.role != "system")
+        .map(|m| json!({"role": m.role, "content": m.content}))
+        .collect();
+    let mut body = json!({ "model": ep.model, "max_tokens": max_tokens, "messages": turns });
     if !system.is_empty() {
         body["system"] = json!(system.join("\n\n"));
+    }
+    if let Some(tool) = &req.tool {
+        let schema = super::openai::schema(tool)?;
+        body["tools"] =
+            json!([{ "name": tool.name, "description": tool.description, "input_schema": schema }]);
+        body["tool_choice"] = json!({ "type": "tool", "name": tool.name });
     }
     let mut headers = vec![("anthropic-version", API_VERSION.to_string())];
     if let Some(k) = &ep.api_key {
@@ -39,22 +47,30 @@ pub(super) fn complete(
     let url = format!("{}/v1/messages", ep.base_url.trim_end_matches('/'));
     let v = post_json(&url, &headers, &body, policy, limiter)
         .map_err(|e| (CoreError::Llm(e.to_string()), e.outcome()))?;
-    parse(&v).map_err(|e| (e, "malformed".to_string()))
+    parse(&v, req.tool.as_ref().map(|t| t.name.as_str())).map_err(|e| (e, "malformed".to_string()))
 }
 
-fn parse(v: &Value) -> Result<ChatResponse, CoreError> {
+fn parse(v: &Value, tool: Option<&str>) -> Result<ChatResponse, CoreError> {
     if v["stop_reason"] == "max_tokens" {
         return Err(malformed(
             "truncated at max_tokens (stop_reason = max_tokens)",
         ));
     }
-    let content: String = v["content"]
+    let blocks = v["content"]
         .as_array()
-        .ok_or_else(|| malformed("no content blocks"))?
-        .iter()
-        .filter(|b| b["type"] == "text")
-        .filter_map(|b| b["text"].as_str())
-        .collect();
+        .ok_or_else(|| malformed("no content blocks"))?;
+    let content: String = match tool {
+        Some(name) => blocks
+            .iter()
+            .find(|b| b["type"] == "tool_use" && b["name"] == name)
+            .map(|b| b["input"].to_string())
+            .ok_or_else(|| malformed(format!("expected a call of tool `{name}`")))?,
+        None => blocks
+            .iter()
+            .filter(|b| b["type"] == "text")
+            .filter_map(|b| b["text"].as_str())
+            .collect(),
+    };
     if content.is_empty() {
         return Err(malformed("no text in the content blocks"));
     }

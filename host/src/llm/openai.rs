@@ -1,11 +1,20 @@
-//! OpenAI-compatible `POST {base}/chat/completions`.
+//! OpenAI-compatible `POST {base}/chat/completions`, with JSON mode or a
+//! forced function call for structured output.
 
 use mnemo_core::CoreError;
-use mnemo_core::model::{ChatRequest, ChatResponse};
+use mnemo_core::model::{ChatRequest, ChatResponse, ToolSpec};
 use serde_json::{Value, json};
 
 use super::{Endpoint, malformed};
 use crate::http::{HttpPolicy, Limiter, post_json};
+
+/// A tool's JSON Schema, or an input error naming the tool.
+pub(super) fn schema(tool: &ToolSpec) -> Result<Value, (CoreError, String)> {
+    serde_json::from_str(&tool.parameters).map_err(|e| {
+        let msg = format!("tool `{}` parameters are not a JSON schema: {e}", tool.name);
+        (CoreError::InvalidInput(msg), "invalid".to_string())
+    })
+}
 
 /// The answer, or the error with its ledger outcome.
 pub(super) fn complete(
@@ -20,7 +29,11 @@ pub(super) fn complete(
         "messages": req.messages.iter().map(|m| json!({"role": m.role, "content": m.content})).collect::<Vec<_>>(),
         "max_tokens": max_tokens,
     });
-    if req.json {
+    if let Some(tool) = &req.tool {
+        let function = json!({ "name": tool.name, "description": tool.description, "parameters": schema(tool)? });
+        body["tools"] = json!([{ "type": "function", "function": function }]);
+        body["tool_choice"] = json!({ "type": "function", "function": { "name": tool.name } });
+    } else if req.json {
         body["response_format"] = json!({"type": "json_object"});
     }
     let mut headers = Vec::new();
@@ -30,20 +43,34 @@ pub(super) fn complete(
     let url = format!("{}/chat/completions", ep.base_url.trim_end_matches('/'));
     let v = post_json(&url, &headers, &body, policy, limiter)
         .map_err(|e| (CoreError::Llm(e.to_string()), e.outcome()))?;
-    parse(&v).map_err(|e| (e, "malformed".to_string()))
+    parse(&v, req.tool.as_ref().map(|t| t.name.as_str())).map_err(|e| (e, "malformed".to_string()))
 }
 
-fn parse(v: &Value) -> Result<ChatResponse, CoreError> {
+fn parse(v: &Value, tool: Option<&str>) -> Result<ChatResponse, CoreError> {
     let choice = v["choices"].get(0).ok_or_else(|| malformed("no choices"))?;
     if choice["finish_reason"] == "length" {
         return Err(malformed(
             "truncated at max_tokens (finish_reason = length)",
         ));
     }
-    let content = choice["message"]["content"]
-        .as_str()
-        .ok_or_else(|| malformed("choices[0].message.content is not text"))?
-        .to_string();
+    let content = match tool {
+        Some(name) => {
+            let call = choice["message"]["tool_calls"]
+                .as_array()
+                .and_then(|calls| calls.iter().find(|c| c["function"]["name"] == name))
+                .ok_or_else(|| malformed(format!("expected a call of tool `{name}`")))?;
+            let args = call["function"]["arguments"]
+                .as_str()
+                .ok_or_else(|| malformed("tool arguments are not text"))?;
+            serde_json::from_str::<Value>(args)
+                .map_err(|e| malformed(format!("tool arguments are not JSON: {e}")))?;
+            args.to_string()
+        }
+        None => choice["message"]["content"]
+            .as_str()
+            .ok_or_else(|| malformed("choices[0].message.content is not text"))?
+            .to_string(),
+    };
     Ok(ChatResponse {
         content,
         model: v["model"].as_str().unwrap_or_default().to_string(),

@@ -241,6 +241,14 @@ record_conv!(
     [component, json, max_tokens],
     [],
     [messages],
+    [tool]
+);
+record_conv!(
+    llm::Tool,
+    ToolSpec,
+    [name, description, parameters],
+    [],
+    [],
     []
 );
 record_conv!(

@@ -88,6 +88,7 @@ impl Runtime {
             runtime: self.clone(),
             live: Some((store, api)),
             traps: 0,
+            calls: 0,
         })
     }
 }
@@ -109,6 +110,8 @@ pub struct CoreInstance {
     live: Option<(Store<HostState>, Bindings)>,
     /// Traps survived so far.
     pub traps: u32,
+    /// Calls into the component's exports so far.
+    pub calls: u64,
 }
 
 impl CoreInstance {
@@ -138,6 +141,7 @@ impl CoreInstance {
                 "the core instance could not be re-made after an earlier trap".into(),
             ));
         };
+        self.calls += 1;
         let result = f(api, store);
         store.data().ports.flush_ledger();
         match result {

@@ -1,0 +1,404 @@
+//! `mnemo eval locomo`: retrieval quality on LoCoMo-format data. Each
+//! conversation is ingested as episodes (one namespace per conversation, one
+//! session per LoCoMo session, the session's date as event time); every
+//! question of categories 1–4 is asked through recall over episodes, and the
+//! ranked turns are scored against the evidence: R@5, R@10, all@10, Hit@1,
+//! MRR, NDCG@10 (binary gains), overall and per category.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use mnemo_core::model::*;
+use mnemo_host::{Config, Mnemo};
+use serde_json::Value;
+
+#[derive(clap::Subcommand)]
+pub enum EvalCommand {
+    /// LoCoMo (snap-research/LoCoMo) conversations and questions.
+    Locomo(LocomoArgs),
+}
+
+#[derive(clap::Args)]
+pub struct LocomoArgs {
+    /// A JSON file in LoCoMo's format.
+    #[arg(long)]
+    data: PathBuf,
+    /// Depth of the ranking scored (and written with --out).
+    #[arg(long, default_value_t = 10)]
+    k: u32,
+    /// One JSON line per question: {"qid": "<sample_id>#<index in qa>", "ranked": ["D1:3", ...]}.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Keep the evaluation database here (default: a temporary file).
+    #[arg(long)]
+    keep_db: Option<PathBuf>,
+}
+
+const MONTHS: [&str; 12] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
+/// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146097 + doe - 719468
+}
+
+/// "1:56 pm on 8 May, 2023" → milliseconds (UTC).
+pub fn parse_locomo_date(s: &str) -> Option<Millis> {
+    let lower = s.to_lowercase();
+    let (time, date) = lower.split_once(" on ")?;
+    let (hm, ampm) = time.trim().split_once(' ')?;
+    let (h, m) = hm.split_once(':')?;
+    let (mut h, m): (i64, i64) = (h.trim().parse().ok()?, m.trim().parse().ok()?);
+    if ampm.trim() == "pm" && h != 12 {
+        h += 12;
+    } else if ampm.trim() == "am" && h == 12 {
+        h = 0;
+    }
+    let parts: Vec<&str> = date
+        .split(|c: char| c == ' ' || c == ',')
+        .filter(|p| !p.is_empty())
+        .collect();
+    let [day, month, year] = parts.as_slice() else {
+        return None;
+    };
+    let month = MONTHS.iter().position(|mo| mo.starts_with(month))? as i64 + 1;
+    let days = days_from_civil(year.parse().ok()?, month, day.parse().ok()?);
+    Some(((days * 24 + h) * 60 + m) * 60_000)
+}
+
+/// Every `D<n>:<n>` in an evidence string (some are malformed, e.g. "D8:6; D9:17").
+pub fn evidence_ids(raw: &str) -> Vec<String> {
+    let b = raw.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'D' {
+            let mut j = i + 1;
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            if j > i + 1 && j < b.len() && b[j] == b':' {
+                let mut k = j + 1;
+                while k < b.len() && b[k].is_ascii_digit() {
+                    k += 1;
+                }
+                if k > j + 1 {
+                    out.push(raw[i..k].to_string());
+                    i = k;
+                    continue;
+                }
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+#[derive(Default, Clone)]
+struct Scores {
+    n: usize,
+    r5: f64,
+    r10: f64,
+    all10: f64,
+    hit1: f64,
+    mrr: f64,
+    ndcg10: f64,
+}
+
+impl Scores {
+    fn add(&mut self, ranked: &[String], evidence: &HashSet<String>) {
+        let hits = |k: usize| {
+            ranked
+                .iter()
+                .take(k)
+                .filter(|d| evidence.contains(*d))
+                .count() as f64
+        };
+        let e = evidence.len() as f64;
+        self.n += 1;
+        self.r5 += hits(5) / e;
+        self.r10 += hits(10) / e;
+        self.all10 += f64::from(u8::from(hits(10) == e));
+        self.hit1 += f64::from(u8::from(
+            ranked.first().is_some_and(|d| evidence.contains(d)),
+        ));
+        self.mrr += ranked
+            .iter()
+            .position(|d| evidence.contains(d))
+            .map(|p| 1.0 / (p as f64 + 1.0))
+            .unwrap_or(0.0);
+        let dcg: f64 = ranked
+            .iter()
+            .take(10)
+            .enumerate()
+            .filter(|(_, d)| evidence.contains(*d))
+            .map(|(i, _)| 1.0 / (i as f64 + 2.0).log2())
+            .sum();
+        let idcg: f64 = (0..evidence.len().min(10))
+            .map(|i| 1.0 / (i as f64 + 2.0).log2())
+            .sum();
+        self.ndcg10 += dcg / idcg;
+    }
+
+    fn row(&self, label: &str) -> String {
+        let n = self.n.max(1) as f64;
+        format!(
+            "| {label} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |",
+            self.n,
+            self.r5 / n,
+            self.r10 / n,
+            self.all10 / n,
+            self.hit1 / n,
+            self.mrr / n,
+            self.ndcg10 / n
+        )
+    }
+}
+
+fn namespace_of(sample_id: &str) -> String {
+    let ns: String = sample_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("locomo-{ns}")
+}
+
+pub fn run(config: &Config, cmd: EvalCommand) -> anyhow::Result<()> {
+    let EvalCommand::Locomo(args) = cmd;
+    let text = std::fs::read_to_string(&args.data)
+        .with_context(|| format!("reading {}", args.data.display()))?;
+    let samples: Vec<Value> = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not LoCoMo JSON", args.data.display()))?;
+    if samples.is_empty() {
+        bail!("{} holds no conversations", args.data.display());
+    }
+    let dir = std::env::temp_dir().join(format!("mnemo-eval-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let mut cfg = config.clone();
+    cfg.db_path = args.keep_db.clone().unwrap_or_else(|| dir.join("eval.db"));
+    let _ = std::fs::remove_file(&cfg.db_path);
+    let mut mnemo = Mnemo::open(&cfg)?;
+
+    // Ingest.
+    let started = Instant::now();
+    let mut turns = 0usize;
+    let mut known: HashMap<String, HashSet<String>> = HashMap::new();
+    mnemo.in_transaction(|m| -> anyhow::Result<()> {
+        for sample in &samples {
+            let sid = sample["sample_id"]
+                .as_str()
+                .context("a sample has no sample_id")?;
+            let ns = namespace_of(sid);
+            let conv = &sample["conversation"];
+            let mut n = 1;
+            while let Some(session) = conv[format!("session_{n}")].as_array() {
+                let date = conv[format!("session_{n}_date_time")]
+                    .as_str()
+                    .and_then(parse_locomo_date)
+                    .unwrap_or(0);
+                for (i, t) in session.iter().enumerate() {
+                    let speaker = t["speaker"].as_str().unwrap_or("speaker");
+                    let dia = t["dia_id"].as_str().unwrap_or_default().to_string();
+                    let mut content =
+                        format!("{speaker}: {}", t["text"].as_str().unwrap_or_default());
+                    if let Some(c) = t["blip_caption"].as_str() {
+                        content.push_str(&format!(" [shares {c}]"));
+                    }
+                    m.ingest(Turn {
+                        namespace: ns.clone(),
+                        session_id: format!("session_{n}"),
+                        role: speaker.to_string(),
+                        content,
+                        event_time: Some(date + i as i64 * 1000),
+                        attributes: Some(serde_json::json!({ "dia_id": dia }).to_string()),
+                    })?;
+                    known.entry(sid.to_string()).or_default().insert(dia);
+                    turns += 1;
+                }
+                n += 1;
+            }
+        }
+        Ok(())
+    })?;
+    let stored = started.elapsed();
+    let bar = indicatif::ProgressBar::new(turns as u64);
+    bar.set_message("embedding");
+    let embedded = mnemo.backfill_all(128, |n| bar.set_position(n as u64))?;
+    bar.finish_and_clear();
+    let ingest_time = started.elapsed();
+
+    // Ask.
+    let mut out = match &args.out {
+        Some(p) => Some(std::io::BufWriter::new(
+            std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
+        )),
+        None => None,
+    };
+    let mut overall = Scores::default();
+    let mut by_cat: BTreeMap<u64, Scores> = BTreeMap::new();
+    let mut latencies: Vec<Duration> = Vec::new();
+    let questions: usize = samples
+        .iter()
+        .map(|s| s["qa"].as_array().map_or(0, Vec::len))
+        .sum();
+    let bar = indicatif::ProgressBar::new(questions as u64);
+    for sample in &samples {
+        let sid = sample["sample_id"].as_str().unwrap_or_default();
+        let ns = namespace_of(sid);
+        let dias = known.get(sid).cloned().unwrap_or_default();
+        for (qi, qa) in sample["qa"].as_array().into_iter().flatten().enumerate() {
+            bar.inc(1);
+            let cat = qa["category"].as_u64().unwrap_or(0);
+            if !(1..=4).contains(&cat) {
+                continue;
+            }
+            let evidence: HashSet<String> = qa["evidence"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .flat_map(evidence_ids)
+                .filter(|d| dias.contains(d))
+                .collect();
+            let question = qa["question"].as_str().unwrap_or_default();
+            let start = Instant::now();
+            let res = mnemo.recall(RecallRequest {
+                query: question.to_string(),
+                namespace: ns.clone(),
+                episodes_only: true,
+                limit: args.k,
+                dry: true,
+                ..Default::default()
+            })?;
+            latencies.push(start.elapsed());
+            let ranked: Vec<String> = res
+                .hits
+                .iter()
+                .filter_map(|h| match &h.item {
+                    Item::Episode(e) => {
+                        serde_json::from_str::<Value>(&e.attributes).ok()?["dia_id"]
+                            .as_str()
+                            .map(String::from)
+                    }
+                    Item::Memory(_) => None,
+                })
+                .collect();
+            if let Some(w) = out.as_mut() {
+                writeln!(
+                    w,
+                    "{}",
+                    serde_json::json!({ "qid": format!("{sid}#{qi}"), "ranked": ranked })
+                )?;
+            }
+            if evidence.is_empty() {
+                continue;
+            }
+            overall.add(&ranked, &evidence);
+            by_cat.entry(cat).or_default().add(&ranked, &evidence);
+        }
+    }
+    bar.finish_and_clear();
+    latencies.sort();
+    let pct = |p: f64| {
+        latencies
+            .get(((latencies.len().max(1) - 1) as f64 * p).round() as usize)
+            .copied()
+            .unwrap_or_default()
+    };
+    println!("| questions | n | R@5 | R@10 | all@10 | Hit@1 | MRR | NDCG@10 |");
+    println!("|---|---|---|---|---|---|---|---|");
+    println!("{}", overall.row("all (1-4)"));
+    let names = [
+        "",
+        "1 multi-hop",
+        "2 temporal",
+        "3 open-domain",
+        "4 single-hop",
+    ];
+    for (c, s) in &by_cat {
+        println!(
+            "{}",
+            s.row(names.get(*c as usize).copied().unwrap_or("other"))
+        );
+    }
+    println!();
+    println!(
+        "{} conversations, {turns} turns: stored in {:.2} s, embedded {embedded} in {:.1} s; recall p50 {:.2} ms, p95 {:.2} ms ({} questions)",
+        samples.len(),
+        stored.as_secs_f64(),
+        (ingest_time - stored).as_secs_f64(),
+        pct(0.5).as_secs_f64() * 1e3,
+        pct(0.95).as_secs_f64() * 1e3,
+        latencies.len()
+    );
+    if args.keep_db.is_none() {
+        drop(mnemo);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locomo_dates() {
+        // 2023-05-08 13:56 UTC
+        assert_eq!(
+            parse_locomo_date("1:56 pm on 8 May, 2023"),
+            Some(1_683_554_160_000)
+        );
+        assert_eq!(
+            parse_locomo_date("12:09 am on 13 September, 2023").map(|t| t % 86_400_000),
+            Some(9 * 60_000)
+        );
+        assert_eq!(parse_locomo_date("nonsense"), None);
+    }
+
+    #[test]
+    fn malformed_evidence_is_split() {
+        assert_eq!(evidence_ids("D8:6; D9:17"), ["D8:6", "D9:17"]);
+        assert_eq!(evidence_ids("D1:3"), ["D1:3"]);
+        assert!(evidence_ids("D:3 Dx").is_empty());
+    }
+
+    #[test]
+    fn metrics_follow_their_definitions() {
+        let ev: HashSet<String> = ["a", "b"].iter().map(|s| s.to_string()).collect();
+        let ranked: Vec<String> = ["x", "a", "y", "b"].iter().map(|s| s.to_string()).collect();
+        let mut s = Scores::default();
+        s.add(&ranked, &ev);
+        assert_eq!((s.r5, s.r10, s.all10, s.hit1), (1.0, 1.0, 1.0, 0.0));
+        assert!((s.mrr - 0.5).abs() < 1e-9);
+        let dcg = 1.0 / 3f64.log2() + 1.0 / 5f64.log2();
+        let idcg = 1.0 + 1.0 / 3f64.log2();
+        assert!((s.ndcg10 - dcg / idcg).abs() < 1e-9);
+    }
+}
