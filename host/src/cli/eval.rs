@@ -74,10 +74,7 @@ pub fn parse_locomo_date(s: &str) -> Option<Millis> {
     } else if ampm.trim() == "am" && h == 12 {
         h = 0;
     }
-    let parts: Vec<&str> = date
-        .split(|c: char| c == ' ' || c == ',')
-        .filter(|p| !p.is_empty())
-        .collect();
+    let parts: Vec<&str> = date.split([' ', ',']).filter(|p| !p.is_empty()).collect();
     let [day, month, year] = parts.as_slice() else {
         return None;
     };
