@@ -425,3 +425,73 @@ fn the_config_file_configures_providers_and_is_validated() {
     assert!(format!("{err:#}").contains("MNEMO_EMBEDDING_DIM"));
     assert!(settings_from("not toml [").is_err());
 }
+
+#[test]
+fn the_llm_is_an_accurate_ner_provider_through_the_hosts_llm() {
+    let s = Scripted::start();
+    s.respond_with(|req| {
+        let text = req.body["messages"][1]["content"].as_str().unwrap_or_default().to_string();
+        // Names what is in the text, plus one invention that must be dropped.
+        let mut entities = vec![json!({"text": "Atlantis", "type": "location"})];
+        for (name, kind) in [("Caroline", "person"), ("Paris", "location"), ("Acme Labs", "organization")] {
+            if text.contains(name) {
+                entities.push(json!({"text": name, "type": kind}));
+            }
+        }
+        let args = json!({ "entities": entities }).to_string();
+        Reply::json(
+            200,
+            json!({"model": "m", "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant",
+                   "tool_calls": [{"id": "c", "type": "function", "function": {"name": "record_entities", "arguments": args}}]}}],
+                   "usage": {"prompt_tokens": 30, "completion_tokens": 12}}),
+        )
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = common::config(dir.path());
+    cfg.ner.accurate = vec!["regex".into()]; // no accurate plugin: the LLM is the provider
+    cfg.llm = LlmConfig {
+        level: LlmLevel::Auto,
+        default: Some(endpoint(&s, Provider::OpenAi, "m")),
+        policy: fast_policy(),
+        ..Default::default()
+    };
+    let mut m = mnemo_host::Mnemo::open(&cfg).unwrap();
+    m.ingest(Turn {
+        session_id: "s".into(),
+        role: "user".into(),
+        content: "Caroline moved to Paris for Acme Labs".into(),
+        ..Default::default()
+    })
+    .unwrap();
+    let report = m.enrich(10).unwrap();
+    assert!(report.ran);
+    assert_eq!(report.linked, 3, "Atlantis is not in the text");
+    let req = s.requests().remove(0);
+    assert_eq!(
+        req.body["tool_choice"]["function"]["name"],
+        "record_entities"
+    );
+    let org = m.entity_info("", "acme labs", 5).unwrap();
+    assert_eq!(org[0].entity.entity_type, EntityType::Organization);
+    assert_eq!(org[0].episodes.len(), 1);
+    assert!(m.entity_info("", "atlantis", 5).unwrap().is_empty());
+    let usage = m.ports().store.usage(10).unwrap();
+    assert!(
+        usage
+            .iter()
+            .any(|u| u.component == "ner" && u.outcome == "ok")
+    );
+
+    // A malformed answer links nothing and leaves the item for the next run.
+    s.respond_with(|_| chat_reply("no tool call here", "stop"));
+    m.ingest(Turn {
+        session_id: "s".into(),
+        role: "user".into(),
+        content: "Paris again".into(),
+        ..Default::default()
+    })
+    .unwrap();
+    let report = m.enrich(10).unwrap();
+    assert_eq!((report.examined, report.linked), (1, 0));
+    assert_eq!(m.enrich(10).unwrap().examined, 1, "still a candidate");
+}

@@ -65,6 +65,26 @@ pub fn link_mentions(
     Ok(linked)
 }
 
+/// Span-overlap merge of several providers' mentions (seed 003): among
+/// overlapping mentions the most confident wins, then the longest; output in
+/// text order.
+pub fn merge_mentions(mut all: Vec<Mention>) -> Vec<Mention> {
+    all.sort_by(|a, b| {
+        b.confidence
+            .total_cmp(&a.confidence)
+            .then_with(|| (b.end - b.start).cmp(&(a.end - a.start)))
+            .then_with(|| a.start.cmp(&b.start))
+    });
+    let mut kept: Vec<Mention> = Vec::new();
+    for m in all {
+        if !kept.iter().any(|k| m.start < k.end && k.start < m.end) {
+            kept.push(m);
+        }
+    }
+    kept.sort_by_key(|m| m.start);
+    kept
+}
+
 /// Seed 003's enrichment: items linked to at most this many entities are re-read.
 pub const ENRICH_MAX_ENTITIES: u32 = 2;
 /// Items per target per enrichment run (seed 003: limit 50).
@@ -115,10 +135,11 @@ impl<P: crate::ports::Ports> crate::Engine<P> {
     /// Re-extracts entities with the `accurate` strategy for items that have
     /// few and were never enriched; skipped when only `fast` providers exist.
     pub fn enrich(&self, limit: u32) -> CoreResult<crate::model::EnrichReport> {
-        use crate::ports::{Clock, Ner, Storage};
+        use crate::ports::{Clock, Llm, Ner, Storage};
         let ports = self.ports();
         let mut report = crate::model::EnrichReport::default();
-        if !ports.ner().accurate_available() {
+        let use_llm = ports.llm().level() != crate::model::LlmLevel::Off;
+        if !ports.ner().accurate_available() && !use_llm {
             return Ok(report);
         }
         report.ran = true;
@@ -131,9 +152,18 @@ impl<P: crate::ports::Ports> crate::Engine<P> {
             {
                 report.examined += 1;
                 // A failing provider skips the item this run; it stays a candidate.
-                let Ok(mentions) = ports.ner().extract(&content, "accurate") else {
+                let Ok(mut mentions) = ports.ner().extract(&content, "accurate") else {
                     continue;
                 };
+                if use_llm {
+                    match crate::ner_llm::extract(ports.llm(), &content) {
+                        Ok(found) => {
+                            mentions = merge_mentions(mentions.into_iter().chain(found).collect())
+                        }
+                        // Malformed or failed: retried on the next run (the ledger has the call).
+                        Err(_) => continue,
+                    }
+                }
                 report.linked += link_mentions(
                     ports.storage(),
                     ports.clock(),

@@ -10,6 +10,7 @@ pub mod error;
 pub mod fusion;
 pub mod ids;
 pub mod model;
+pub mod ner_llm;
 pub mod ports;
 pub mod recall;
 pub mod scoring;

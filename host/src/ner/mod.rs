@@ -90,24 +90,7 @@ impl NerPipeline {
     }
 }
 
-/// Span-overlap merge: among overlapping mentions keep the most confident,
-/// then the longest; output in text order.
-pub fn merge_mentions(mut all: Vec<Mention>) -> Vec<Mention> {
-    all.sort_by(|a, b| {
-        b.confidence
-            .total_cmp(&a.confidence)
-            .then_with(|| (b.end - b.start).cmp(&(a.end - a.start)))
-            .then_with(|| a.start.cmp(&b.start))
-    });
-    let mut kept: Vec<Mention> = Vec::new();
-    for m in all {
-        if !kept.iter().any(|k| m.start < k.end && k.start < m.end) {
-            kept.push(m);
-        }
-    }
-    kept.sort_by_key(|m| m.start);
-    kept
-}
+pub use mnemo_core::entities::merge_mentions;
 
 impl Ner for NerPipeline {
     fn extract(&self, text: &str, strategy: &str) -> CoreResult<Vec<Mention>> {
