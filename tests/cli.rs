@@ -152,3 +152,66 @@ fn delete_and_restore_from_the_command_line() {
     assert_eq!(total(d), 1);
     assert_eq!(mnemo(d, &["get", "nope"]).status.code(), Some(3));
 }
+
+#[test]
+fn ner_prints_merged_entities_and_names_a_failing_plugin() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir_all(&plugins).unwrap();
+    std::fs::copy(
+        env!("MNEMO_FIXTURE_MISBEHAVE_WASM"),
+        plugins.join("misbehave.wasm"),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_mnemo"))
+            .args(args)
+            .env("MNEMO_DATA_DIR", dir.path())
+            .env("MNEMO_EMBEDDER", "hash")
+            .env("MNEMO_PLUGIN_DIR", &plugins)
+            .env("MNEMO_NER_FAST", "regex,misbehave")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let o = run(&["ner", "--json", "Mail Alice at alice@example.com"]);
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let found: Vec<(&str, &str)> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["text"].as_str().unwrap(), m["provider"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("Mail", "misbehave"),
+            ("Alice", "misbehave"),
+            ("alice@example.com", "regex")
+        ]
+    );
+    // A plugin that traps is named on stderr; the others still answer.
+    let o = run(&["ner", "trap"]);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("warning: plugin `misbehave`: trapped"),
+        "{err}"
+    );
+    let o = run(&[
+        "ner",
+        "--strategy",
+        "accurate",
+        "Dr. Sarah Chen lives in Paris",
+    ]);
+    assert!(
+        stdout(&o).contains("Sarah Chen") && stdout(&o).contains("location"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(
+        run(&["ner", "--strategy", "nonsense", "x"]).status.code(),
+        Some(2)
+    );
+}

@@ -58,7 +58,7 @@ pub fn host_ports(config: &Config) -> anyhow::Result<HostPorts> {
     }
     Ok(HostPorts {
         store,
-        embeddings: Embeddings::new(provider),
+        embeddings: Embeddings::new(provider, ledger.clone()),
         llm: LlmClient::new(config.llm.clone(), ledger.clone()),
         ner: ner_pipeline(config)?,
         clock: SystemClock,

@@ -101,6 +101,10 @@ impl EmbeddingProvider for HttpEmbedder {
         }
     }
 
+    fn records_usage(&self) -> bool {
+        true
+    }
+
     fn embed(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
         let mut out = Vec::with_capacity(texts.len());
         for chunk in texts.chunks(BATCH) {

@@ -12,6 +12,8 @@ use mnemo_core::model::EmbedderInfo;
 use mnemo_core::ports::Embedder;
 use mnemo_core::{CoreError, CoreResult};
 
+use crate::ledger::{Ledger, Usage, now_ms};
+
 pub use hash::HashEmbedder;
 pub use http::HttpEmbedder;
 pub use local::LocalEmbedder;
@@ -23,25 +25,53 @@ const QUERY_CACHE_ENTRIES: usize = 1024;
 pub trait EmbeddingProvider: Send {
     fn info(&self) -> EmbedderInfo;
     fn embed(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>>;
+    /// Whether the provider writes its own ledger entries (with the
+    /// endpoint's token counts); otherwise `Embeddings` records each call.
+    fn records_usage(&self) -> bool {
+        false
+    }
 }
 
-/// The provider the host runs, with a cache for single-text (query) calls.
+/// The provider the host runs, with a cache for single-text (query) calls;
+/// every call that reaches the provider goes to the usage ledger.
 pub struct Embeddings {
     provider: Box<dyn EmbeddingProvider>,
     cache: RefCell<HashMap<String, Vec<f32>>>,
+    ledger: Ledger,
 }
 
 impl Embeddings {
-    pub fn new(provider: Box<dyn EmbeddingProvider>) -> Self {
+    pub fn new(provider: Box<dyn EmbeddingProvider>, ledger: Ledger) -> Self {
         Self {
             provider,
             cache: RefCell::new(HashMap::new()),
+            ledger,
         }
     }
 
     /// Batch embedding for background work: no cache.
     pub fn embed_batch(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
-        self.provider.embed(texts)
+        let started = std::time::Instant::now();
+        let result = self.provider.embed(texts);
+        if !self.provider.records_usage() {
+            self.ledger.record(Usage {
+                at: now_ms(),
+                component: "embedding".into(),
+                model: self.provider.info().model,
+                input_tokens: texts
+                    .iter()
+                    .map(|t| mnemo_core::text::estimate_tokens(t) as u32)
+                    .sum(),
+                output_tokens: 0,
+                duration_ms: started.elapsed().as_millis() as u64,
+                outcome: if result.is_ok() {
+                    "ok".into()
+                } else {
+                    "error".into()
+                },
+            });
+        }
+        result
     }
 }
 
@@ -57,8 +87,7 @@ impl Embedder for Embeddings {
             return Ok(vec![v.clone()]);
         }
         let out = self
-            .provider
-            .embed(texts)
+            .embed_batch(texts)
             .map_err(|e| CoreError::Embedding(format!("{e:#}")))?;
         if out.len() != texts.len() {
             return Err(CoreError::Embedding(format!(
