@@ -388,6 +388,68 @@ impl<P: Ports> Engine<P> {
         Ok(m)
     }
 
+    /// `confirm_fact` (seed 003): protected from decay, full confidence.
+    pub fn confirm(&self, namespace: &str, id: &str) -> CoreResult<Memory> {
+        let mut m = self.get_owned(namespace, id)?;
+        if !m.is_active() {
+            return Err(CoreError::Conflict(format!(
+                "memory `{id}` is deleted; restore it first"
+            )));
+        }
+        m.decay_rate = 0.0;
+        m.confidence = 1.0;
+        m.modified_at = self.now();
+        self.ports.storage().update_memory(&m)?;
+        self.audit(
+            &m.namespace,
+            "confirm",
+            &m.id,
+            "protected: decay_rate 0, confidence 1".into(),
+        )?;
+        Ok(m)
+    }
+
+    /// `correct_fact` (seed 003): the old memory is superseded (soft-deleted,
+    /// linked to its replacement) and the corrected text stored in its place.
+    pub fn correct(&self, namespace: &str, id: &str, content: &str) -> CoreResult<Memory> {
+        let mut old = self.get_owned(namespace, id)?;
+        if !old.is_active() {
+            return Err(CoreError::Conflict(format!(
+                "memory `{id}` is deleted; restore it first"
+            )));
+        }
+        let attributes = serde_json::json!({ "corrects": old.id }).to_string();
+        let new = self
+            .remember(RememberRequest {
+                namespace: old.namespace.clone(),
+                content: content.to_string(),
+                kind: Some(old.kind),
+                tags: old.tags.clone(),
+                source: old.source.clone(),
+                session_id: old.session_id.clone(),
+                importance: Some(old.importance),
+                attributes: Some(attributes),
+                event_time: None,
+                skip_dedup: true,
+            })?
+            .memory;
+        let mut new = new;
+        new.supersedes = Some(old.id.clone());
+        new.source_ids = vec![old.id.clone()];
+        self.ports.storage().update_memory(&new)?;
+        old.valid_until = Some(self.now());
+        old.invalid_reason = Some("corrected".into());
+        old.superseded_by = Some(new.id.clone());
+        self.ports.storage().update_memory(&old)?;
+        self.audit(
+            &old.namespace,
+            "supersede",
+            &old.id,
+            format!("corrected by {}", new.id),
+        )?;
+        Ok(new)
+    }
+
     /// Counts for one namespace, or for the whole store.
     pub fn stats(&self, namespace: Option<&str>) -> CoreResult<StoreStats> {
         let namespaces = match namespace {

@@ -413,3 +413,29 @@ fn update_changes_content_and_reembeds() {
         .is_err()
     );
 }
+
+#[test]
+fn confirm_protects_and_correct_supersedes() {
+    let e = engine();
+    let m = remember(&e, "", "The office is on the third floor").memory;
+    let c = e.confirm("", &m.id).unwrap();
+    assert_eq!((c.decay_rate, c.confidence), (0.0, 1.0));
+    let new = e
+        .correct("", &m.id, "The office is on the fifth floor")
+        .unwrap();
+    assert_eq!(new.supersedes.as_deref(), Some(m.id.as_str()));
+    let old = e.ports().storage.memories.borrow()[&m.id].clone();
+    assert_eq!(old.superseded_by.as_deref(), Some(new.id.as_str()));
+    assert_eq!(old.invalid_reason.as_deref(), Some("corrected"));
+    let hits = recall(&e, "", "office floor").hits;
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].item.id(), new.id);
+    assert!(matches!(
+        e.correct("", &m.id, "again"),
+        Err(CoreError::Conflict(_))
+    ));
+    assert!(matches!(
+        e.correct("", &new.id, ""),
+        Err(CoreError::InvalidInput(_))
+    ));
+}

@@ -664,6 +664,14 @@ impl api::Guest for Component {
         Ok(engine().restore(&namespace, &id)?.into())
     }
 
+    fn confirm(namespace: String, id: String) -> Result<wit::Memory, wit::Error> {
+        Ok(engine().confirm(&namespace, &id)?.into())
+    }
+
+    fn correct(namespace: String, id: String, content: String) -> Result<wit::Memory, wit::Error> {
+        Ok(engine().correct(&namespace, &id, &content)?.into())
+    }
+
     fn stats(namespace: Option<String>) -> Result<wit::StoreStats, wit::Error> {
         Ok(engine().stats(namespace.as_deref())?.into())
     }

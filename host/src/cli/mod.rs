@@ -33,6 +33,8 @@ struct Cli {
 enum Command {
     /// Run the HTTP server.
     Serve(crate::server::ServeArgs),
+    /// Speak the Model Context Protocol over stdio (agent tools).
+    Mcp,
     /// Store a memory (it lands in Buffer; a duplicate reinforces the existing one).
     Remember(RememberArgs),
     /// Search memories (and optionally dialogue episodes).
@@ -308,6 +310,9 @@ fn run(cli: Cli) -> Out {
     if let Command::Serve(args) = cli.command {
         return crate::server::serve(config, args).map_err(Into::into);
     }
+    if let Command::Mcp = cli.command {
+        return crate::mcp::run(&config).map_err(Into::into);
+    }
     if let Command::Ner(a) = &cli.command {
         return ner(&config, a);
     }
@@ -531,7 +536,11 @@ fn run(cli: Cli) -> Out {
                 );
             }
         }
-        Command::Serve(_) | Command::Bench(_) | Command::Ner(_) | Command::Eval(_) => {}
+        Command::Serve(_)
+        | Command::Bench(_)
+        | Command::Ner(_)
+        | Command::Eval(_)
+        | Command::Mcp => {}
     }
     Ok(())
 }

@@ -217,6 +217,22 @@ impl CoreInstance {
         self.call(|api, s| api.mnemo_core_engine().call_restore(s, namespace, id))
     }
 
+    pub fn confirm(&mut self, namespace: &str, id: &str) -> Result<Memory, CallError> {
+        self.call(|api, s| api.mnemo_core_engine().call_confirm(s, namespace, id))
+    }
+
+    pub fn correct(
+        &mut self,
+        namespace: &str,
+        id: &str,
+        content: &str,
+    ) -> Result<Memory, CallError> {
+        self.call(|api, s| {
+            api.mnemo_core_engine()
+                .call_correct(s, namespace, id, content)
+        })
+    }
+
     pub fn stats(&mut self, namespace: Option<&str>) -> Result<StoreStats, CallError> {
         self.call(|api, s| api.mnemo_core_engine().call_stats(s, namespace))
     }

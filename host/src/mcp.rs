@@ -1,0 +1,233 @@
+//! `mnemo mcp`: the Model Context Protocol over stdio (newline-delimited
+//! JSON-RPC 2.0), exposing seed 003's agent tools and recall. Tool failures
+//! are tool results with `isError`; protocol failures are JSON-RPC errors;
+//! neither stops the server.
+
+use std::io::{BufRead, Write};
+
+use mnemo_core::model::*;
+use mnemo_host::{Config, Mnemo};
+use serde_json::{Value, json};
+
+const PROTOCOL_VERSIONS: &[&str] = &["2025-06-18", "2025-03-26", "2024-11-05"];
+
+fn tools() -> Value {
+    let ns = json!({"type": "string", "description": "Namespace (default: `default`)."});
+    json!([
+        {"name": "search_memory", "description": "Hybrid search over remembered facts and past dialogue. The main retrieval tool.",
+         "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+                         "namespace": ns}, "required": ["query"]}},
+        {"name": "recall", "description": "Recall memories with filters (layers, kinds, tags, time range, min_score, token_budget, sort, dry) and a score explanation per hit.",
+         "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}, "namespace": ns,
+                         "layers": {"type": "array", "items": {"enum": ["buffer", "working", "core"]}},
+                         "kinds": {"type": "array", "items": {"enum": ["episodic", "semantic", "procedural"]}},
+                         "tags": {"type": "array", "items": {"type": "string"}}, "since": {"type": "integer"}, "until": {"type": "integer"},
+                         "min_score": {"type": "number"}, "token_budget": {"type": "integer"}, "sort": {"enum": ["score", "recent", "accessed"]},
+                         "dry": {"type": "boolean"}, "include_episodes": {"type": "boolean"}}, "required": ["query"]}},
+        {"name": "remember_fact", "description": "Explicitly save a fact. A restatement of a known fact reinforces it instead of duplicating it.",
+         "inputSchema": {"type": "object", "properties": {"content": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}},
+                         "kind": {"enum": ["episodic", "semantic", "procedural"]}, "namespace": ns}, "required": ["content"]}},
+        {"name": "correct_fact", "description": "Replace a fact with a corrected one: the old one is soft-deleted and linked to the new one.",
+         "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}, "content": {"type": "string"}, "namespace": ns}, "required": ["id", "content"]}},
+        {"name": "confirm_fact", "description": "Confirm a fact: it is protected from decay for good.",
+         "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}, "namespace": ns}, "required": ["id"]}},
+        {"name": "memory_stats", "description": "Counts by layer and kind, episodes, entities, the latest record time.",
+         "inputSchema": {"type": "object", "properties": {"namespace": ns}}},
+        {"name": "get_entity_info", "description": "Everything about a person, place, organisation or project: its profile and linked memories.",
+         "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}, "namespace": ns}, "required": ["name"]}},
+        {"name": "ingest_turn", "description": "Store one dialogue turn (no LLM, no blocking embedding).",
+         "inputSchema": {"type": "object", "properties": {"session_id": {"type": "string"}, "role": {"type": "string"}, "content": {"type": "string"},
+                         "namespace": ns}, "required": ["session_id", "role", "content"]}}
+    ])
+}
+
+fn arg<'a>(args: &'a Value, key: &str) -> Result<&'a str, String> {
+    args[key]
+        .as_str()
+        .ok_or_else(|| format!("`{key}` (a string) is required"))
+}
+
+fn ns(args: &Value) -> String {
+    args["namespace"].as_str().unwrap_or("default").to_string()
+}
+
+fn hits(r: &RecallResponse) -> Value {
+    json!(r.hits.iter().map(|h| json!({
+        "id": h.item.id(), "type": match h.item { Item::Memory(_) => "memory", Item::Episode(_) => "episode" },
+        "content": h.item.content(), "score": h.score,
+    })).collect::<Vec<_>>())
+}
+
+/// Runs one tool; `Err` is a tool error shown to the model.
+fn call_tool(m: &mut Mnemo, name: &str, args: &Value) -> Result<Value, String> {
+    let e = |err: mnemo_host::runtime::CallError| err.to_string();
+    match name {
+        "search_memory" => {
+            let limit = args["limit"].as_u64().unwrap_or(8).min(50) as u32;
+            let r = m
+                .recall(RecallRequest {
+                    query: arg(args, "query")?.into(),
+                    namespace: ns(args),
+                    limit,
+                    include_episodes: true,
+                    ..Default::default()
+                })
+                .map_err(e)?;
+            Ok(json!({ "hits": hits(&r), "warnings": r.warnings }))
+        }
+        "recall" => {
+            let mut req: RecallRequest = serde_json::from_value(args.clone())
+                .map_err(|err| format!("bad arguments: {err}"))?;
+            req.namespace = ns(args);
+            Ok(serde_json::to_value(m.recall(req).map_err(e)?).unwrap_or_default())
+        }
+        "remember_fact" => {
+            let tags = args["tags"]
+                .as_array()
+                .map(|t| {
+                    t.iter()
+                        .filter_map(|x| x.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let kind = match args["kind"].as_str() {
+                Some(k) => Some(k.parse::<Kind>().map_err(|err| err.to_string())?),
+                None => None,
+            };
+            let out = m
+                .remember(RememberRequest {
+                    namespace: ns(args),
+                    content: arg(args, "content")?.into(),
+                    tags,
+                    kind,
+                    source: Some("mcp".into()),
+                    ..Default::default()
+                })
+                .map_err(e)?;
+            Ok(
+                json!({ "id": out.memory.id, "created": out.created, "reinforced": !out.created, "layer": out.memory.layer }),
+            )
+        }
+        "correct_fact" => {
+            let new = m
+                .correct(&ns(args), arg(args, "id")?, arg(args, "content")?)
+                .map_err(e)?;
+            Ok(json!({ "id": new.id, "supersedes": new.supersedes }))
+        }
+        "confirm_fact" => {
+            let mem = m.confirm(&ns(args), arg(args, "id")?).map_err(e)?;
+            Ok(json!({ "id": mem.id, "decay_rate": mem.decay_rate, "confidence": mem.confidence }))
+        }
+        "memory_stats" => {
+            let namespace = args["namespace"].as_str();
+            Ok(serde_json::to_value(m.stats(namespace).map_err(e)?).unwrap_or_default())
+        }
+        "get_entity_info" => {
+            let profiles = m
+                .entity_info(&ns(args), arg(args, "name")?, 20)
+                .map_err(e)?;
+            if profiles.is_empty() {
+                return Err(format!("no entity named `{}`", arg(args, "name")?));
+            }
+            Ok(serde_json::to_value(profiles).unwrap_or_default())
+        }
+        "ingest_turn" => {
+            let out = m
+                .ingest(Turn {
+                    namespace: ns(args),
+                    session_id: arg(args, "session_id")?.into(),
+                    role: arg(args, "role")?.into(),
+                    content: arg(args, "content")?.into(),
+                    ..Default::default()
+                })
+                .map_err(e)?;
+            Ok(
+                json!({ "id": out.episode.id, "new_session": out.new_session, "pending_sessions": out.pending_sessions }),
+            )
+        }
+        other => Err(format!("unknown tool `{other}`")),
+    }
+}
+
+fn response(id: &Value, result: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "result": result })
+}
+
+fn error(id: &Value, code: i64, message: impl Into<String>) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message.into() } })
+}
+
+/// Handles one message; `None` for notifications.
+fn handle(m: &mut Mnemo, msg: &Value) -> Option<Value> {
+    let id = msg.get("id").cloned();
+    let method = msg["method"].as_str().unwrap_or_default();
+    let params = &msg["params"];
+    // Notifications (initialized, cancelled) have no id and need no answer.
+    let id = id?;
+    Some(match method {
+        "initialize" => {
+            let asked = params["protocolVersion"].as_str().unwrap_or_default();
+            let version = if PROTOCOL_VERSIONS.contains(&asked) {
+                asked
+            } else {
+                PROTOCOL_VERSIONS[0]
+            };
+            response(
+                &id,
+                json!({
+                    "protocolVersion": version,
+                    "capabilities": { "tools": { "listChanged": false } },
+                    "serverInfo": { "name": "mnemo", "version": env!("CARGO_PKG_VERSION") },
+                    "instructions": "Long-term memory. Use search_memory before answering questions about the user or earlier sessions; remember_fact for durable facts."
+                }),
+            )
+        }
+        "ping" => response(&id, json!({})),
+        "tools/list" => response(&id, json!({ "tools": tools() })),
+        "tools/call" => {
+            let Some(name) = params["name"].as_str() else {
+                return Some(error(&id, -32602, "tools/call needs `name`"));
+            };
+            let args = params.get("arguments").cloned().unwrap_or(json!({}));
+            match call_tool(m, name, &args) {
+                Ok(v) => response(
+                    &id,
+                    json!({ "content": [{ "type": "text", "text": v.to_string() }], "structuredContent": v, "isError": false }),
+                ),
+                Err(msg) => response(
+                    &id,
+                    json!({ "content": [{ "type": "text", "text": msg }], "isError": true }),
+                ),
+            }
+        }
+        other => error(&id, -32601, format!("method `{other}` not found")),
+    })
+}
+
+pub fn run(config: &Config) -> anyhow::Result<()> {
+    let mut mnemo = Mnemo::open(config)?;
+    let stdin = std::io::stdin();
+    let mut stdout = std::io::stdout().lock();
+    for line in stdin.lock().lines() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let reply = match serde_json::from_str::<Value>(&line) {
+            Ok(msg) if msg.is_object() => handle(&mut mnemo, &msg),
+            Ok(_) => Some(error(
+                &Value::Null,
+                -32600,
+                "a request must be a JSON object",
+            )),
+            Err(e) => Some(error(&Value::Null, -32700, format!("parse error: {e}"))),
+        };
+        if let Some(r) = reply {
+            writeln!(stdout, "{r}")?;
+            stdout.flush()?;
+        }
+        // Rows stored without vectors get them between messages.
+        let _ = mnemo.backfill_vectors(64);
+    }
+    Ok(())
+}

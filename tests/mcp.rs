@@ -1,0 +1,191 @@
+//! `mnemo mcp` driven as an MCP client would: initialize, tools/list,
+//! tools/call over the process's stdio.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use serde_json::{Value, json};
+
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next: u64,
+    _dir: tempfile::TempDir,
+}
+
+impl Client {
+    fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mnemo"))
+            .arg("--db")
+            .arg(dir.path().join("m.db"))
+            .arg("mcp")
+            .env("MNEMO_DATA_DIR", dir.path())
+            .env("MNEMO_EMBEDDER", "hash")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Self {
+            child,
+            stdin,
+            stdout,
+            next: 1,
+            _dir: dir,
+        }
+    }
+
+    fn send_raw(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn read(&mut self) -> Value {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        self.send_raw(
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
+        );
+        let reply = self.read();
+        assert_eq!(reply["id"], id);
+        reply
+    }
+
+    fn tool(&mut self, name: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": name, "arguments": arguments}))["result"].clone()
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn an_mcp_client_session() {
+    let mut c = Client::start();
+    let init = c.request("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}));
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(init["result"]["serverInfo"]["name"], "mnemo");
+    assert!(init["result"]["capabilities"]["tools"].is_object());
+    c.send_raw(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
+
+    let list = c.request("tools/list", json!({}));
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    for expected in [
+        "search_memory",
+        "remember_fact",
+        "correct_fact",
+        "confirm_fact",
+        "memory_stats",
+        "get_entity_info",
+        "recall",
+        "ingest_turn",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
+    }
+    for t in list["result"]["tools"].as_array().unwrap() {
+        assert_eq!(t["inputSchema"]["type"], "object");
+    }
+
+    let saved = c.tool(
+        "remember_fact",
+        json!({"content": "The user's sister lives in Porto", "tags": ["family"]}),
+    );
+    assert_eq!(saved["isError"], false);
+    let id = saved["structuredContent"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let again = c.tool(
+        "remember_fact",
+        json!({"content": "The user's sister lives in Porto"}),
+    );
+    assert_eq!(again["structuredContent"]["reinforced"], true);
+
+    c.tool(
+        "ingest_turn",
+        json!({"session_id": "s1", "role": "user", "content": "My sister sent photos from Porto"}),
+    );
+    let found = c.tool(
+        "search_memory",
+        json!({"query": "where does the sister live?"}),
+    );
+    let hits = found["structuredContent"]["hits"].as_array().unwrap();
+    assert!(
+        hits.iter()
+            .any(|h| h["id"] == id.as_str() && h["type"] == "memory")
+    );
+    assert!(
+        hits.iter().any(|h| h["type"] == "episode"),
+        "search covers what was said too"
+    );
+    let text: Value = serde_json::from_str(found["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text, found["structuredContent"]);
+
+    let confirmed = c.tool("confirm_fact", json!({"id": id}));
+    assert_eq!(confirmed["structuredContent"]["decay_rate"], 0.0);
+    let corrected = c.tool(
+        "correct_fact",
+        json!({"id": id, "content": "The user's sister lives in Lisbon"}),
+    );
+    assert_eq!(corrected["structuredContent"]["supersedes"], id.as_str());
+    let r = c.tool("recall", json!({"query": "sister lives", "dry": true}));
+    let contents: Vec<&str> = r["structuredContent"]["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(contents, ["The user's sister lives in Lisbon"]);
+
+    let stats = c.tool("memory_stats", json!({}));
+    assert_eq!(stats["structuredContent"]["active"], 1);
+    assert_eq!(stats["structuredContent"]["deleted"], 1);
+    assert_eq!(stats["structuredContent"]["episodes"], 1);
+
+    // Tool errors are results with isError; the session goes on.
+    let bad = c.tool("remember_fact", json!({"content": ""}));
+    assert_eq!(bad["isError"], true);
+    assert!(
+        bad["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("content is empty")
+    );
+    assert_eq!(
+        c.tool("get_entity_info", json!({"name": "nobody"}))["isError"],
+        true
+    );
+    assert_eq!(c.tool("no_such_tool", json!({}))["isError"], true);
+    // Protocol errors are JSON-RPC errors; the session goes on.
+    c.send_raw("{not json");
+    assert_eq!(c.read()["error"]["code"], -32700);
+    assert_eq!(
+        c.request("no/such/method", json!({}))["error"]["code"],
+        -32601
+    );
+    assert_eq!(c.request("ping", json!({}))["result"], json!({}));
+}
