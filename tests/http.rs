@@ -243,3 +243,43 @@ fn episodes_are_ingested_and_embedded_in_the_background() {
             .contains(&json!("vector"))
     );
 }
+
+#[test]
+fn the_openapi_document_matches_the_routes() {
+    let s = start(None);
+    let (st, doc) = call(ureq::get(&format!("{}/openapi.json", s.base)), None);
+    assert_eq!(st, 200);
+    assert_eq!(doc["openapi"], "3.1.0");
+    let paths = doc["paths"].as_object().unwrap();
+    assert!(paths.len() >= 11);
+    for (path, ops) in paths {
+        let concrete = path.replace("{id}", "mem_none").replace("{name}", "nobody");
+        for method in ops.as_object().unwrap().keys() {
+            let url = format!("{}{concrete}", s.base);
+            let req = match method.as_str() {
+                "get" => ureq::get(&url),
+                "post" => ureq::post(&url),
+                "patch" => ureq::request("PATCH", &url),
+                "delete" => ureq::delete(&url),
+                other => panic!("unexpected method {other}"),
+            };
+            let body = if method == "get" || method == "delete" {
+                None
+            } else {
+                Some("{}")
+            };
+            let (status, v) = call(req, body);
+            assert_ne!(status, 405, "{method} {path} is documented but not routed");
+            assert_ne!(
+                v["error"]["message"], "no such route",
+                "{method} {path} is documented but not routed"
+            );
+        }
+    }
+    // And an undocumented path is not routed.
+    let (status, v) = call(ureq::get(&format!("{}/undocumented", s.base)), None);
+    assert_eq!(
+        (status, v["error"]["message"].as_str()),
+        (404, Some("no such route"))
+    );
+}

@@ -209,7 +209,7 @@ async fn auth(State(state): State<AppState>, req: Request, next: Next) -> Respon
     let Some(key) = &state.api_key else {
         return next.run(req).await;
     };
-    if req.uri().path() == "/health" {
+    if matches!(req.uri().path(), "/health" | "/openapi.json") {
         return next.run(req).await;
     }
     let given = req
@@ -237,6 +237,7 @@ pub fn router(engine_config: Config, api_key: Option<String>) -> anyhow::Result<
     };
     Ok(Router::new()
         .route("/health", get(health))
+        .route("/openapi.json", get(openapi))
         .route("/stats", get(stats))
         .route("/memories", post(create_memory).get(list_memories))
         .route(
@@ -489,4 +490,11 @@ async fn entity_info(
         ));
     }
     Ok(Json(json!({ "entities": profiles })).into_response())
+}
+
+/// The OpenAPI document of these routes (checked against them in tests/http.rs).
+const OPENAPI: &str = include_str!("openapi.json");
+
+async fn openapi() -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
 }
