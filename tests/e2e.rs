@@ -486,3 +486,104 @@ fn filters_paging_and_access_reinforcement() {
     assert!(r.hits[0].explanation.relevance > 0.5);
     assert_eq!(m.get("", &trip.id).unwrap().access_count, 1);
 }
+
+#[test]
+fn export_import_round_trip_is_lossless_and_import_dedups() {
+    use mnemo_core::ports::Storage;
+    let a_dir = tempfile::tempdir().unwrap();
+    let mut a = open(a_dir.path());
+    a.remember(RememberRequest {
+        content: "Deploy with `make release` then tag".into(),
+        kind: Some(Kind::Procedural),
+        tags: vec!["ops".into(), "deploy".into()],
+        importance: Some(0.8),
+        attributes: Some(r#"{"origin":"runbook"}"#.into()),
+        ..Default::default()
+    })
+    .unwrap();
+    remember(&mut a, "", "Caroline lives in Lisbon");
+    remember(&mut a, "", "Caroline lives in Lisbon"); // reinforced
+    let gone = remember(&mut a, "", "an obsolete note").memory;
+    a.delete("", &gone.id, "obsolete").unwrap();
+    remember(&mut a, "proj", "project-only memory");
+    let t = |s: &str, text: &str| Turn {
+        session_id: s.into(),
+        role: "user".into(),
+        content: text.into(),
+        ..Default::default()
+    };
+    a.ingest(t("s1", "We met Melanie at the museum")).unwrap();
+    a.ingest(t("s2", "Melanie painted the lake")).unwrap();
+    a.enrich(50).unwrap();
+    a.backfill_all(64, |_| {}).unwrap();
+
+    let mut dump = Vec::new();
+    let c = mnemo_host::transfer::export(&a, &mut dump, None, true).unwrap();
+    assert_eq!((c.memories, c.episodes, c.sessions), (4, 2, 2));
+    assert!(c.entities >= 2 && c.vectors == 6, "{c:?}");
+
+    let b_dir = tempfile::tempdir().unwrap();
+    let mut b = open(b_dir.path());
+    let ci = mnemo_host::transfer::import(&mut b, &dump[..], |_| {}).unwrap();
+    assert_eq!(ci.created, 4 + 2 + 2 + c.entities);
+    assert_eq!((ci.existing, ci.merged, ci.vectors), (0, 0, 6));
+    {
+        let (sa, sb) = (&a.ports().store, &b.ports().store);
+        assert_eq!(
+            sa.all_memories(None).unwrap(),
+            sb.all_memories(None).unwrap(),
+            "memories, trash included, field for field"
+        );
+        assert_eq!(
+            sa.all_episodes(None).unwrap(),
+            sb.all_episodes(None).unwrap()
+        );
+        assert_eq!(
+            sa.all_sessions(None).unwrap(),
+            sb.all_sessions(None).unwrap()
+        );
+        assert_eq!(
+            sa.all_entities(None).unwrap(),
+            sb.all_entities(None).unwrap()
+        );
+        let ids: Vec<String> = sa
+            .all_memories(None)
+            .unwrap()
+            .into_iter()
+            .map(|m| m.id)
+            .collect();
+        assert_eq!(
+            sa.get_vectors(Target::Memories, &ids).unwrap(),
+            sb.get_vectors(Target::Memories, &ids).unwrap()
+        );
+    }
+    assert_eq!(
+        b.entity_info("", "melanie", 10).unwrap()[0].episodes.len(),
+        2
+    );
+
+    // Importing again changes nothing.
+    let again = mnemo_host::transfer::import(&mut b, &dump[..], |_| {}).unwrap();
+    assert_eq!(again.created, 0);
+    assert_eq!(b.ports().store.all_memories(None).unwrap().len(), 4);
+
+    // Into a store that already knows a text: folded, not doubled.
+    let c_dir = tempfile::tempdir().unwrap();
+    let mut cm = open(c_dir.path());
+    let own = remember(&mut cm, "", "Caroline lives in Lisbon").memory;
+    let ci = mnemo_host::transfer::import(&mut cm, &dump[..], |_| {}).unwrap();
+    assert_eq!(ci.merged, 1);
+    let kept = cm.get("", &own.id).unwrap();
+    assert_eq!(kept.repetition_count, 2, "its own 0 + the import's 1 + 1");
+    assert_eq!(cm.stats(None).unwrap().active, 3);
+
+    // A bad line anywhere: nothing of the file is written.
+    let d_dir = tempfile::tempdir().unwrap();
+    let mut d = open(d_dir.path());
+    let mut broken = dump.clone();
+    broken.extend_from_slice(b"{\"kind\": \"memory\", \"oops\": 1}\n");
+    let err = mnemo_host::transfer::import(&mut d, &broken[..], |_| {}).unwrap_err();
+    assert!(format!("{err:#}").contains("line"), "{err:#}");
+    assert_eq!(count(&d, "SELECT COUNT(*) FROM memories"), 0);
+    assert_eq!(count(&d, "SELECT COUNT(*) FROM episodes"), 0);
+}

@@ -16,6 +16,7 @@ pub mod recall;
 pub mod scoring;
 pub mod text;
 pub mod thresholds;
+pub mod transfer;
 pub mod validate;
 
 #[cfg(test)]

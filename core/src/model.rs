@@ -474,3 +474,35 @@ pub struct EnrichReport {
     pub examined: u32,
     pub linked: u32,
 }
+
+/// One line of an export (`mnemo export`), imported by [`crate::Engine::import`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ImportItem {
+    Memory {
+        memory: Memory,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        vector: Option<Vec<f32>>,
+    },
+    Episode {
+        episode: Episode,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        vector: Option<Vec<f32>>,
+    },
+    Session {
+        session: Session,
+    },
+    Entity {
+        entity: Entity,
+        memories: Vec<String>,
+        episodes: Vec<String>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ImportOutcome {
+    Created,
+    Exists,
+    Merged,
+}

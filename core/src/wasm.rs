@@ -701,6 +701,30 @@ impl api::Guest for Component {
         })
     }
 
+    fn import(item: api::ImportItem) -> Result<api::ImportOutcome, wit::Error> {
+        let item = match item {
+            api::ImportItem::Memory((m, vector)) => ImportItem::Memory {
+                memory: m.into(),
+                vector,
+            },
+            api::ImportItem::Episode((e, vector)) => ImportItem::Episode {
+                episode: e.into(),
+                vector,
+            },
+            api::ImportItem::Session(s) => ImportItem::Session { session: s.into() },
+            api::ImportItem::Entity((e, memories, episodes)) => ImportItem::Entity {
+                entity: e.into(),
+                memories,
+                episodes,
+            },
+        };
+        Ok(match engine().import(item)? {
+            ImportOutcome::Created => api::ImportOutcome::Created,
+            ImportOutcome::Exists => api::ImportOutcome::Exists,
+            ImportOutcome::Merged => api::ImportOutcome::Merged,
+        })
+    }
+
     fn version() -> String {
         env!("CARGO_PKG_VERSION").to_string()
     }

@@ -14,6 +14,7 @@ pub mod plugins;
 pub mod ports;
 pub mod runtime;
 pub mod storage;
+pub mod transfer;
 
 pub use config::Config;
 pub use mnemo::Mnemo;

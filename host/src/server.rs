@@ -25,6 +25,8 @@ use serde_json::{Value, json};
 
 /// Largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+/// Largest body `POST /import` accepts.
+pub const MAX_IMPORT_BYTES: usize = 256 * 1024 * 1024;
 /// How often the engine thread embeds a batch of rows without vectors.
 const BACKFILL_EVERY: Duration = Duration::from_millis(500);
 const BACKFILL_BATCH: usize = 64;
@@ -205,6 +207,31 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
     diff == 0
 }
 
+/// Refuses a body whose declared length is over the route's limit before
+/// reading any of it, with a JSON error (the body limit layer still guards
+/// bodies of undeclared length).
+async fn declared_length(req: Request, next: Next) -> Response {
+    let limit = if req.uri().path() == "/import" {
+        MAX_IMPORT_BYTES
+    } else {
+        MAX_BODY_BYTES
+    };
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        return ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            format!("the body is over the {limit} byte limit"),
+        )
+        .into_response();
+    }
+    next.run(req).await
+}
+
 async fn auth(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let Some(key) = &state.api_key else {
         return next.run(req).await;
@@ -250,8 +277,14 @@ pub fn router(engine_config: Config, api_key: Option<String>) -> anyhow::Result<
         .route("/episodes", post(ingest))
         .route("/llm-usage", get(llm_usage))
         .route("/entities/{name}", get(entity_info))
+        .route("/export", get(export))
+        .route(
+            "/import",
+            post(import).layer(DefaultBodyLimit::max(MAX_IMPORT_BYTES)),
+        )
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route") })
         .layer(middleware::from_fn_with_state(state.clone(), auth))
+        .layer(middleware::from_fn(declared_length))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state))
 }
@@ -497,4 +530,39 @@ const OPENAPI: &str = include_str!("openapi.json");
 
 async fn openapi() -> Response {
     ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct ExportQuery {
+    namespace: Option<String>,
+    vectors: bool,
+}
+
+async fn export(State(s): State<AppState>, Query(q): Query<ExportQuery>) -> ApiResult {
+    let body = s
+        .engine
+        .run(move |m| {
+            let mut out = Vec::new();
+            mnemo_host::transfer::export(m, &mut out, q.namespace.as_deref(), q.vectors)
+                .map(|_| out)
+        })
+        .await?
+        .map_err(|e| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "storage",
+                format!("{e:#}"),
+            )
+        })?;
+    Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], body).into_response())
+}
+
+async fn import(State(s): State<AppState>, body: Bytes) -> ApiResult {
+    let counts = s
+        .engine
+        .run(move |m| mnemo_host::transfer::import(m, std::io::Cursor::new(body), |_| {}))
+        .await?
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_input", format!("{e:#}")))?;
+    Ok(Json(counts).into_response())
 }

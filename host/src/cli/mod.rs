@@ -51,6 +51,10 @@ enum Command {
     Restore(IdArgs),
     /// Counts of memories, episodes, entities and vectors.
     Stats(StatsArgs),
+    /// Write everything (memories incl. the trash, episodes, sessions, entities) as JSON lines.
+    Export(ExportArgs),
+    /// Read an export back: ids, times and counts kept; duplicates folded.
+    Import(ImportArgs),
     /// Embed every memory and episode that has no vector yet.
     Reindex(ReindexArgs),
     /// Everything about an entity: its profile and linked memories and episodes.
@@ -84,6 +88,27 @@ struct EnrichArgs {
     /// Items per target (memories, episodes) this run.
     #[arg(long, default_value_t = 50)]
     limit: u32,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct ExportArgs {
+    /// Output file (default: stdout).
+    #[arg(long, short = 'o')]
+    out: Option<PathBuf>,
+    /// Only this namespace.
+    #[arg(long, short = 'n')]
+    namespace: Option<String>,
+    /// Include the vectors (otherwise the importer re-embeds).
+    #[arg(long)]
+    vectors: bool,
+}
+
+#[derive(Args)]
+struct ImportArgs {
+    /// An export file; `-` reads stdin.
+    file: PathBuf,
     #[arg(long)]
     json: bool,
 }
@@ -470,6 +495,61 @@ fn run(cli: Cli) -> Out {
             let n = mnemo.backfill_all(256, |n| bar.set_message(format!("{n} embedded")))?;
             bar.finish_and_clear();
             println!("embedded {n} rows");
+        }
+        Command::Export(a) => {
+            let ns = a.namespace.as_deref();
+            let Some(path) = &a.out else {
+                mnemo_host::transfer::export(&mnemo, &mut std::io::stdout().lock(), ns, a.vectors)?;
+                return Ok(());
+            };
+            let file = std::fs::File::create(path)
+                .with_context(|| format!("creating {}", path.display()))?;
+            let c = mnemo_host::transfer::export(
+                &mnemo,
+                &mut std::io::BufWriter::new(file),
+                ns,
+                a.vectors,
+            )?;
+            eprintln!(
+                "exported {} memories, {} episodes, {} sessions, {} entities, {} vectors to {}",
+                c.memories,
+                c.episodes,
+                c.sessions,
+                c.entities,
+                c.vectors,
+                path.display()
+            );
+        }
+        Command::Import(a) => {
+            let reader: Box<dyn BufRead> = if a.file.as_os_str() == "-" {
+                Box::new(std::io::stdin().lock())
+            } else {
+                Box::new(std::io::BufReader::new(
+                    std::fs::File::open(&a.file)
+                        .with_context(|| format!("opening {}", a.file.display()))?,
+                ))
+            };
+            let bar = indicatif::ProgressBar::new_spinner();
+            let c = mnemo_host::transfer::import(&mut mnemo, reader, |n| {
+                bar.set_message(format!("{n} lines"))
+            })?;
+            bar.finish_and_clear();
+            let embedded = mnemo.backfill_all(256, |_| {})?;
+            if a.json {
+                return print_json(&serde_json::json!({ "counts": c, "embedded": embedded }));
+            }
+            println!(
+                "imported {} memories, {} episodes, {} sessions, {} entities: {} created, {} already there, {} merged; {} vectors kept, {} embedded",
+                c.memories,
+                c.episodes,
+                c.sessions,
+                c.entities,
+                c.created,
+                c.existing,
+                c.merged,
+                c.vectors,
+                embedded
+            );
         }
         Command::Entity(a) => {
             let profiles = mnemo.entity_info(&a.ns.namespace, &a.name, a.limit)?;

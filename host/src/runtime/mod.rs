@@ -233,6 +233,31 @@ impl CoreInstance {
         })
     }
 
+    pub fn import(&mut self, item: ImportItem) -> Result<ImportOutcome, CallError> {
+        use bindings::exports::mnemo::core::engine as api;
+        let item = match item {
+            ImportItem::Memory { memory, vector } => {
+                api::ImportItem::Memory((memory.into(), vector))
+            }
+            ImportItem::Episode { episode, vector } => {
+                api::ImportItem::Episode((episode.into(), vector))
+            }
+            ImportItem::Session { session } => api::ImportItem::Session(session.into()),
+            ImportItem::Entity {
+                entity,
+                memories,
+                episodes,
+            } => api::ImportItem::Entity((entity.into(), memories, episodes)),
+        };
+        let out: api::ImportOutcome =
+            self.call(|a, s| a.mnemo_core_engine().call_import(s, &item))?;
+        Ok(match out {
+            api::ImportOutcome::Created => ImportOutcome::Created,
+            api::ImportOutcome::Exists => ImportOutcome::Exists,
+            api::ImportOutcome::Merged => ImportOutcome::Merged,
+        })
+    }
+
     pub fn stats(&mut self, namespace: Option<&str>) -> Result<StoreStats, CallError> {
         self.call(|api, s| api.mnemo_core_engine().call_stats(s, namespace))
     }

@@ -2,6 +2,7 @@
 //! in WAL mode. Implements the core's `Storage` port; the WIT `storage`
 //! import delegates here. Blocking: call it from a dedicated thread.
 
+mod export;
 mod filter;
 pub mod migrations;
 mod rows;

@@ -1,0 +1,76 @@
+//! Reading everything out for `mnemo export`, in insertion order.
+
+use mnemo_core::model::*;
+use rusqlite::params;
+
+use super::SqliteStore;
+use super::rows::{self, EPISODE_COLUMNS, MEMORY_COLUMNS};
+
+/// `namespace = ?` or everything.
+fn ns_clause(ns: Option<&str>) -> (&'static str, Vec<String>) {
+    match ns {
+        Some(n) => ("namespace = ?1", vec![n.to_string()]),
+        None => ("1", Vec::new()),
+    }
+}
+
+impl SqliteStore {
+    /// Every memory, deleted ones included (the trash is part of the data).
+    pub fn all_memories(&self, ns: Option<&str>) -> anyhow::Result<Vec<Memory>> {
+        let (clause, p) = ns_clause(ns);
+        let mut stmt = self.connection().prepare(&format!(
+            "SELECT {MEMORY_COLUMNS} FROM memories WHERE {clause} ORDER BY rowid"
+        ))?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(p), rows::memory)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    pub fn all_episodes(&self, ns: Option<&str>) -> anyhow::Result<Vec<Episode>> {
+        let (clause, p) = ns_clause(ns);
+        let mut stmt = self.connection().prepare(&format!(
+            "SELECT {EPISODE_COLUMNS} FROM episodes WHERE {clause} ORDER BY rowid"
+        ))?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(p), rows::episode)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    pub fn all_sessions(&self, ns: Option<&str>) -> anyhow::Result<Vec<Session>> {
+        let (clause, p) = ns_clause(ns);
+        let mut stmt = self.connection().prepare(&format!(
+            "SELECT namespace, id, first_seen_at, last_seen_at, turn_count, consolidated_at FROM sessions WHERE {clause} ORDER BY first_seen_at, id"
+        ))?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(p), rows::session)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Entities with the ids of the memories and episodes linked to them.
+    pub fn all_entities(
+        &self,
+        ns: Option<&str>,
+    ) -> anyhow::Result<Vec<(Entity, Vec<String>, Vec<String>)>> {
+        let (clause, p) = ns_clause(ns);
+        let mut stmt = self.connection().prepare(&format!(
+            "SELECT id, namespace, canonical_name, entity_type, aliases, mention_count, summary FROM entities WHERE {clause} ORDER BY rowid"
+        ))?;
+        let entities: Vec<Entity> = stmt
+            .query_map(rusqlite::params_from_iter(p), rows::entity)?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut mem = self.connection().prepare(
+            "SELECT memory_id FROM memory_entities WHERE entity_id = ?1 ORDER BY memory_id",
+        )?;
+        let mut ep = self.connection().prepare(
+            "SELECT episode_id FROM episode_entities WHERE entity_id = ?1 ORDER BY episode_id",
+        )?;
+        let mut out = Vec::with_capacity(entities.len());
+        for e in entities {
+            let m: Vec<String> = mem
+                .query_map(params![e.id], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            let x: Vec<String> = ep
+                .query_map(params![e.id], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            out.push((e, m, x));
+        }
+        Ok(out)
+    }
+}

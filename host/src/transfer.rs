@@ -1,0 +1,175 @@
+//! `mnemo export` / `mnemo import`: JSON lines, lossless. The first line is a
+//! header naming the embedding model; then sessions, memories (the trash
+//! too), episodes and entities with their links, vectors optional. Import
+//! runs every item through the core (which keeps ids, times and counts and
+//! deduplicates) in one transaction: a bad line writes nothing.
+
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+
+use anyhow::{Context, bail};
+use mnemo_core::model::*;
+use mnemo_core::ports::Storage;
+use serde::{Deserialize, Serialize};
+
+use crate::Mnemo;
+use crate::storage::VectorState;
+
+pub const FORMAT: &str = "mnemo-export";
+pub const VERSION: u32 = 1;
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Header {
+    pub kind: String,
+    pub version: u32,
+    pub embedding_model: Option<String>,
+    pub dimension: Option<u32>,
+}
+
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct Counts {
+    pub sessions: usize,
+    pub memories: usize,
+    pub episodes: usize,
+    pub entities: usize,
+    pub vectors: usize,
+    /// Import only: outcomes.
+    pub created: usize,
+    pub existing: usize,
+    pub merged: usize,
+}
+
+fn line(out: &mut impl Write, v: &impl Serialize) -> anyhow::Result<()> {
+    serde_json::to_writer(&mut *out, v)?;
+    out.write_all(b"\n")?;
+    Ok(())
+}
+
+pub fn export(
+    m: &Mnemo,
+    out: &mut impl Write,
+    namespace: Option<&str>,
+    vectors: bool,
+) -> anyhow::Result<Counts> {
+    let store = &m.ports().store;
+    let (model, dimension) = match store.vector_state() {
+        VectorState::Enabled { model, dimension } => (Some(model), Some(dimension)),
+        VectorState::Disabled { .. } => (None, None),
+    };
+    let vectors = vectors && model.is_some();
+    line(
+        out,
+        &Header {
+            kind: FORMAT.into(),
+            version: VERSION,
+            embedding_model: model,
+            dimension,
+        },
+    )?;
+    let mut c = Counts::default();
+    let vector_of = |target: Target, id: &str| -> anyhow::Result<Option<Vec<f32>>> {
+        if !vectors {
+            return Ok(None);
+        }
+        Ok(store
+            .get_vectors(target, &[id.to_string()])?
+            .pop()
+            .map(|(_, v)| v))
+    };
+    for session in store.all_sessions(namespace)? {
+        line(out, &ImportItem::Session { session })?;
+        c.sessions += 1;
+    }
+    for memory in store.all_memories(namespace)? {
+        let vector = vector_of(Target::Memories, &memory.id)?;
+        c.vectors += usize::from(vector.is_some());
+        line(out, &ImportItem::Memory { memory, vector })?;
+        c.memories += 1;
+    }
+    for episode in store.all_episodes(namespace)? {
+        let vector = vector_of(Target::Episodes, &episode.id)?;
+        c.vectors += usize::from(vector.is_some());
+        line(out, &ImportItem::Episode { episode, vector })?;
+        c.episodes += 1;
+    }
+    for (entity, memories, episodes) in store.all_entities(namespace)? {
+        line(
+            out,
+            &ImportItem::Entity {
+                entity,
+                memories,
+                episodes,
+            },
+        )?;
+        c.entities += 1;
+    }
+    out.flush()?;
+    Ok(c)
+}
+
+/// Imports JSON lines; `progress` gets the number of lines done.
+pub fn import(
+    m: &mut Mnemo,
+    input: impl BufRead,
+    mut progress: impl FnMut(usize),
+) -> anyhow::Result<Counts> {
+    let locked = match m.vector_state() {
+        VectorState::Enabled { model, .. } => Some(model),
+        VectorState::Disabled { .. } => None,
+    };
+    let mut keep_vectors = false;
+    let mut counts = Counts::default();
+    let mut outcomes: HashMap<ImportOutcome, usize> = HashMap::new();
+    let lines: Vec<String> = input
+        .lines()
+        .collect::<Result<_, _>>()
+        .context("reading the import")?;
+    m.in_transaction(|m| -> anyhow::Result<()> {
+        for (i, text) in lines.iter().enumerate() {
+            let n = i + 1;
+            if text.trim().is_empty() {
+                continue;
+            }
+            if i == 0
+                && let Ok(h) = serde_json::from_str::<Header>(text)
+            {
+                if h.kind != FORMAT || h.version > VERSION {
+                    bail!("line 1: not a {FORMAT} version ≤ {VERSION} file");
+                }
+                // Vectors from another model would poison search: re-embed those instead.
+                keep_vectors = h.embedding_model.is_some() && h.embedding_model == locked;
+                continue;
+            }
+            let mut item: ImportItem = serde_json::from_str(text)
+                .with_context(|| format!("line {n}: not an export item"))?;
+            match &mut item {
+                ImportItem::Memory { vector, .. } | ImportItem::Episode { vector, .. }
+                    if !keep_vectors =>
+                {
+                    *vector = None
+                }
+                _ => {}
+            }
+            match &item {
+                ImportItem::Memory { vector, .. } | ImportItem::Episode { vector, .. } => {
+                    counts.vectors += usize::from(vector.is_some())
+                }
+                _ => {}
+            }
+            match &item {
+                ImportItem::Session { .. } => counts.sessions += 1,
+                ImportItem::Memory { .. } => counts.memories += 1,
+                ImportItem::Episode { .. } => counts.episodes += 1,
+                ImportItem::Entity { .. } => counts.entities += 1,
+            }
+            let outcome = m.import(item).with_context(|| format!("line {n}"))?;
+            *outcomes.entry(outcome).or_default() += 1;
+            progress(n);
+        }
+        Ok(())
+    })?;
+    counts.created = outcomes.get(&ImportOutcome::Created).copied().unwrap_or(0);
+    counts.existing = outcomes.get(&ImportOutcome::Exists).copied().unwrap_or(0);
+    counts.merged = outcomes.get(&ImportOutcome::Merged).copied().unwrap_or(0);
+    Ok(counts)
+}
