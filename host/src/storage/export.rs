@@ -6,6 +6,9 @@ use rusqlite::params;
 use super::SqliteStore;
 use super::rows::{self, EPISODE_COLUMNS, MEMORY_COLUMNS};
 
+/// An entity with the ids of its linked memories and episodes.
+pub type LinkedEntity = (Entity, Vec<String>, Vec<String>);
+
 /// `namespace = ?` or everything.
 fn ns_clause(ns: Option<&str>) -> (&'static str, Vec<String>) {
     match ns {
@@ -44,10 +47,7 @@ impl SqliteStore {
     }
 
     /// Entities with the ids of the memories and episodes linked to them.
-    pub fn all_entities(
-        &self,
-        ns: Option<&str>,
-    ) -> anyhow::Result<Vec<(Entity, Vec<String>, Vec<String>)>> {
+    pub fn all_entities(&self, ns: Option<&str>) -> anyhow::Result<Vec<LinkedEntity>> {
         let (clause, p) = ns_clause(ns);
         let mut stmt = self.connection().prepare(&format!(
             "SELECT id, namespace, canonical_name, entity_type, aliases, mention_count, summary FROM entities WHERE {clause} ORDER BY rowid"
