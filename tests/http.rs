@@ -301,3 +301,58 @@ fn the_openapi_document_matches_the_routes() {
         (404, Some("no such route"))
     );
 }
+
+#[test]
+fn batch_insert_audit_log_and_integrity() {
+    let s = start(None);
+    let (st, v) = post(
+        &s,
+        "/memories/batch",
+        json!({"memories": [{"content": "first fact"}, {"content": "second fact", "tags": ["x"]}, {"content": "first fact"}]}),
+    );
+    assert_eq!(st, 201, "{v}");
+    assert_eq!(
+        (v["created"].as_u64(), v["reinforced"].as_u64()),
+        (Some(2), Some(1))
+    );
+    // One invalid item: nothing of the batch is stored.
+    let (st, v) = post(
+        &s,
+        "/memories/batch",
+        json!({"memories": [{"content": "would be third"}, {"content": ""}]}),
+    );
+    assert_eq!(st, 400);
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("memories[1]:"),
+        "{v}"
+    );
+    let (_, stats) = call(ureq::get(&format!("{}/stats", s.base)), None);
+    assert_eq!(stats["total"], 2);
+
+    let (_, list) = call(ureq::get(&format!("{}/memories", s.base)), None);
+    let id = list["memories"][0]["id"].as_str().unwrap().to_string();
+    call(
+        ureq::delete(&format!("{}/memories/{id}?reason=test", s.base)),
+        None,
+    );
+    let (_, audit) = call(ureq::get(&format!("{}/audit?target={id}", s.base)), None);
+    assert_eq!(audit["entries"][0]["action"], "delete");
+    assert_eq!(audit["entries"][0]["detail"], "test");
+    let (_, all) = call(ureq::get(&format!("{}/audit", s.base)), None);
+    assert!(
+        all["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["action"] == "reinforce")
+    );
+
+    let (_, health) = call(ureq::get(&format!("{}/health", s.base)), None);
+    let i = &health["integrity"];
+    assert_eq!(i["memories"], 2);
+    assert_eq!(i["memory_fts_rows"], 2, "FTS in sync");
+    assert_eq!(i["orphan_links"], 0);
+}

@@ -139,6 +139,12 @@ impl IntoResponse for ApiError {
     }
 }
 
+impl From<anyhow::Error> for ApiError {
+    fn from(e: anyhow::Error) -> Self {
+        Self::new(StatusCode::SERVICE_UNAVAILABLE, "storage", format!("{e:#}"))
+    }
+}
+
 impl From<CallError> for ApiError {
     fn from(e: CallError) -> Self {
         let status = match &e {
@@ -276,6 +282,8 @@ pub fn router(engine_config: Config, api_key: Option<String>) -> anyhow::Result<
         .route("/recall", post(recall))
         .route("/episodes", post(ingest))
         .route("/llm-usage", get(llm_usage))
+        .route("/audit", get(audit))
+        .route("/memories/batch", post(create_batch))
         .route("/entities/{name}", get(entity_info))
         .route("/export", get(export))
         .route(
@@ -326,23 +334,23 @@ pub fn serve(config: Config, args: ServeArgs) -> anyhow::Result<()> {
 // ---- handlers ---------------------------------------------------------------
 
 async fn health(State(s): State<AppState>) -> ApiResult {
-    let (version, stats, vectors) = s
+    let (version, integrity, vectors) = s
         .engine
         .run(|m| {
             (
                 m.version(),
-                m.stats(None),
+                m.ports().store.integrity(),
                 format!("{:?}", m.vector_state()),
             )
         })
         .await?;
-    let stats = stats?;
+    let integrity = integrity
+        .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "storage", format!("{e:#}")))?;
     Ok(Json(json!({
         "status": "ok",
         "core_version": version?,
-        "memories": stats.active,
-        "episodes": stats.episodes,
-        "missing_vectors": (stats.active + stats.episodes).saturating_sub(stats.memory_vectors + stats.episode_vectors),
+        "missing_vectors": integrity.missing_vectors,
+        "integrity": integrity,
         "vectors": vectors,
     }))
     .into_response())
@@ -565,4 +573,62 @@ async fn import(State(s): State<AppState>, body: Bytes) -> ApiResult {
         .await?
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_input", format!("{e:#}")))?;
     Ok(Json(counts).into_response())
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct AuditQuery {
+    limit: Option<u32>,
+    target: Option<String>,
+}
+
+async fn audit(State(s): State<AppState>, Query(q): Query<AuditQuery>) -> ApiResult {
+    let entries = s
+        .engine
+        .run(move |m| {
+            m.ports()
+                .store
+                .audit_log(q.limit.unwrap_or(100), q.target.as_deref())
+        })
+        .await?
+        .map_err(|e| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "storage",
+                format!("{e:#}"),
+            )
+        })?;
+    Ok(Json(json!({ "entries": entries })).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Batch {
+    memories: Vec<RememberRequest>,
+}
+
+/// Many memories in one transaction: one invalid item and none is stored.
+async fn create_batch(State(s): State<AppState>, headers: HeaderMap, body: Bytes) -> ApiResult {
+    let mut batch: Batch = parse(&body)?;
+    for req in &mut batch.memories {
+        req.namespace = namespace(&headers, &req.namespace);
+    }
+    let outcomes = s
+        .engine
+        .run(move |m| {
+            m.in_transaction(|m| -> Result<Vec<RememberOutcome>, ApiError> {
+                let mut out = Vec::with_capacity(batch.memories.len());
+                for (i, req) in batch.memories.into_iter().enumerate() {
+                    out.push(m.remember(req).map_err(|e| {
+                        let mut err = ApiError::from(e);
+                        err.message = format!("memories[{i}]: {}", err.message);
+                        err
+                    })?);
+                }
+                Ok(out)
+            })
+        })
+        .await??;
+    let created = outcomes.iter().filter(|o| o.created).count();
+    Ok((StatusCode::CREATED, Json(json!({ "created": created, "reinforced": outcomes.len() - created, "results": outcomes }))).into_response())
 }

@@ -63,6 +63,8 @@ enum Command {
     Enrich(EnrichArgs),
     /// Run a NER strategy on a text: the merged entities of its plugins.
     Ner(NerArgs),
+    /// The audit log of lifecycle decisions (reinforce, delete, restore, supersede, ...).
+    Audit(AuditArgs),
     /// The ledger of LLM and embedding calls: totals, then the latest calls.
     LlmUsage(UsageArgs),
     /// Measure retrieval quality on an evaluation set.
@@ -88,6 +90,17 @@ struct EnrichArgs {
     /// Items per target (memories, episodes) this run.
     #[arg(long, default_value_t = 50)]
     limit: u32,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct AuditArgs {
+    #[arg(long, default_value_t = 50)]
+    limit: u32,
+    /// Only decisions about this memory or episode.
+    #[arg(long)]
+    target: Option<String>,
     #[arg(long)]
     json: bool,
 }
@@ -495,6 +508,21 @@ fn run(cli: Cli) -> Out {
             let n = mnemo.backfill_all(256, |n| bar.set_message(format!("{n} embedded")))?;
             bar.finish_and_clear();
             println!("embedded {n} rows");
+        }
+        Command::Audit(a) => {
+            let entries = mnemo
+                .ports()
+                .store
+                .audit_log(a.limit, a.target.as_deref())?;
+            if a.json {
+                return print_json(&entries);
+            }
+            for e in &entries {
+                println!(
+                    "{}  {:<10} {:<12} {}  {}",
+                    e.at, e.namespace, e.action, e.target_id, e.detail
+                );
+            }
         }
         Command::Export(a) => {
             let ns = a.namespace.as_deref();

@@ -4,6 +4,7 @@
 
 mod export;
 mod filter;
+mod integrity;
 pub mod migrations;
 mod rows;
 mod sqlite;
@@ -16,6 +17,7 @@ use std::sync::Once;
 use anyhow::Context;
 use rusqlite::Connection;
 
+pub use integrity::Integrity;
 pub use sqlite::SqliteStore;
 pub use usage::UsageSummary;
 pub use vectors::VectorState;
