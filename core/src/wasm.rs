@@ -88,78 +88,18 @@ impl From<CoreError> for wit::Error {
 
 // ---- records ----------------------------------------------------------------
 
-impl From<wit::Memory> for Memory {
-    fn from(m: wit::Memory) -> Self {
-        Self {
-            id: m.id,
-            namespace: m.namespace,
-            content: m.content,
-            kind: m.kind.into(),
-            layer: m.layer.into(),
-            importance: m.importance,
-            confidence: m.confidence,
-            decay_rate: m.decay_rate,
-            access_count: m.access_count,
-            repetition_count: m.repetition_count,
-            created_at: m.created_at,
-            modified_at: m.modified_at,
-            last_accessed: m.last_accessed,
-            event_time: m.event_time,
-            created_epoch: m.created_epoch,
-            valid_until: m.valid_until,
-            invalid_reason: m.invalid_reason,
-            session_id: m.session_id,
-            source: m.source,
-            source_role: m.source_role,
-            tags: m.tags,
-            attributes: m.attributes,
-            source_ids: m.source_ids,
-            supersedes: m.supersedes,
-            superseded_by: m.superseded_by,
-        }
-    }
-}
-
-impl From<Memory> for wit::Memory {
-    fn from(m: Memory) -> Self {
-        Self {
-            id: m.id,
-            namespace: m.namespace,
-            content: m.content,
-            kind: m.kind.into(),
-            layer: m.layer.into(),
-            importance: m.importance,
-            confidence: m.confidence,
-            decay_rate: m.decay_rate,
-            access_count: m.access_count,
-            repetition_count: m.repetition_count,
-            created_at: m.created_at,
-            modified_at: m.modified_at,
-            last_accessed: m.last_accessed,
-            event_time: m.event_time,
-            created_epoch: m.created_epoch,
-            valid_until: m.valid_until,
-            invalid_reason: m.invalid_reason,
-            session_id: m.session_id,
-            source: m.source,
-            source_role: m.source_role,
-            tags: m.tags,
-            attributes: m.attributes,
-            source_ids: m.source_ids,
-            supersedes: m.supersedes,
-            superseded_by: m.superseded_by,
-        }
-    }
-}
-
-/// Records whose fields map one to one without enum conversions.
+/// Field-for-field record conversion, both ways: plain fields, then fields
+/// whose (enum) types convert with `Into`.
 macro_rules! same_fields {
-    ($a:ty, $b:ty, [$($f:ident),+]) => {
+    ($a:ty, $b:ty, [$($f:ident),* $(,)?]) => {
+        same_fields!($a, $b, [$($f),*], []);
+    };
+    ($a:ty, $b:ty, [$($f:ident),* $(,)?], [$($e:ident),* $(,)?]) => {
         impl From<$a> for $b {
-            fn from(x: $a) -> Self { Self { $($f: x.$f),+ } }
+            fn from(x: $a) -> Self { Self { $($f: x.$f,)* $($e: x.$e.into(),)* } }
         }
         impl From<$b> for $a {
-            fn from(x: $b) -> Self { Self { $($f: x.$f),+ } }
+            fn from(x: $b) -> Self { Self { $($f: x.$f,)* $($e: x.$e.into(),)* } }
         }
     };
 }
@@ -243,46 +183,55 @@ same_fields!(
     [content, model, input_tokens, output_tokens]
 );
 
-impl From<wit::Entity> for Entity {
-    fn from(e: wit::Entity) -> Self {
-        Self {
-            id: e.id,
-            namespace: e.namespace,
-            canonical_name: e.canonical_name,
-            entity_type: e.entity_type.into(),
-            aliases: e.aliases,
-            mention_count: e.mention_count,
-            summary: e.summary,
-        }
-    }
-}
-
-impl From<Entity> for wit::Entity {
-    fn from(e: Entity) -> Self {
-        Self {
-            id: e.id,
-            namespace: e.namespace,
-            canonical_name: e.canonical_name,
-            entity_type: e.entity_type.into(),
-            aliases: e.aliases,
-            mention_count: e.mention_count,
-            summary: e.summary,
-        }
-    }
-}
-
-impl From<wit::Mention> for Mention {
-    fn from(m: wit::Mention) -> Self {
-        Self {
-            text: m.text,
-            entity_type: m.entity_type.into(),
-            start: m.start,
-            end: m.end,
-            confidence: m.confidence,
-            provider: m.provider,
-        }
-    }
-}
+same_fields!(
+    wit::Memory,
+    Memory,
+    [
+        id,
+        namespace,
+        content,
+        importance,
+        confidence,
+        decay_rate,
+        access_count,
+        repetition_count,
+        created_at,
+        modified_at,
+        last_accessed,
+        event_time,
+        created_epoch,
+        valid_until,
+        invalid_reason,
+        session_id,
+        source,
+        source_role,
+        tags,
+        attributes,
+        source_ids,
+        supersedes,
+        superseded_by
+    ],
+    [kind, layer]
+);
+same_fields!(
+    wit::Entity,
+    Entity,
+    [
+        id,
+        namespace,
+        canonical_name,
+        aliases,
+        mention_count,
+        summary
+    ],
+    [entity_type]
+);
+same_fields!(
+    wit::Mention,
+    Mention,
+    [text, start, end, confidence, provider],
+    [entity_type]
+);
 
 impl From<&SearchFilter> for wit::SearchFilter {
     fn from(f: &SearchFilter) -> Self {
