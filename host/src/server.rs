@@ -398,14 +398,17 @@ async fn create_memory(State(s): State<AppState>, headers: HeaderMap, body: Byte
     Ok((status, Json(v)).into_response())
 }
 
-fn list_request(headers: &HeaderMap, q: NsQuery, deleted: bool) -> ListRequest {
-    ListRequest {
-        namespace: namespace(headers, q.namespace.as_deref().unwrap_or("")),
+/// Active memories (or the trash), newest first.
+async fn listing(s: AppState, headers: HeaderMap, q: NsQuery, deleted: bool) -> ApiResult {
+    let req = ListRequest {
+        namespace: namespace(&headers, q.namespace.as_deref().unwrap_or("")),
         deleted,
         limit: q.limit.unwrap_or(50),
         offset: q.offset.unwrap_or(0),
         ..Default::default()
-    }
+    };
+    let list = s.engine.run(move |m| m.list(req)).await??;
+    Ok(Json(json!({ "memories": list })).into_response())
 }
 
 async fn list_memories(
@@ -413,9 +416,7 @@ async fn list_memories(
     headers: HeaderMap,
     Query(q): Query<NsQuery>,
 ) -> ApiResult {
-    let req = list_request(&headers, q, false);
-    let list = s.engine.run(move |m| m.list(req)).await??;
-    Ok(Json(json!({ "memories": list })).into_response())
+    listing(s, headers, q, false).await
 }
 
 async fn trash(
@@ -423,9 +424,7 @@ async fn trash(
     headers: HeaderMap,
     Query(q): Query<NsQuery>,
 ) -> ApiResult {
-    let req = list_request(&headers, q, true);
-    let list = s.engine.run(move |m| m.list(req)).await??;
-    Ok(Json(json!({ "memories": list })).into_response())
+    listing(s, headers, q, true).await
 }
 
 async fn get_memory(
