@@ -227,11 +227,13 @@ impl<P: Ports> Engine<P> {
                     m.event_time,
                     m.last_accessed.unwrap_or(0),
                 ),
+                // Recency is freshness in the store (seed 004: since stored or
+                // touched), not the age of the event a turn talks about.
                 Item::Episode(e) if e.valid_until.is_none() => (
                     DEFAULT_IMPORTANCE,
                     DEFAULT_DECAY_RATE,
                     Layer::Working,
-                    e.event_time,
+                    e.created_at,
                     e.event_time,
                     0,
                 ),
