@@ -587,3 +587,38 @@ fn export_import_round_trip_is_lossless_and_import_dedups() {
     assert_eq!(count(&d, "SELECT COUNT(*) FROM memories"), 0);
     assert_eq!(count(&d, "SELECT COUNT(*) FROM episodes"), 0);
 }
+
+#[test]
+fn nightly_decay_moves_forgotten_facts_to_the_trash() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = open(dir.path());
+    let fresh = remember(&mut m, "", "a fact learned just now").memory;
+    // A fact last touched 100 days ago (import keeps times): 0.1/day → e^-10.
+    let day = 86_400_000;
+    let mut old = fresh.clone();
+    old.id = "mem_old".into();
+    old.content = "a fact nobody asked about for months".into();
+    old.created_at -= 100 * day;
+    old.modified_at = old.created_at;
+    m.import(ImportItem::Memory {
+        memory: old,
+        vector: None,
+    })
+    .unwrap();
+    let r = m.decay().unwrap();
+    assert_eq!((r.examined, r.pruned), (2, 1));
+    let trashed = m
+        .list(ListRequest {
+            deleted: true,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(trashed[0].id, "mem_old");
+    assert_eq!(trashed[0].invalid_reason.as_deref(), Some("decayed"));
+    assert!(m.get("", &fresh.id).unwrap().confidence > 0.99);
+    assert_eq!(
+        count(&m, "SELECT COUNT(*) FROM audit_log WHERE action = 'evict'"),
+        1
+    );
+    m.restore("", "mem_old").unwrap();
+}

@@ -399,7 +399,8 @@ fn settings_from(toml: &str) -> anyhow::Result<mnemo_host::config::Settings> {
 #[test]
 fn the_config_file_configures_providers_and_is_validated() {
     let s = settings_from(
-        "llm_level = \"auto\"\nllm_url = \"http://127.0.0.1:9/v1\"\ngate_model = \"big-model\"\nembedder = \"hash\"\nllm_retries = 5\n",
+        "llm_level = \"auto\"\nllm_url = \"http://127.0.0.1:9/v1\"\ngate_model = \"big-model\"\nembedder = \"hash\"\nllm_retries = 5\n\
+         plugin_dir = \"/tmp/plugins\"\nner_fast = \"regex, names\"\ncron_decay = \"off\"\ncron_enrich = \"30 1 * * *\"\n",
     )
     .unwrap();
     let cfg = mnemo_host::Config::from_settings(None, &s).unwrap();
@@ -408,6 +409,20 @@ fn the_config_file_configures_providers_and_is_validated() {
     assert_eq!(cfg.llm.tiers["gate"].model, "big-model");
     assert_eq!(cfg.llm.tiers["gate"].base_url, "http://127.0.0.1:9/v1");
     assert!(matches!(cfg.embedder, EmbedderChoice::Hash { .. }));
+    assert_eq!(cfg.ner.fast, ["regex", "names"]);
+    assert_eq!(
+        cfg.ner.plugin_dir.as_deref(),
+        Some(std::path::Path::new("/tmp/plugins"))
+    );
+    assert_eq!(
+        cfg.schedule.tasks.len(),
+        1,
+        "decay is off, enrichment moved to 01:30"
+    );
+    let err = settings_from("cron_enrich = \"every night\"\n")
+        .and_then(|s| mnemo_host::Config::from_settings(None, &s))
+        .unwrap_err();
+    assert!(format!("{err:#}").contains("enrich schedule"), "{err:#}");
 
     let err = settings_from("llm_urll = \"x\"\n").unwrap_err();
     assert!(format!("{err:#}").contains("unknown setting `llm_urll`"));

@@ -674,6 +674,15 @@ impl api::Guest for Component {
         })
     }
 
+    fn decay() -> Result<api::DecayReport, wit::Error> {
+        let r = engine().decay()?;
+        Ok(api::DecayReport {
+            examined: r.examined,
+            decayed: r.decayed,
+            pruned: r.pruned,
+        })
+    }
+
     fn version() -> String {
         env!("CARGO_PKG_VERSION").to_string()
     }

@@ -48,6 +48,8 @@ pub struct Config {
     pub host: String,
     pub port: u16,
     pub ner: NerConfig,
+    /// Maintenance tasks `serve` runs on a schedule.
+    pub schedule: crate::scheduler::Schedule,
 }
 
 /// NER plugins: where they come from, what they may use, which strategies run them.
@@ -106,6 +108,14 @@ pub const SETTINGS: &[&str] = &[
     "MNEMO_HOST",
     "MNEMO_PORT",
     "MNEMO_LOG",
+    "MNEMO_PLUGIN_DIR",
+    "MNEMO_PLUGIN_MEMORY_MB",
+    "MNEMO_PLUGIN_DEADLINE_MS",
+    "MNEMO_PLUGIN_FUEL",
+    "MNEMO_NER_FAST",
+    "MNEMO_NER_ACCURATE",
+    "MNEMO_CRON_ENRICH",
+    "MNEMO_CRON_DECAY",
 ];
 
 /// Settings from the environment, falling back to the config file: a TOML
@@ -244,6 +254,10 @@ impl Config {
             host: env("MNEMO_HOST").unwrap_or_else(|| "127.0.0.1".into()),
             port: number(settings, "MNEMO_PORT", 7878u16)?,
             ner: ner_from_settings(settings)?,
+            schedule: crate::scheduler::Schedule::new(
+                env("MNEMO_CRON_ENRICH").as_deref(),
+                env("MNEMO_CRON_DECAY").as_deref(),
+            )?,
         })
     }
 
@@ -261,6 +275,7 @@ impl Config {
             host: "127.0.0.1".into(),
             port: 7878,
             ner: NerConfig::default(),
+            schedule: crate::scheduler::Schedule::default(),
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod ner;
 pub mod plugins;
 pub mod ports;
 pub mod runtime;
+pub mod scheduler;
 pub mod storage;
 pub mod transfer;
 

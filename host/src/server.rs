@@ -263,11 +263,75 @@ async fn auth(State(state): State<AppState>, req: Request, next: Next) -> Respon
     }
 }
 
+/// Runs the scheduled tasks on the engine thread, each at most once at a time,
+/// and logs every run (tracing and the audit log) with its outcome.
+fn spawn_scheduler(
+    engine: Engine,
+    schedule: mnemo_host::scheduler::Schedule,
+) -> anyhow::Result<()> {
+    use mnemo_host::scheduler::Task;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    if schedule.tasks.is_empty() {
+        return Ok(());
+    }
+    let running: Vec<(Task, Arc<AtomicBool>)> = schedule
+        .tasks
+        .iter()
+        .map(|(t, _)| (*t, Arc::new(AtomicBool::new(false))))
+        .collect();
+    std::thread::Builder::new().name("mnemo-scheduler".into()).spawn(move || {
+        let mut last_minute = -1i64;
+        loop {
+            std::thread::sleep(Duration::from_secs(10));
+            let now = mnemo_host::ledger::now_ms();
+            if now / 60_000 == last_minute {
+                continue;
+            }
+            last_minute = now / 60_000;
+            for task in schedule.due(now) {
+                let Some((_, flag)) = running.iter().find(|(t, _)| *t == task) else { continue };
+                if flag.swap(true, Ordering::SeqCst) {
+                    tracing::warn!(task = task.name(), "still running; this run is skipped");
+                    continue;
+                }
+                let flag = flag.clone();
+                let job: Job = Box::new(move |m: &mut Mnemo| {
+                    let started = std::time::Instant::now();
+                    let outcome = match task {
+                        Task::Enrich => m.enrich(0).map(|r| format!("ok: examined {}, linked {}", r.examined, r.linked)),
+                        Task::Decay => m.decay().map(|r| format!("ok: decayed {}, to the trash {}", r.decayed, r.pruned)),
+                    }
+                    .unwrap_or_else(|e| format!("failed: {e}"));
+                    tracing::info!(task = task.name(), ms = started.elapsed().as_millis() as u64, %outcome, "scheduled task ran");
+                    let entry = AuditEntry {
+                        at: mnemo_host::ledger::now_ms(),
+                        namespace: "*".into(),
+                        action: "scheduled".into(),
+                        target_id: task.name().into(),
+                        detail: outcome,
+                    };
+                    if let Err(e) = mnemo_core::ports::Storage::append_audit(&m.ports().store, &entry) {
+                        tracing::warn!(error = %e, "could not log the scheduled run");
+                    }
+                    flag.store(false, Ordering::SeqCst);
+                });
+                if engine.tx.send(job).is_err() {
+                    return;
+                }
+            }
+        }
+    })?;
+    Ok(())
+}
+
 pub fn router(engine_config: Config, api_key: Option<String>) -> anyhow::Result<Router> {
+    let schedule = engine_config.schedule.clone();
     let state = AppState {
         engine: Engine::spawn(engine_config)?,
         api_key,
     };
+    spawn_scheduler(state.engine.clone(), schedule)?;
     Ok(Router::new()
         .route("/health", get(health))
         .route("/openapi.json", get(openapi))

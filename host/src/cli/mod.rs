@@ -59,6 +59,11 @@ enum Command {
     Reindex(ReindexArgs),
     /// Everything about an entity: its profile and linked memories and episodes.
     Entity(EntityArgs),
+    /// Ebbinghaus confidence decay; fully decayed memories go to the trash (seed 003's 04:00 task).
+    Decay {
+        #[arg(long)]
+        json: bool,
+    },
     /// Re-extract entities with the `accurate` strategy where few were found (seed 003's 02:00 task).
     Enrich(EnrichArgs),
     /// Run a NER strategy on a text: the merged entities of its plugins.
@@ -610,6 +615,16 @@ fn run(cli: Cli) -> Out {
                     );
                 }
             }
+        }
+        Command::Decay { json } => {
+            let r = mnemo.decay()?;
+            if json {
+                return print_json(&r);
+            }
+            println!(
+                "examined {}, decayed {}, moved {} to the trash",
+                r.examined, r.decayed, r.pruned
+            );
         }
         Command::Enrich(a) => {
             let r = mnemo.enrich(a.limit)?;

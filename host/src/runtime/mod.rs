@@ -258,6 +258,16 @@ impl CoreInstance {
         })
     }
 
+    pub fn decay(&mut self) -> Result<mnemo_core::decay::DecayReport, CallError> {
+        let r: bindings::exports::mnemo::core::engine::DecayReport =
+            self.call(|a, s| a.mnemo_core_engine().call_decay(s))?;
+        Ok(mnemo_core::decay::DecayReport {
+            examined: r.examined,
+            decayed: r.decayed,
+            pruned: r.pruned,
+        })
+    }
+
     pub fn stats(&mut self, namespace: Option<&str>) -> Result<StoreStats, CallError> {
         self.call(|api, s| api.mnemo_core_engine().call_stats(s, namespace))
     }

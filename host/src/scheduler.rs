@@ -1,0 +1,243 @@
+//! The scheduler of `mnemo serve`: 5-field cron expressions (minute hour
+//! day-of-month month day-of-week, UTC; `*`, lists, ranges, steps) for seed
+//! 003's nightly tasks — enrichment 02:00 and decay 04:00 by default. A task
+//! still running is not started again; every run is logged with its outcome.
+
+use std::str::FromStr;
+
+use anyhow::{Context, bail};
+
+/// One cron expression, as bit sets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cron {
+    minutes: u64,
+    hours: u32,
+    days: u32,
+    months: u16,
+    weekdays: u8,
+    days_any: bool,
+    weekdays_any: bool,
+}
+
+fn field(text: &str, min: u32, max: u32, name: &str) -> anyhow::Result<(u64, bool)> {
+    let mut bits = 0u64;
+    for part in text.split(',') {
+        let (range, step) = match part.split_once('/') {
+            Some((r, s)) => (
+                r,
+                s.parse::<u32>()
+                    .ok()
+                    .filter(|&s| s > 0)
+                    .with_context(|| format!("bad step `{s}` in the {name} field"))?,
+            ),
+            None => (part, 1),
+        };
+        let (lo, hi) = if range == "*" {
+            (min, max)
+        } else if let Some((a, b)) = range.split_once('-') {
+            (
+                a.parse::<u32>()
+                    .with_context(|| format!("bad {name} `{a}`"))?,
+                b.parse::<u32>()
+                    .with_context(|| format!("bad {name} `{b}`"))?,
+            )
+        } else {
+            let v = range
+                .parse::<u32>()
+                .with_context(|| format!("bad {name} `{range}`"))?;
+            (v, if part.contains('/') { max } else { v })
+        };
+        if lo < min || hi > max || lo > hi {
+            bail!("{name} `{range}` is outside {min}-{max}");
+        }
+        let mut v = lo;
+        while v <= hi {
+            bits |= 1 << v;
+            v += step;
+        }
+    }
+    Ok((bits, text == "*"))
+}
+
+impl FromStr for Cron {
+    type Err = anyhow::Error;
+
+    fn from_str(s: &str) -> anyhow::Result<Self> {
+        let f: Vec<&str> = s.split_whitespace().collect();
+        let [m, h, dom, mon, dow] = f.as_slice() else {
+            bail!("cron `{s}` needs 5 fields: minute hour day-of-month month day-of-week");
+        };
+        let (minutes, _) = field(m, 0, 59, "minute")?;
+        let (hours, _) = field(h, 0, 23, "hour")?;
+        let (days, days_any) = field(dom, 1, 31, "day-of-month")?;
+        let (months, _) = field(mon, 1, 12, "month")?;
+        let (mut weekdays, weekdays_any) = field(dow, 0, 7, "day-of-week")?;
+        if weekdays & (1 << 7) != 0 {
+            weekdays |= 1; // 7 is Sunday too
+        }
+        Ok(Self {
+            minutes,
+            hours: hours as u32,
+            days: days as u32,
+            months: months as u16,
+            weekdays: (weekdays & 0x7f) as u8,
+            days_any,
+            weekdays_any,
+        })
+    }
+}
+
+/// UTC calendar fields of a Unix time in milliseconds.
+pub fn utc(ms: i64) -> (u32, u32, u32, u32, u32) {
+    let secs = ms.div_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let weekday = (days + 4).rem_euclid(7) as u32; // 1970-01-01 was a Thursday
+    (
+        (rem / 60 % 60) as u32,
+        (rem / 3600) as u32,
+        day,
+        month,
+        weekday,
+    )
+}
+
+impl Cron {
+    /// Whether the minute containing `ms` matches.
+    pub fn matches(&self, ms: i64) -> bool {
+        let (minute, hour, day, month, weekday) = utc(ms);
+        let day_ok = self.days & (1 << day) != 0;
+        let weekday_ok = self.weekdays & (1 << weekday) != 0;
+        // Standard cron: when both day fields are restricted, either may match.
+        let date_ok = match (self.days_any, self.weekdays_any) {
+            (true, true) => true,
+            (true, false) => weekday_ok,
+            (false, true) => day_ok,
+            (false, false) => day_ok || weekday_ok,
+        };
+        self.minutes & (1 << minute) != 0
+            && self.hours & (1 << hour) != 0
+            && self.months & (1 << month) != 0
+            && date_ok
+    }
+}
+
+/// The scheduled maintenance tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Task {
+    Enrich,
+    Decay,
+}
+
+impl Task {
+    pub fn name(self) -> &'static str {
+        match self {
+            Task::Enrich => "enrich",
+            Task::Decay => "decay",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Schedule {
+    pub tasks: Vec<(Task, Cron)>,
+}
+
+impl Schedule {
+    /// Seed 003's defaults, overridable per task (`off` disables one).
+    pub fn new(enrich: Option<&str>, decay: Option<&str>) -> anyhow::Result<Self> {
+        let mut tasks = Vec::new();
+        for (task, expr, default) in [
+            (Task::Enrich, enrich, "0 2 * * *"),
+            (Task::Decay, decay, "0 4 * * *"),
+        ] {
+            let expr = expr.unwrap_or(default);
+            if expr.trim() != "off" {
+                tasks.push((
+                    task,
+                    expr.parse()
+                        .with_context(|| format!("the {} schedule", task.name()))?,
+                ));
+            }
+        }
+        Ok(Self { tasks })
+    }
+
+    pub fn due(&self, ms: i64) -> Vec<Task> {
+        self.tasks
+            .iter()
+            .filter(|(_, c)| c.matches(ms))
+            .map(|(t, _)| *t)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // 2023-05-08 (a Monday) 02:00 UTC
+    const MON_0200: i64 = 1_683_511_200_000;
+
+    #[test]
+    fn calendar_fields() {
+        assert_eq!(utc(MON_0200), (0, 2, 8, 5, 1));
+        assert_eq!(utc(0), (0, 0, 1, 1, 4));
+    }
+
+    #[test]
+    fn expressions_match_their_minutes() {
+        let nightly: Cron = "0 2 * * *".parse().unwrap_or_else(|_| unreachable!());
+        assert!(nightly.matches(MON_0200));
+        assert!(nightly.matches(MON_0200 + 59_000), "the whole minute");
+        assert!(!nightly.matches(MON_0200 + 60_000));
+        let sunday: Cron = "0 3 * * 0".parse().unwrap_or_else(|_| unreachable!());
+        assert!(sunday.matches(MON_0200 - 86_400_000 + 3_600_000));
+        assert!(!sunday.matches(MON_0200 + 3_600_000));
+        let every15: Cron = "*/15 * * * *".parse().unwrap_or_else(|_| unreachable!());
+        assert!(
+            every15.matches(MON_0200 + 45 * 60_000) && !every15.matches(MON_0200 + 50 * 60_000)
+        );
+        let list: Cron = "5,10-12 0-3 8 5 7"
+            .parse()
+            .unwrap_or_else(|_| unreachable!());
+        assert!(
+            list.matches(MON_0200 + 11 * 60_000),
+            "day 8 matches even though Monday is not Sunday"
+        );
+    }
+
+    #[test]
+    fn bad_expressions_say_what_is_wrong() {
+        for (bad, says) in [
+            ("0 2 * *", "5 fields"),
+            ("61 * * * *", "outside"),
+            ("*/0 * * * *", "step"),
+            ("a * * * *", "minute"),
+        ] {
+            let e = format!(
+                "{:#}",
+                bad.parse::<Cron>().err().unwrap_or_else(|| unreachable!())
+            );
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_default_schedule_is_seed_003s() {
+        let s = Schedule::new(None, Some("off")).unwrap_or_default();
+        assert_eq!(s.due(MON_0200), [Task::Enrich]);
+        assert!(s.due(MON_0200 + 2 * 3_600_000).is_empty(), "decay is off");
+        let s = Schedule::new(None, None).unwrap_or_default();
+        assert_eq!(s.due(MON_0200 + 2 * 3_600_000), [Task::Decay]);
+        assert!(Schedule::new(Some("nonsense"), None).is_err());
+    }
+}
