@@ -267,25 +267,23 @@ impl<P: Ports> Engine<P> {
 
     /// A memory of `namespace` (or of `default`, which every namespace reads).
     pub fn get(&self, namespace: &str, id: &str) -> CoreResult<Memory> {
-        let namespace = validate::namespace(namespace)?;
-        self.ports
-            .storage()
-            .get_memories(&[id.to_string()])?
-            .into_iter()
-            .find(|m| m.namespace == namespace || m.namespace == DEFAULT_NAMESPACE)
-            .ok_or_else(|| {
-                CoreError::NotFound(format!("no memory `{id}` in namespace `{namespace}`"))
-            })
+        self.find_memory(namespace, id, true)
     }
 
     /// A memory that `namespace` may change: its own, never `default`'s from a project.
     fn get_owned(&self, namespace: &str, id: &str) -> CoreResult<Memory> {
+        self.find_memory(namespace, id, false)
+    }
+
+    fn find_memory(&self, namespace: &str, id: &str, read_default: bool) -> CoreResult<Memory> {
         let namespace = validate::namespace(namespace)?;
         self.ports
             .storage()
             .get_memories(&[id.to_string()])?
             .into_iter()
-            .find(|m| m.namespace == namespace)
+            .find(|m| {
+                m.namespace == namespace || (read_default && m.namespace == DEFAULT_NAMESPACE)
+            })
             .ok_or_else(|| {
                 CoreError::NotFound(format!("no memory `{id}` in namespace `{namespace}`"))
             })

@@ -208,11 +208,6 @@ impl Config {
             .unwrap_or_else(|| data_dir.join("models").join("all-MiniLM-L6-v2"))
     }
 
-    /// Defaults plus the `MNEMO_*` environment variables (no config file).
-    pub fn from_env(db_path: Option<PathBuf>) -> anyhow::Result<Self> {
-        Self::from_settings(db_path, &Settings::default())
-    }
-
     /// Defaults, then the config file, then the environment.
     pub fn from_settings(db_path: Option<PathBuf>, settings: &Settings) -> anyhow::Result<Self> {
         let env = |name: &str| settings.get(name);

@@ -54,11 +54,13 @@ impl HttpError {
     }
 }
 
-/// Counting semaphore shared by every provider of the process.
+/// Counting semaphore shared by every provider of the process, with the
+/// one HTTP agent (and so the one connection pool) they all use.
 #[derive(Clone)]
 pub struct Limiter {
     inner: Arc<(Mutex<usize>, Condvar)>,
     max: usize,
+    agent: ureq::Agent,
 }
 
 impl Limiter {
@@ -66,6 +68,7 @@ impl Limiter {
         Self {
             inner: Arc::new((Mutex::new(0), Condvar::new())),
             max: max.max(1),
+            agent: ureq::AgentBuilder::new().build(),
         }
     }
 
@@ -100,10 +103,13 @@ pub fn post_json(
     limiter: &Limiter,
 ) -> Result<Value, HttpError> {
     let _permit = limiter.acquire();
-    let agent = ureq::AgentBuilder::new().timeout(policy.timeout).build();
     let mut attempt = 0;
     loop {
-        let mut req = agent.post(url).set("Content-Type", "application/json");
+        let mut req = limiter
+            .agent
+            .post(url)
+            .timeout(policy.timeout)
+            .set("Content-Type", "application/json");
         for (k, v) in headers {
             req = req.set(k, v);
         }

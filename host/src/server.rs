@@ -373,18 +373,21 @@ pub fn serve(config: Config, args: ServeArgs) -> anyhow::Result<()> {
             "listening on {addr} without MNEMO_API_KEY: anyone who can reach it can read your memory"
         );
     }
+    let db_path = config.db_path.clone();
+    // Opening the database and loading the component block: done before the
+    // async runtime starts, never on it.
+    let app = router(config, api_key)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async move {
-        let app = router(config.clone(), api_key)?;
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("binding {addr}"))?;
         eprintln!(
             "mnemo listening on http://{} (database {})",
             listener.local_addr()?,
-            config.db_path.display()
+            db_path.display()
         );
         axum::serve(listener, app)
             .with_graceful_shutdown(async {

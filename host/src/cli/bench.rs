@@ -319,7 +319,7 @@ fn local_model_rows(base: &Config, t: &mut Table, corpus: &mut Corpus) -> anyhow
         "local model (MiniLM-L6): batch 32",
         format!("{:.1}", texts.len() as f64 / start.elapsed().as_secs_f64()),
         "texts/s",
-        "256 texts in batches of 32 (PyTorch: ~45/s)",
+        "256 texts in batches of 32 (TOOLCHAIN.md quotes PyTorch at ~45/s)",
     );
     t.row(
         "query embedding latency (p50)",

@@ -447,7 +447,15 @@ fn run(cli: Cli) -> Out {
             if a.json {
                 return print_json(&m);
             }
-            print_json(&m)?;
+            print_memory(&m);
+            println!(
+                "  importance {:.2}  confidence {:.2}  accessed {}x  repeated {}x  tags [{}]",
+                m.importance,
+                m.confidence,
+                m.access_count,
+                m.repetition_count,
+                m.tags.join(", ")
+            );
         }
         Command::List(a) => {
             let list = mnemo.list(ListRequest {

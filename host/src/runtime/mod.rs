@@ -11,7 +11,6 @@ mod imports;
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::Context;
 use mnemo_core::CoreError;
 use mnemo_core::model::*;
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
@@ -67,14 +66,17 @@ impl Runtime {
         &self.engine
     }
 
-    fn instantiate_state(&self, state: HostState) -> anyhow::Result<(Store<HostState>, Bindings)> {
+    /// A fresh instance around `state`; on failure the state comes back so
+    /// the caller keeps its ports (and can try again later).
+    fn instantiate_state(&self, state: HostState) -> Result<Slot, (Box<HostState>, anyhow::Error)> {
         let mut store = Store::new(&self.engine, state);
-        let api = self
-            .pre
-            .instantiate(&mut store)
-            .map_err(anyhow::Error::from)
-            .context("instantiating the core component")?;
-        Ok((store, api))
+        match self.pre.instantiate(&mut store) {
+            Ok(api) => Ok(Slot::Live(store, api)),
+            Err(e) => Err((
+                Box::new(store.into_data()),
+                anyhow::Error::from(e).context("instantiating the core component"),
+            )),
+        }
     }
 
     pub fn instantiate(self: &Arc<Self>, ports: HostPorts) -> anyhow::Result<CoreInstance> {
@@ -83,10 +85,10 @@ impl Runtime {
             wasi: WasiCtx::builder().build(),
             table: ResourceTable::new(),
         };
-        let (store, api) = self.instantiate_state(state)?;
+        let slot = self.instantiate_state(state).map_err(|(_, e)| e)?;
         Ok(CoreInstance {
             runtime: self.clone(),
-            live: Some((store, api)),
+            slot: Some(slot),
             traps: 0,
             calls: 0,
         })
@@ -103,11 +105,46 @@ pub enum CallError {
     Trap(String),
 }
 
+/// The instance with its store, or — after a trap whose replacement failed —
+/// just the host state, so the ports stay usable and the next call tries to
+/// instantiate again.
+// One per instance, moved only when a trap replaces it.
+#[allow(clippy::large_enum_variant)]
+enum Slot {
+    Live(Store<HostState>, Bindings),
+    Idle(Box<HostState>),
+}
+
+impl Slot {
+    fn state(&self) -> &HostState {
+        match self {
+            Slot::Live(store, _) => store.data(),
+            Slot::Idle(state) => state,
+        }
+    }
+
+    fn state_mut(&mut self) -> &mut HostState {
+        match self {
+            Slot::Live(store, _) => store.data_mut(),
+            Slot::Idle(state) => state,
+        }
+    }
+
+    fn into_state(self) -> HostState {
+        match self {
+            Slot::Live(store, _) => store.into_data(),
+            Slot::Idle(state) => *state,
+        }
+    }
+}
+
 /// A live core instance. Every engine export is a method here taking and
 /// returning model types.
 pub struct CoreInstance {
     runtime: Arc<Runtime>,
-    live: Option<(Store<HostState>, Bindings)>,
+    /// `None` only inside [`CoreInstance::replace`], which always puts a
+    /// slot back before returning.
+    slot: Option<Slot>,
     /// Traps survived so far.
     pub traps: u32,
     /// Calls into the component's exports so far.
@@ -116,16 +153,35 @@ pub struct CoreInstance {
 
 impl CoreInstance {
     pub fn ports(&self) -> &HostPorts {
-        match &self.live {
-            Some((store, _)) => &store.data().ports,
+        match &self.slot {
+            Some(slot) => &slot.state().ports,
             None => unreachable_state(),
         }
     }
 
     pub fn ports_mut(&mut self) -> &mut HostPorts {
-        match &mut self.live {
-            Some((store, _)) => &mut store.data_mut().ports,
+        match &mut self.slot {
+            Some(slot) => &mut slot.state_mut().ports,
             None => unreachable_state(),
+        }
+    }
+
+    /// Throws the current instance away (if any) and makes a fresh one
+    /// around the same host state. On failure the state is kept, idle, and
+    /// the next call tries again.
+    fn replace(&mut self) -> anyhow::Result<()> {
+        let Some(old) = self.slot.take() else {
+            unreachable_state()
+        };
+        match self.runtime.instantiate_state(old.into_state()) {
+            Ok(slot) => {
+                self.slot = Some(slot);
+                Ok(())
+            }
+            Err((state, e)) => {
+                self.slot = Some(Slot::Idle(state));
+                Err(e)
+            }
         }
     }
 
@@ -136,10 +192,15 @@ impl CoreInstance {
             &mut Store<HostState>,
         ) -> wasmtime::Result<Result<W, bindings::mnemo::core::types::Error>>,
     ) -> Result<R, CallError> {
-        let Some((store, api)) = self.live.as_mut() else {
-            return Err(CallError::Trap(
-                "the core instance could not be re-made after an earlier trap".into(),
-            ));
+        if matches!(self.slot, Some(Slot::Idle(_))) {
+            self.replace().map_err(|e| {
+                CallError::Trap(format!(
+                    "the core instance could not be re-made after an earlier trap: {e:#}"
+                ))
+            })?;
+        }
+        let Some(Slot::Live(store, api)) = self.slot.as_mut() else {
+            unreachable_state()
         };
         self.calls += 1;
         let result = f(api, store);
@@ -151,16 +212,10 @@ impl CoreInstance {
                 self.traps += 1;
                 let message = format!("{trap:#}");
                 tracing::error!(error = %message, "core component trapped; re-instantiating");
-                if let Some((store, _)) = self.live.take() {
-                    let state = store.into_data();
-                    match self.runtime.instantiate_state(state) {
-                        Ok(live) => self.live = Some(live),
-                        Err(e) => {
-                            return Err(CallError::Trap(format!(
-                                "{message}; re-instantiation failed: {e:#}"
-                            )));
-                        }
-                    }
+                if let Err(e) = self.replace() {
+                    return Err(CallError::Trap(format!(
+                        "{message}; re-instantiation failed (retried on the next call): {e:#}"
+                    )));
                 }
                 Err(CallError::Trap(message))
             }
@@ -302,18 +357,14 @@ impl CoreInstance {
     /// Replaces the instance with a fresh one from the `InstancePre` (what a
     /// trap does); returns how long instantiation took.
     pub fn reinstantiate(&mut self) -> anyhow::Result<std::time::Duration> {
-        let Some((store, _)) = self.live.take() else {
-            anyhow::bail!("no live instance");
-        };
         let start = std::time::Instant::now();
-        let live = self.runtime.instantiate_state(store.into_data())?;
-        let took = start.elapsed();
-        self.live = Some(live);
-        Ok(took)
+        self.replace()?;
+        Ok(start.elapsed())
     }
 }
 
-/// `live` is only `None` inside `call` while an instance is being replaced.
+/// `slot` is `None` only inside `replace`, which holds `&mut self`, and the
+/// idle case is turned live at the top of `call`; neither is observable.
 #[allow(clippy::panic)]
 fn unreachable_state() -> ! {
     panic!("core instance used while being replaced")

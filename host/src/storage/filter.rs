@@ -1,7 +1,7 @@
 //! SQL for a `SearchFilter`: a WHERE fragment over an alias plus its
 //! parameters. Values are always bound, never spliced.
 
-use mnemo_core::model::{SearchFilter, Target};
+use mnemo_core::model::{ListState, SearchFilter, Target};
 use rusqlite::types::Value;
 
 pub struct Sql {
@@ -13,10 +13,20 @@ fn placeholders(n: usize) -> String {
     vec!["?"; n].join(",")
 }
 
-/// Conditions on `alias` (a `memories` or `episodes` row) that `f` demands.
-/// Layer, kind, tag and source conditions only exist for memories.
+/// Conditions on active rows of `alias` (a `memories` or `episodes` row)
+/// that `f` demands. Layer, kind, tag and source conditions only exist for
+/// memories.
 pub fn where_clause(target: Target, alias: &str, f: &SearchFilter) -> Sql {
-    let mut parts = vec![format!("{alias}.valid_until IS NULL")];
+    where_clause_in(target, alias, f, ListState::Active)
+}
+
+/// The same, over active rows, soft-deleted rows, or both.
+pub fn where_clause_in(target: Target, alias: &str, f: &SearchFilter, state: ListState) -> Sql {
+    let mut parts = vec![match state {
+        ListState::Active => format!("{alias}.valid_until IS NULL"),
+        ListState::Deleted => format!("{alias}.valid_until IS NOT NULL"),
+        ListState::All => "1".to_string(),
+    }];
     let mut params: Vec<Value> = Vec::new();
     if !f.namespaces.is_empty() {
         parts.push(format!(

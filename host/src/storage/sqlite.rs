@@ -9,7 +9,7 @@ use mnemo_core::ports::Storage;
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 
-use super::filter::{in_list, table, where_clause};
+use super::filter::{in_list, table, where_clause, where_clause_in};
 use super::rows::{self, EPISODE_COLUMNS, MEMORY_COLUMNS};
 use super::vectors::{self, VectorState};
 use super::{open_connection, storage_err};
@@ -155,7 +155,7 @@ impl SqliteStore {
         Ok(())
     }
 
-    fn vector_enabled_or_empty(&self) -> bool {
+    fn vectors_on(&self) -> bool {
         self.vectors.borrow().enabled()
     }
 }
@@ -205,16 +205,9 @@ impl Storage for SqliteStore {
             tags: q.tags.clone(),
             ..Default::default()
         };
-        let mut w = where_clause(Target::Memories, "memories", &filter);
-        let clause = match q.state.unwrap_or(ListState::Active) {
-            ListState::Active => w.clause,
-            ListState::Deleted => w.clause.replacen(
-                "memories.valid_until IS NULL",
-                "memories.valid_until IS NOT NULL",
-                1,
-            ),
-            ListState::All => w.clause.replacen("memories.valid_until IS NULL", "1", 1),
-        };
+        let state = q.state.unwrap_or(ListState::Active);
+        let mut w = where_clause_in(Target::Memories, "memories", &filter, state);
+        let clause = w.clause;
         w.params.push(Value::Integer(q.limit as i64));
         w.params.push(Value::Integer(q.offset as i64));
         self.memories_where(
@@ -338,7 +331,7 @@ impl Storage for SqliteStore {
         f: &SearchFilter,
         limit: u32,
     ) -> R<Vec<ScoredId>> {
-        if !self.vector_enabled_or_empty() || limit == 0 {
+        if !self.vectors_on() || limit == 0 {
             return Ok(Vec::new());
         }
         let t = table(target);
@@ -467,7 +460,7 @@ impl Storage for SqliteStore {
     }
 
     fn get_vectors(&self, target: Target, ids: &[String]) -> R<Vec<(String, Vec<f32>)>> {
-        if !self.vector_enabled_or_empty() {
+        if !self.vectors_on() {
             return Ok(Vec::new());
         }
         let t = table(target);
@@ -485,7 +478,7 @@ impl Storage for SqliteStore {
     }
 
     fn vectors_enabled(&self) -> R<bool> {
-        Ok(self.vector_enabled_or_empty())
+        Ok(self.vectors_on())
     }
 
     fn find_entity(&self, namespace: &str, name: &str, t: EntityType) -> R<Option<Entity>> {
@@ -663,7 +656,7 @@ impl Storage for SqliteStore {
         s.facts = count(format!(
             "SELECT COUNT(*) FROM facts WHERE valid_until IS NULL AND {ns_clause}"
         ))?;
-        if self.vector_enabled_or_empty() {
+        if self.vectors_on() {
             s.memory_vectors = count(format!(
                 "SELECT COUNT(*) FROM vec_memories WHERE {ns_clause}"
             ))?;
