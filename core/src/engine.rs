@@ -134,31 +134,20 @@ impl<P: Ports> Engine<P> {
         }
 
         let memory = Memory {
-            id: new_id("mem", self.ports.clock()),
-            namespace: namespace.clone(),
-            content,
             kind: req.kind.unwrap_or(Kind::Semantic),
-            layer: Layer::Buffer,
             importance: importance.unwrap_or(DEFAULT_IMPORTANCE),
-            confidence: DEFAULT_CONFIDENCE,
-            decay_rate: DEFAULT_DECAY_RATE,
-            access_count: 0,
-            repetition_count: 0,
-            created_at: now,
-            modified_at: now,
-            last_accessed: None,
             event_time: req.event_time.unwrap_or(now),
-            created_epoch: self.epoch()?,
-            valid_until: None,
-            invalid_reason: None,
             session_id,
             source,
-            source_role: None,
             tags,
             attributes,
-            source_ids: Vec::new(),
-            supersedes: None,
-            superseded_by: None,
+            ..Memory::new(
+                new_id("mem", self.ports.clock()),
+                namespace.clone(),
+                content,
+                now,
+                self.epoch()?,
+            )
         };
         storage.insert_memory(&memory)?;
         if let Some(v) = &vector {
@@ -174,7 +163,7 @@ impl<P: Ports> Engine<P> {
     }
 
     /// A restatement: touch, count the repetition, keep the new wording as provenance.
-    fn reinforce(
+    pub(crate) fn reinforce(
         &self,
         mut m: Memory,
         restated: &str,
@@ -309,6 +298,7 @@ impl<P: Ports> Engine<P> {
             }),
             limit: req.limit,
             offset: req.offset,
+            ..Default::default()
         })
     }
 

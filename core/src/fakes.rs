@@ -35,6 +35,12 @@ fn filter_memory(m: &Memory, f: &SearchFilter) -> bool {
         && f.source
             .as_ref()
             .is_none_or(|s| m.source.as_ref() == Some(s))
+        && f.session_id
+            .as_ref()
+            .is_none_or(|s| m.session_id.as_ref() == Some(s))
+        && f.exclude_session
+            .as_ref()
+            .is_none_or(|s| m.session_id.as_ref() != Some(s))
 }
 
 fn filter_episode(e: &Episode, f: &SearchFilter) -> bool {
@@ -116,12 +122,16 @@ impl Storage for MemStorage {
             .filter(|m| q.layers.is_empty() || q.layers.contains(&m.layer))
             .filter(|m| q.kinds.is_empty() || q.kinds.contains(&m.kind))
             .filter(|m| q.tags.iter().all(|t| m.tags.contains(t)))
+            .filter(|m| q.modified_since.is_none_or(|t| m.modified_at >= t))
             .cloned()
             .collect();
         out.sort_by(|a, b| {
-            b.created_at
-                .cmp(&a.created_at)
-                .then_with(|| b.id.cmp(&a.id))
+            let (x, y) = if q.by_modified {
+                (b.modified_at, a.modified_at)
+            } else {
+                (b.created_at, a.created_at)
+            };
+            x.cmp(&y).then_with(|| b.id.cmp(&a.id))
         });
         Ok(out
             .into_iter()
@@ -165,7 +175,7 @@ impl Storage for MemStorage {
             .borrow()
             .values()
             .filter(|s| {
-                s.namespace == namespace
+                (namespace.is_empty() || s.namespace == namespace)
                     && s.consolidated_at.is_none()
                     && Some(s.id.as_str()) != exclude
             })
@@ -386,9 +396,74 @@ impl Storage for MemStorage {
         };
         Ok(())
     }
+    fn session_episodes(
+        &self,
+        namespace: &str,
+        session_id: &str,
+        offset: u32,
+        limit: u32,
+    ) -> CoreResult<Vec<Episode>> {
+        let mut out: Vec<Episode> = self
+            .episodes
+            .borrow()
+            .values()
+            .filter(|e| {
+                e.namespace == namespace && e.session_id == session_id && e.valid_until.is_none()
+            })
+            .cloned()
+            .collect();
+        out.sort_by(|a, b| {
+            (a.event_time, a.created_at, &a.id).cmp(&(b.event_time, b.created_at, &b.id))
+        });
+        Ok(out
+            .into_iter()
+            .skip(offset as usize)
+            .take(limit as usize)
+            .collect())
+    }
     fn put_fact(&self, f: &Fact) -> CoreResult<()> {
-        self.facts.borrow_mut().push(f.clone());
+        let mut facts = self.facts.borrow_mut();
+        match facts.iter_mut().find(|x| x.id == f.id) {
+            Some(x) => *x = f.clone(),
+            None => facts.push(f.clone()),
+        }
         Ok(())
+    }
+    fn query_facts(&self, q: &FactQuery) -> CoreResult<Vec<Fact>> {
+        let eq = |a: &str, b: &Option<String>| b.as_ref().is_none_or(|b| a.eq_ignore_ascii_case(b));
+        let mut out: Vec<Fact> = self
+            .facts
+            .borrow()
+            .iter()
+            .filter(|f| q.namespaces.is_empty() || q.namespaces.contains(&f.namespace))
+            .filter(|f| q.id.as_ref().is_none_or(|id| &f.id == id))
+            .filter(|f| eq(&f.subject, &q.subject) && eq(&f.predicate, &q.predicate))
+            .filter(|f| eq(&f.object, &q.object))
+            .filter(|f| {
+                q.entity.as_ref().is_none_or(|e| {
+                    f.subject.eq_ignore_ascii_case(e) || f.object.eq_ignore_ascii_case(e)
+                })
+            })
+            .filter(|f| q.include_invalid || (f.valid_until.is_none() && f.superseded_by.is_none()))
+            .cloned()
+            .collect();
+        out.sort_by(|a, b| (b.valid_from, &b.id).cmp(&(a.valid_from, &a.id)));
+        out.truncate(q.limit as usize);
+        Ok(out)
+    }
+    fn tag_counts(&self, namespaces: &[String], prefix: &str) -> CoreResult<Vec<(String, u64)>> {
+        let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+        for m in self.memories.borrow().values() {
+            if !m.is_active() || (!namespaces.is_empty() && !namespaces.contains(&m.namespace)) {
+                continue;
+            }
+            for t in m.tags.iter().filter(|t| t.starts_with(prefix)) {
+                *counts.entry(t.clone()).or_default() += u64::from(m.access_count);
+            }
+        }
+        let mut out: Vec<(String, u64)> = counts.into_iter().collect();
+        out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        Ok(out)
     }
     fn stats(&self, namespaces: &[String]) -> CoreResult<StoreStats> {
         let mut s = StoreStats::default();
@@ -455,13 +530,50 @@ impl Embedder for BowEmbedder {
     }
 }
 
-pub struct NoLlm;
-impl Llm for NoLlm {
-    fn level(&self) -> LlmLevel {
-        LlmLevel::Off
+/// An LLM that answers from a script, keyed by the request's component
+/// (`gate`, `extract`, ...). Off unless a test sets a level; an unscripted
+/// component is an `llm` error. Every request is kept for assertions.
+#[derive(Default)]
+pub struct ScriptedLlm {
+    pub level: Cell<Option<LlmLevel>>,
+    pub answers: RefCell<BTreeMap<String, Vec<String>>>,
+    pub requests: RefCell<Vec<ChatRequest>>,
+}
+
+impl ScriptedLlm {
+    pub fn script(&self, level: LlmLevel, component: &str, answer: &str) {
+        self.level.set(Some(level));
+        self.answers
+            .borrow_mut()
+            .entry(component.into())
+            .or_default()
+            .push(answer.into());
     }
-    fn complete(&self, _: &ChatRequest) -> CoreResult<ChatResponse> {
-        Err(CoreError::Unavailable("llm is off".into()))
+}
+
+impl Llm for ScriptedLlm {
+    fn level(&self) -> LlmLevel {
+        self.level.get().unwrap_or(LlmLevel::Off)
+    }
+    fn complete(&self, req: &ChatRequest) -> CoreResult<ChatResponse> {
+        self.requests.borrow_mut().push(req.clone());
+        if self.level() == LlmLevel::Off {
+            return Err(CoreError::Unavailable("llm is off".into()));
+        }
+        let mut answers = self.answers.borrow_mut();
+        let queue = answers.entry(req.component.clone()).or_default();
+        if queue.is_empty() {
+            return Err(CoreError::Llm(format!(
+                "nothing scripted for {}",
+                req.component
+            )));
+        }
+        Ok(ChatResponse {
+            content: queue.remove(0),
+            model: "scripted".into(),
+            input_tokens: 1,
+            output_tokens: 1,
+        })
     }
 }
 
@@ -536,12 +648,13 @@ impl Clock for TestClock {
 pub struct FakePorts {
     pub storage: MemStorage,
     pub clock: TestClock,
+    pub llm: ScriptedLlm,
 }
 
 impl Ports for FakePorts {
     type Storage = MemStorage;
     type Embedder = BowEmbedder;
-    type Llm = NoLlm;
+    type Llm = ScriptedLlm;
     type Ner = CapsNer;
     type Clock = TestClock;
     fn storage(&self) -> &MemStorage {
@@ -550,8 +663,8 @@ impl Ports for FakePorts {
     fn embedder(&self) -> &BowEmbedder {
         &BowEmbedder
     }
-    fn llm(&self) -> &NoLlm {
-        &NoLlm
+    fn llm(&self) -> &ScriptedLlm {
+        &self.llm
     }
     fn ner(&self) -> &CapsNer {
         &CapsNer

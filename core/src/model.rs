@@ -109,6 +109,38 @@ pub struct Memory {
 }
 
 impl Memory {
+    /// A new Buffer memory with the defaults of seed 003/004.
+    pub fn new(id: String, namespace: String, content: String, now: Millis, epoch: u64) -> Self {
+        use crate::thresholds::{DEFAULT_CONFIDENCE, DEFAULT_DECAY_RATE, DEFAULT_IMPORTANCE};
+        Self {
+            id,
+            namespace,
+            content,
+            kind: Kind::Semantic,
+            layer: Layer::Buffer,
+            importance: DEFAULT_IMPORTANCE,
+            confidence: DEFAULT_CONFIDENCE,
+            decay_rate: DEFAULT_DECAY_RATE,
+            access_count: 0,
+            repetition_count: 0,
+            created_at: now,
+            modified_at: now,
+            last_accessed: None,
+            event_time: now,
+            created_epoch: epoch,
+            valid_until: None,
+            invalid_reason: None,
+            session_id: None,
+            source: None,
+            source_role: None,
+            tags: Vec::new(),
+            attributes: "{}".into(),
+            source_ids: Vec::new(),
+            supersedes: None,
+            superseded_by: None,
+        }
+    }
+
     pub fn is_active(&self) -> bool {
         self.valid_until.is_none()
     }
@@ -235,8 +267,129 @@ pub struct ListQuery {
     pub kinds: Vec<Kind>,
     pub tags: Vec<String>,
     pub state: Option<ListState>,
+    /// Only memories modified at or after this time.
+    pub modified_since: Option<Millis>,
+    /// Newest modification first (default: newest creation first).
+    pub by_modified: bool,
     pub limit: u32,
     pub offset: u32,
+}
+
+/// Which facts to read; names compare case-insensitively.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FactQuery {
+    pub namespaces: Vec<String>,
+    pub id: Option<String>,
+    pub subject: Option<String>,
+    pub predicate: Option<String>,
+    pub object: Option<String>,
+    /// Subject or object.
+    pub entity: Option<String>,
+    pub include_invalid: bool,
+    pub limit: u32,
+}
+
+/// A fact to add (API or consolidation).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FactInput {
+    #[serde(default)]
+    pub namespace: String,
+    pub subject: String,
+    pub predicate: String,
+    pub object: String,
+    #[serde(default)]
+    pub confidence: Option<f32>,
+    #[serde(default)]
+    pub memory_id: Option<String>,
+    /// The predicate holds one value: supersede the subject's other objects.
+    #[serde(default)]
+    pub exclusive: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FactOutcome {
+    pub fact: Fact,
+    pub superseded: Vec<Fact>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ConsolidateRequest {
+    #[serde(default)]
+    pub namespace: Option<String>,
+    #[serde(default)]
+    pub dry: bool,
+    #[serde(default)]
+    pub if_changed: bool,
+}
+
+/// One lifecycle decision of a consolidation cycle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LifecycleAction {
+    /// promote, demote, evict, merge, supersede, gate-reject, triage-keep.
+    pub action: String,
+    pub memory_id: String,
+    pub namespace: String,
+    pub from_layer: Option<Layer>,
+    pub to_layer: Option<Layer>,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ConsolidateReport {
+    pub epoch: u64,
+    pub dry: bool,
+    pub skipped: bool,
+    pub examined: u32,
+    pub decayed: u32,
+    pub actions: Vec<LifecycleAction>,
+    pub sessions: Vec<String>,
+    pub facts_added: u32,
+    pub topics: u32,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TopicSummary {
+    pub id: String,
+    pub name: String,
+    pub size: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Topic {
+    pub id: String,
+    pub name: String,
+    pub memories: Vec<Memory>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResumeRequest {
+    pub namespace: String,
+    pub hours: u32,
+}
+
+/// Seed 004's session-recovery context.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Resume {
+    pub text: String,
+    pub core: Vec<Memory>,
+    pub recent: Vec<Memory>,
+    pub topics: Vec<TopicSummary>,
+    pub triggers: Vec<String>,
+}
+
+/// Seed 003's context injection block.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ContextBlock {
+    pub text: String,
+    pub memories: Vec<Memory>,
+    pub reflection: Option<Memory>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReflectOutcome {
+    pub memory: Option<Memory>,
+    pub skipped: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -341,6 +494,8 @@ pub struct RecallRequest {
     pub dry: bool,
     pub include_episodes: bool,
     pub episodes_only: bool,
+    /// Leave out what was said in this session (context injection).
+    pub exclude_session: Option<String>,
 }
 
 impl Default for RecallRequest {
@@ -362,6 +517,7 @@ impl Default for RecallRequest {
             dry: false,
             include_episodes: false,
             episodes_only: false,
+            exclude_session: None,
         }
     }
 }

@@ -19,7 +19,16 @@ pub trait Storage {
 
     fn get_session(&self, namespace: &str, id: &str) -> CoreResult<Option<Session>>;
     fn put_session(&self, s: &Session) -> CoreResult<()>;
+    /// An empty namespace means every namespace.
     fn pending_sessions(&self, namespace: &str, exclude: Option<&str>) -> CoreResult<Vec<Session>>;
+    /// A session's active episodes in dialogue order.
+    fn session_episodes(
+        &self,
+        namespace: &str,
+        session_id: &str,
+        offset: u32,
+        limit: u32,
+    ) -> CoreResult<Vec<Episode>>;
 
     fn fts_search(
         &self,
@@ -65,6 +74,10 @@ pub trait Storage {
     fn mark_enriched(&self, target: Target, id: &str, at: Millis) -> CoreResult<()>;
 
     fn put_fact(&self, f: &Fact) -> CoreResult<()>;
+    /// Newest `valid_from` first.
+    fn query_facts(&self, q: &FactQuery) -> CoreResult<Vec<Fact>>;
+    /// Tags starting with `prefix` and the summed access count of their memories.
+    fn tag_counts(&self, namespaces: &[String], prefix: &str) -> CoreResult<Vec<(String, u64)>>;
 
     fn stats(&self, namespaces: &[String]) -> CoreResult<StoreStats>;
     fn append_audit(&self, entry: &AuditEntry) -> CoreResult<()>;

@@ -69,7 +69,7 @@ impl<P: Ports> Engine<P> {
             until: req.until,
             source: validate::short_field("source", req.source.as_deref(), MAX_SOURCE_CHARS)?,
             session_id: None,
-            exclude_session: None,
+            exclude_session: req.exclude_session.clone(),
         };
         let targets: &[Target] = if req.episodes_only {
             &[Target::Episodes]

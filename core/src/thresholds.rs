@@ -87,3 +87,79 @@ pub const CHARS_PER_TOKEN: usize = 4;
 // ---- Ebbinghaus (seed 003) -----------------------------------------------
 /// Facts under this confidence are soft-deleted by the nightly decay.
 pub const CONFIDENCE_PRUNE_THRESHOLD: f32 = 0.05;
+
+// ---- Layer lifecycle (seed 004 §1, §2, §8) ---------------------------------
+/// Buffer entries per namespace before the lowest-weight ones are evicted.
+pub const BUFFER_CAP: usize = 200;
+/// Reinforcement score (`access + repetition × 2.5`) for Working→Core candidacy.
+pub const PROMOTE_THRESHOLD: f32 = 3.0;
+/// Buffer→Working by reinforcement: `max(PROMOTE_THRESHOLD, 5)`.
+pub const BUFFER_PROMOTE_SCORE: f32 = 5.0;
+/// Minimum importance of a Working→Core candidate.
+pub const PROMOTE_MIN_IMPORTANCE: f32 = 0.6;
+/// Lessons and procedures leave Buffer after this many epochs there.
+pub const KIND_PROMOTE_EPOCHS: u64 = 4;
+/// Age-based Working→Core candidacy (`working_age_promote_secs` = 7 days).
+pub const WORKING_AGE_PROMOTE_MS: i64 = 7 * 86_400_000;
+/// Gate-rejection cooldowns in epochs: first retry, second retry, then never.
+pub const GATE_RETRY_EPOCHS: u64 = 48;
+pub const GATE_RETRY2_EPOCHS: u64 = 144;
+/// Access / repetition counts the gate prompt calls out as a strong signal.
+pub const GATE_HIGH_ACCESS: u32 = 30;
+pub const GATE_HIGH_REPETITION: u32 = 2;
+/// Importance lost per epoch by an episodic memory; semantic and procedural
+/// lose 60% and 20% of it.
+pub const IMPORTANCE_DECAY: f32 = 0.005;
+pub const DECAY_SHARE_EPISODIC: f32 = 1.0;
+pub const DECAY_SHARE_SEMANTIC: f32 = 0.6;
+pub const DECAY_SHARE_PROCEDURAL: f32 = 0.2;
+/// Buffer memories below this importance are evicted (Working/Core never are).
+pub const DECAY_DROP_THRESHOLD: f32 = 0.01;
+/// Buffer triage: only memories older than this, at most this many a cycle.
+pub const TRIAGE_MIN_AGE_MS: i64 = 10 * 60_000;
+pub const TRIAGE_BATCH: usize = 20;
+/// Buffer dedup during consolidation (cosine, no LLM).
+pub const TRIAGE_DEDUP_SIM: f32 = 0.75;
+
+// ---- Session consolidation (seed 003) --------------------------------------
+/// Episodes read per extraction chunk.
+pub const CONSOLIDATION_CHUNK: u32 = 30;
+/// A new fact this Jaccard-similar to a stored one reinforces it instead.
+pub const FACT_BATCH_JACCARD: f32 = 0.75;
+/// Confidence an outdated fact keeps once a conflicting one supersedes it.
+pub const CONFLICT_OLD_CONFIDENCE: f32 = 0.3;
+/// Fact-graph walks stop after this many hops (seed 004 §4.1).
+pub const FACT_GRAPH_MAX_HOPS: u32 = 2;
+
+// ---- Weekly reflection (seed 003) -------------------------------------------
+pub const REFLECTION_MIN_SPACING_MS: i64 = 6 * 86_400_000;
+pub const REFLECTION_WINDOW_MS: i64 = 7 * 86_400_000;
+pub const REFLECTION_MIN_FACTS: usize = 3;
+pub const REFLECTION_MAX_ITEMS: u32 = 200;
+
+// ---- Context injection (seed 003) and resume (seed 004 §7) ------------------
+pub const CONTEXT_LIMIT: u32 = 5;
+pub const RESUME_CORE_TOKENS: usize = 2000;
+pub const RESUME_RECENT_TOKENS: usize = 1000;
+pub const RESUME_TOPIC_TOKENS: usize = 500;
+pub const RESUME_TRIGGER_TOKENS: usize = 200;
+pub const RESUME_DEFAULT_HOURS: u32 = 24;
+/// Core ordering in resume: `importance × kind_boost × (1 + rep × 2.5)`.
+pub const KIND_BOOST_PROCEDURAL: f32 = 1.3;
+pub const KIND_BOOST_SEMANTIC: f32 = 1.0;
+pub const KIND_BOOST_EPISODIC: f32 = 0.8;
+
+// ---- Topic tree (seed 004 §6.5) ---------------------------------------------
+pub const TOPIC_ASSIGN_THRESHOLD: f32 = 0.30;
+pub const TOPIC_MERGE_THRESHOLD: f32 = 0.55;
+pub const TOPIC_MAX_LEAF_SIZE: usize = 8;
+pub const TOPIC_MIN_INTERNAL_SIM: f32 = 0.35;
+pub const TOPIC_LEAF_BUDGET: usize = 256;
+pub const TOPIC_ABSORB_THRESHOLD: f32 = 0.40;
+/// Leaves of at most this many members are absorbed when close enough.
+pub const TOPIC_SMALL_LEAF: usize = 2;
+pub const TOPIC_MAX_CYCLES: usize = 10;
+pub const TOPIC_NAMING_BATCH: usize = 30;
+/// Most memories one tree is built from (newest first). Not in the seeds: it
+/// bounds the rebuild's cost on a very large namespace.
+pub const TOPIC_MAX_ENTRIES: u32 = 5000;

@@ -133,6 +133,20 @@ same_fields!(
     ]
 );
 same_fields!(
+    wit::FactQuery,
+    FactQuery,
+    [
+        namespaces,
+        id,
+        subject,
+        predicate,
+        object,
+        entity,
+        include_invalid,
+        limit
+    ]
+);
+same_fields!(
     wit::Fact,
     Fact,
     [
@@ -285,6 +299,8 @@ impl ports::Storage for WitPorts {
             kinds: vec_into(&q.kinds),
             tags: q.tags.clone(),
             state: q.state.unwrap_or(ListState::Active).into(),
+            modified_since: q.modified_since,
+            by_modified: q.by_modified,
             limit: q.limit,
             offset: q.offset,
         };
@@ -309,6 +325,17 @@ impl ports::Storage for WitPorts {
     }
     fn pending_sessions(&self, namespace: &str, exclude: Option<&str>) -> CoreResult<Vec<Session>> {
         ok_vec(storage::pending_sessions(namespace, exclude))
+    }
+    fn session_episodes(
+        &self,
+        namespace: &str,
+        session_id: &str,
+        offset: u32,
+        limit: u32,
+    ) -> CoreResult<Vec<Episode>> {
+        ok_vec(storage::session_episodes(
+            namespace, session_id, offset, limit,
+        ))
     }
     fn fts_search(
         &self,
@@ -386,6 +413,12 @@ impl ports::Storage for WitPorts {
     }
     fn put_fact(&self, f: &Fact) -> CoreResult<()> {
         ok(storage::put_fact(&f.clone().into()))
+    }
+    fn query_facts(&self, q: &FactQuery) -> CoreResult<Vec<Fact>> {
+        ok_vec(storage::query_facts(&q.clone().into()))
+    }
+    fn tag_counts(&self, namespaces: &[String], prefix: &str) -> CoreResult<Vec<(String, u64)>> {
+        ok(storage::tag_counts(namespaces, prefix))
     }
     fn stats(&self, namespaces: &[String]) -> CoreResult<StoreStats> {
         ok(storage::stats(namespaces))
@@ -564,6 +597,7 @@ impl api::Guest for Component {
             dry: req.dry,
             include_episodes: req.include_episodes,
             episodes_only: req.episodes_only,
+            exclude_session: req.exclude_session,
         })?;
         Ok(api::RecallResponse {
             hits: out.hits.into_iter().map(hit_out).collect(),
@@ -681,6 +715,153 @@ impl api::Guest for Component {
             decayed: r.decayed,
             pruned: r.pruned,
         })
+    }
+
+    fn consolidate(req: api::ConsolidateRequest) -> Result<api::ConsolidateReport, wit::Error> {
+        let r = engine().consolidate(ConsolidateRequest {
+            namespace: req.namespace,
+            dry: req.dry,
+            if_changed: req.if_changed,
+        })?;
+        Ok(api::ConsolidateReport {
+            epoch: r.epoch,
+            dry: r.dry,
+            skipped: r.skipped,
+            examined: r.examined,
+            decayed: r.decayed,
+            actions: r
+                .actions
+                .into_iter()
+                .map(|a| api::LifecycleAction {
+                    action: a.action,
+                    memory_id: a.memory_id,
+                    namespace: a.namespace,
+                    from_layer: a.from_layer.map(Into::into),
+                    to_layer: a.to_layer.map(Into::into),
+                    detail: a.detail,
+                })
+                .collect(),
+            sessions: r.sessions,
+            facts_added: r.facts_added,
+            topics: r.topics,
+            warnings: r.warnings,
+        })
+    }
+
+    fn rebuild_topics(namespace: Option<String>) -> Result<u32, wit::Error> {
+        Ok(engine().rebuild_topics(namespace.as_deref())?)
+    }
+
+    fn topics(namespace: String, ids: Vec<String>) -> Result<Vec<api::Topic>, wit::Error> {
+        Ok(engine()
+            .topics(&namespace, &ids)?
+            .into_iter()
+            .map(|t| api::Topic {
+                id: t.id,
+                name: t.name,
+                memories: t.memories.into_iter().map(Into::into).collect(),
+            })
+            .collect())
+    }
+
+    fn resume(req: api::ResumeRequest) -> Result<api::ResumeBlock, wit::Error> {
+        let r = engine().resume(ResumeRequest {
+            namespace: req.namespace,
+            hours: req.hours,
+        })?;
+        Ok(api::ResumeBlock {
+            text: r.text,
+            core: r.core.into_iter().map(Into::into).collect(),
+            recent: r.recent.into_iter().map(Into::into).collect(),
+            topics: r
+                .topics
+                .into_iter()
+                .map(|t| api::TopicSummary {
+                    id: t.id,
+                    name: t.name,
+                    size: t.size,
+                })
+                .collect(),
+            triggers: r.triggers,
+        })
+    }
+
+    fn context(
+        namespace: String,
+        prompt: String,
+        session_id: Option<String>,
+        limit: u32,
+    ) -> Result<api::ContextBlock, wit::Error> {
+        let b = engine().context(&namespace, &prompt, session_id.as_deref(), limit)?;
+        Ok(api::ContextBlock {
+            text: b.text,
+            memories: b.memories.into_iter().map(Into::into).collect(),
+            reflection: b.reflection.map(Into::into),
+        })
+    }
+
+    fn reflect(namespace: String, force: bool) -> Result<api::ReflectOutcome, wit::Error> {
+        let r = engine().reflect(&namespace, force)?;
+        Ok(api::ReflectOutcome {
+            memory: r.memory.map(Into::into),
+            skipped: r.skipped,
+        })
+    }
+
+    fn recent(namespace: String, hours: u32, limit: u32) -> Result<Vec<wit::Memory>, wit::Error> {
+        Ok(engine()
+            .recent(&namespace, hours, limit)?
+            .into_iter()
+            .map(Into::into)
+            .collect())
+    }
+
+    fn triggers(namespace: String) -> Result<Vec<(String, u64)>, wit::Error> {
+        Ok(engine().triggers(&namespace)?)
+    }
+
+    fn add_fact(f: api::FactInput) -> Result<api::FactOutcome, wit::Error> {
+        let out = engine().add_fact(FactInput {
+            namespace: f.namespace,
+            subject: f.subject,
+            predicate: f.predicate,
+            object: f.object,
+            confidence: f.confidence,
+            memory_id: f.memory_id,
+            exclusive: f.exclusive,
+        })?;
+        Ok(api::FactOutcome {
+            fact: out.fact.into(),
+            superseded: out.superseded.into_iter().map(Into::into).collect(),
+        })
+    }
+
+    fn query_facts(q: wit::FactQuery) -> Result<Vec<wit::Fact>, wit::Error> {
+        Ok(engine()
+            .query_facts(q.into())?
+            .into_iter()
+            .map(Into::into)
+            .collect())
+    }
+
+    fn fact_graph(
+        namespace: String,
+        entity: String,
+        hops: u32,
+    ) -> Result<Vec<wit::Fact>, wit::Error> {
+        Ok(engine()
+            .fact_graph(&namespace, &entity, hops)?
+            .into_iter()
+            .map(Into::into)
+            .collect())
+    }
+
+    fn fact_conflicts(namespace: String) -> Result<Vec<(wit::Fact, wit::Fact)>, wit::Error> {
+        Ok(engine()
+            .fact_conflicts(&namespace)?
+            .into_iter()
+            .map(|(a, b)| (a.into(), b.into()))
+            .collect())
     }
 
     fn version() -> String {

@@ -310,7 +310,8 @@ record_conv!(
         token_budget,
         dry,
         include_episodes,
-        episodes_only
+        episodes_only,
+        exclude_session
     ],
     [sort],
     [layers, kinds],
@@ -375,6 +376,111 @@ record_conv!(
     []
 );
 
+record_conv!(
+    wit::FactQuery,
+    FactQuery,
+    [
+        namespaces,
+        id,
+        subject,
+        predicate,
+        object,
+        entity,
+        include_invalid,
+        limit
+    ],
+    [],
+    [],
+    []
+);
+
+record_conv!(
+    api::ConsolidateRequest,
+    ConsolidateRequest,
+    [namespace, dry, if_changed],
+    [],
+    [],
+    []
+);
+record_conv!(
+    api::LifecycleAction,
+    LifecycleAction,
+    [action, memory_id, namespace, detail],
+    [],
+    [],
+    [from_layer, to_layer]
+);
+record_conv!(
+    api::ConsolidateReport,
+    ConsolidateReport,
+    [
+        epoch,
+        dry,
+        skipped,
+        examined,
+        decayed,
+        sessions,
+        facts_added,
+        topics,
+        warnings
+    ],
+    [],
+    [actions],
+    []
+);
+record_conv!(
+    api::FactInput,
+    FactInput,
+    [
+        namespace, subject, predicate, object, confidence, memory_id, exclusive
+    ],
+    [],
+    [],
+    []
+);
+record_conv!(api::FactOutcome, FactOutcome, [], [fact], [superseded], []);
+record_conv!(
+    api::TopicSummary,
+    TopicSummary,
+    [id, name, size],
+    [],
+    [],
+    []
+);
+record_conv!(api::Topic, Topic, [id, name], [], [memories], []);
+record_conv!(
+    api::ResumeRequest,
+    ResumeRequest,
+    [namespace, hours],
+    [],
+    [],
+    []
+);
+record_conv!(
+    api::ResumeBlock,
+    Resume,
+    [text, triggers],
+    [],
+    [core, recent, topics],
+    []
+);
+record_conv!(
+    api::ContextBlock,
+    ContextBlock,
+    [text],
+    [],
+    [memories],
+    [reflection]
+);
+record_conv!(
+    api::ReflectOutcome,
+    ReflectOutcome,
+    [skipped],
+    [],
+    [],
+    [memory]
+);
+
 impl From<storage::ListQuery> for ListQuery {
     fn from(q: storage::ListQuery) -> Self {
         Self {
@@ -383,6 +489,8 @@ impl From<storage::ListQuery> for ListQuery {
             kinds: q.kinds.into_iter().map(Into::into).collect(),
             tags: q.tags,
             state: Some(q.state.into()),
+            modified_since: q.modified_since,
+            by_modified: q.by_modified,
             limit: q.limit,
             offset: q.offset,
         }

@@ -151,6 +151,25 @@ impl storage::Host for HostState {
     fn put_fact(&mut self, f: wit::Fact) -> W<()> {
         out(self.ports.store.put_fact(&f.into()))
     }
+    fn query_facts(&mut self, q: wit::FactQuery) -> W<Vec<wit::Fact>> {
+        out_vec(self.ports.store.query_facts(&q.into()))
+    }
+    fn tag_counts(&mut self, namespaces: Vec<String>, prefix: String) -> W<Vec<(String, u64)>> {
+        out(self.ports.store.tag_counts(&namespaces, &prefix))
+    }
+    fn session_episodes(
+        &mut self,
+        namespace: String,
+        session_id: String,
+        offset: u32,
+        limit: u32,
+    ) -> W<Vec<wit::Episode>> {
+        out_vec(
+            self.ports
+                .store
+                .session_episodes(&namespace, &session_id, offset, limit),
+        )
+    }
     fn stats(&mut self, namespaces: Vec<String>) -> W<wit::StoreStats> {
         out(self.ports.store.stats(&namespaces))
     }

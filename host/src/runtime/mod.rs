@@ -323,6 +323,93 @@ impl CoreInstance {
         })
     }
 
+    pub fn consolidate(&mut self, req: ConsolidateRequest) -> Result<ConsolidateReport, CallError> {
+        let req = req.into();
+        self.call(|a, s| a.mnemo_core_engine().call_consolidate(s, &req))
+    }
+
+    pub fn rebuild_topics(&mut self, namespace: Option<&str>) -> Result<u32, CallError> {
+        self.call(|a, s| a.mnemo_core_engine().call_rebuild_topics(s, namespace))
+    }
+
+    pub fn topics(&mut self, namespace: &str, ids: &[String]) -> Result<Vec<Topic>, CallError> {
+        let v: Vec<bindings::exports::mnemo::core::engine::Topic> =
+            self.call(|a, s| a.mnemo_core_engine().call_topics(s, namespace, ids))?;
+        Ok(v.into_iter().map(Into::into).collect())
+    }
+
+    pub fn resume(&mut self, req: ResumeRequest) -> Result<Resume, CallError> {
+        let req = req.into();
+        self.call(|a, s| a.mnemo_core_engine().call_resume(s, &req))
+    }
+
+    pub fn context(
+        &mut self,
+        namespace: &str,
+        prompt: &str,
+        session_id: Option<&str>,
+        limit: u32,
+    ) -> Result<ContextBlock, CallError> {
+        self.call(|a, s| {
+            a.mnemo_core_engine()
+                .call_context(s, namespace, prompt, session_id, limit)
+        })
+    }
+
+    pub fn reflect(&mut self, namespace: &str, force: bool) -> Result<ReflectOutcome, CallError> {
+        self.call(|a, s| a.mnemo_core_engine().call_reflect(s, namespace, force))
+    }
+
+    pub fn recent(
+        &mut self,
+        namespace: &str,
+        hours: u32,
+        limit: u32,
+    ) -> Result<Vec<Memory>, CallError> {
+        let v: Vec<bindings::mnemo::core::types::Memory> = self.call(|a, s| {
+            a.mnemo_core_engine()
+                .call_recent(s, namespace, hours, limit)
+        })?;
+        Ok(v.into_iter().map(Into::into).collect())
+    }
+
+    pub fn triggers(&mut self, namespace: &str) -> Result<Vec<(String, u64)>, CallError> {
+        self.call(|a, s| a.mnemo_core_engine().call_triggers(s, namespace))
+    }
+
+    pub fn add_fact(&mut self, input: FactInput) -> Result<FactOutcome, CallError> {
+        let input = input.into();
+        self.call(|a, s| a.mnemo_core_engine().call_add_fact(s, &input))
+    }
+
+    pub fn query_facts(&mut self, q: FactQuery) -> Result<Vec<Fact>, CallError> {
+        let q = q.into();
+        let v: Vec<bindings::mnemo::core::types::Fact> =
+            self.call(|a, s| a.mnemo_core_engine().call_query_facts(s, &q))?;
+        Ok(v.into_iter().map(Into::into).collect())
+    }
+
+    pub fn fact_graph(
+        &mut self,
+        namespace: &str,
+        entity: &str,
+        hops: u32,
+    ) -> Result<Vec<Fact>, CallError> {
+        let v: Vec<bindings::mnemo::core::types::Fact> = self.call(|a, s| {
+            a.mnemo_core_engine()
+                .call_fact_graph(s, namespace, entity, hops)
+        })?;
+        Ok(v.into_iter().map(Into::into).collect())
+    }
+
+    pub fn fact_conflicts(&mut self, namespace: &str) -> Result<Vec<(Fact, Fact)>, CallError> {
+        let v: Vec<(
+            bindings::mnemo::core::types::Fact,
+            bindings::mnemo::core::types::Fact,
+        )> = self.call(|a, s| a.mnemo_core_engine().call_fact_conflicts(s, namespace))?;
+        Ok(v.into_iter().map(|(a, b)| (a.into(), b.into())).collect())
+    }
+
     pub fn stats(&mut self, namespace: Option<&str>) -> Result<StoreStats, CallError> {
         self.call(|api, s| api.mnemo_core_engine().call_stats(s, namespace))
     }

@@ -86,6 +86,21 @@ pub fn session(r: &Row<'_>) -> rusqlite::Result<Session> {
     })
 }
 
+pub fn fact(r: &Row<'_>) -> rusqlite::Result<Fact> {
+    Ok(Fact {
+        id: r.get(0)?,
+        namespace: r.get(1)?,
+        subject: r.get(2)?,
+        predicate: r.get(3)?,
+        object: r.get(4)?,
+        confidence: r.get(5)?,
+        valid_from: r.get(6)?,
+        valid_until: r.get(7)?,
+        superseded_by: r.get(8)?,
+        memory_id: r.get(9)?,
+    })
+}
+
 pub fn entity(r: &Row<'_>) -> rusqlite::Result<Entity> {
     Ok(Entity {
         id: r.get(0)?,

@@ -30,6 +30,13 @@ fn sql<T>(r: rusqlite::Result<T>) -> R<T> {
     r.map_err(storage_err)
 }
 
+/// `s` with LIKE's wildcards escaped (escape character `\`).
+fn like_escape(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_")
+}
+
 /// `"a" OR "b"`: every term a quoted FTS5 string, so no user text is syntax.
 fn fts_match(terms: &[String]) -> Option<String> {
     let quoted: Vec<String> = terms
@@ -207,11 +214,20 @@ impl Storage for SqliteStore {
         };
         let state = q.state.unwrap_or(ListState::Active);
         let mut w = where_clause_in(Target::Memories, "memories", &filter, state);
-        let clause = w.clause;
+        let mut clause = w.clause;
+        if let Some(since) = q.modified_since {
+            clause.push_str(" AND memories.modified_at >= ?");
+            w.params.push(Value::Integer(since));
+        }
+        let order = if q.by_modified {
+            "modified_at DESC, id DESC"
+        } else {
+            "created_at DESC, id DESC"
+        };
         w.params.push(Value::Integer(q.limit as i64));
         w.params.push(Value::Integer(q.offset as i64));
         self.memories_where(
-            &format!("{clause} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?"),
+            &format!("{clause} ORDER BY {order} LIMIT ? OFFSET ?"),
             w.params,
         )
     }
@@ -289,9 +305,26 @@ impl Storage for SqliteStore {
     fn pending_sessions(&self, namespace: &str, exclude: Option<&str>) -> R<Vec<Session>> {
         let mut stmt = sql(self.conn.prepare_cached(
             "SELECT namespace, id, first_seen_at, last_seen_at, turn_count, consolidated_at FROM sessions \
-             WHERE namespace = ?1 AND consolidated_at IS NULL AND (?2 IS NULL OR id != ?2) ORDER BY first_seen_at",
+             WHERE (?1 = '' OR namespace = ?1) AND consolidated_at IS NULL AND (?2 IS NULL OR id != ?2) \
+             ORDER BY first_seen_at",
         ))?;
         let rows = sql(stmt.query_map(params![namespace, exclude], rows::session))?;
+        sql(rows.collect())
+    }
+
+    fn session_episodes(
+        &self,
+        namespace: &str,
+        session_id: &str,
+        offset: u32,
+        limit: u32,
+    ) -> R<Vec<Episode>> {
+        let mut stmt = sql(self.conn.prepare_cached(&format!(
+            "SELECT {EPISODE_COLUMNS} FROM episodes WHERE namespace = ?1 AND session_id = ?2 \
+             AND valid_until IS NULL ORDER BY event_time, created_at, rowid LIMIT ?3 OFFSET ?4"
+        )))?;
+        let rows =
+            sql(stmt.query_map(params![namespace, session_id, limit, offset], rows::episode))?;
         sql(rows.collect())
     }
 
@@ -601,6 +634,64 @@ impl Storage for SqliteStore {
             params![f.id, f.namespace, f.subject, f.predicate, f.object, f.confidence, f.valid_from, f.valid_until, f.superseded_by, f.memory_id],
         ))?;
         Ok(())
+    }
+
+    fn query_facts(&self, q: &FactQuery) -> R<Vec<Fact>> {
+        let mut parts: Vec<String> = vec!["1".into()];
+        let mut params: Vec<Value> = Vec::new();
+        if !q.namespaces.is_empty() {
+            parts.push(format!("namespace IN ({})", in_list(q.namespaces.len())));
+            params.extend(q.namespaces.iter().cloned().map(Value::Text));
+        }
+        if let Some(id) = &q.id {
+            parts.push("id = ?".into());
+            params.push(Value::Text(id.clone()));
+        }
+        for (column, value) in [
+            ("subject", &q.subject),
+            ("predicate", &q.predicate),
+            ("object", &q.object),
+        ] {
+            if let Some(v) = value {
+                parts.push(format!("lower({column}) = lower(?)"));
+                params.push(Value::Text(v.clone()));
+            }
+        }
+        if let Some(e) = &q.entity {
+            parts.push("(lower(subject) = lower(?) OR lower(object) = lower(?))".into());
+            params.push(Value::Text(e.clone()));
+            params.push(Value::Text(e.clone()));
+        }
+        if !q.include_invalid {
+            parts.push("valid_until IS NULL AND superseded_by IS NULL".into());
+        }
+        params.push(Value::Integer(i64::from(q.limit)));
+        let mut stmt = sql(self.conn.prepare_cached(&format!(
+            "SELECT id, namespace, subject, predicate, object, confidence, valid_from, valid_until, \
+             superseded_by, memory_id FROM facts WHERE {} ORDER BY valid_from DESC, id DESC LIMIT ?",
+            parts.join(" AND ")
+        )))?;
+        let rows = sql(stmt.query_map(params_from_iter(params.iter()), rows::fact))?;
+        sql(rows.collect())
+    }
+
+    fn tag_counts(&self, namespaces: &[String], prefix: &str) -> R<Vec<(String, u64)>> {
+        let mut params: Vec<Value> = vec![Value::Text(format!("{}%", like_escape(prefix)))];
+        let ns = if namespaces.is_empty() {
+            String::new()
+        } else {
+            params.extend(namespaces.iter().cloned().map(Value::Text));
+            format!(" AND m.namespace IN ({})", in_list(namespaces.len()))
+        };
+        let mut stmt = sql(self.conn.prepare_cached(&format!(
+            "SELECT t.value, SUM(m.access_count) FROM memories m, json_each(m.tags) t \
+             WHERE m.valid_until IS NULL AND t.value LIKE ? ESCAPE '\\'{ns} \
+             GROUP BY t.value ORDER BY SUM(m.access_count) DESC, t.value"
+        )))?;
+        let rows = sql(stmt.query_map(params_from_iter(params.iter()), |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?.max(0) as u64))
+        }))?;
+        sql(rows.collect())
     }
 
     fn stats(&self, namespaces: &[String]) -> R<StoreStats> {

@@ -1,0 +1,203 @@
+//! The fact graph: (subject, predicate, object) triples with validity and
+//! supersession (seed 003 `resolve_conflict`, seed 004 §4.1 multi-hop).
+//! A superseded fact keeps its row — history — with `valid_until` and
+//! `superseded_by` set.
+
+use std::collections::{BTreeSet, VecDeque};
+
+use crate::engine::Engine;
+use crate::error::{CoreError, CoreResult};
+use crate::ids::new_id;
+use crate::model::*;
+use crate::ports::{Clock, Ports, Storage};
+use crate::recall::readable_namespaces;
+use crate::thresholds::*;
+use crate::validate;
+
+/// Longest subject, predicate or object.
+pub const MAX_FACT_FIELD_CHARS: usize = 512;
+/// Facts read per query or graph step.
+pub const FACT_QUERY_LIMIT: u32 = 500;
+
+fn field(name: &str, value: &str) -> CoreResult<String> {
+    let v = value.trim();
+    if v.is_empty() {
+        return Err(CoreError::invalid(format!("{name} must not be empty")));
+    }
+    if v.chars().count() > MAX_FACT_FIELD_CHARS {
+        return Err(CoreError::invalid(format!(
+            "{name} is longer than {MAX_FACT_FIELD_CHARS} characters"
+        )));
+    }
+    Ok(v.to_string())
+}
+
+impl<P: Ports> Engine<P> {
+    /// Stores a triple. The same valid triple is returned as it is; with
+    /// `exclusive`, the subject's other valid objects for the predicate are
+    /// superseded by the new fact.
+    pub fn add_fact(&self, input: FactInput) -> CoreResult<FactOutcome> {
+        let namespace = validate::namespace(&input.namespace)?;
+        let subject = field("subject", &input.subject)?;
+        let predicate = field("predicate", &input.predicate)?;
+        let object = field("object", &input.object)?;
+        let confidence = validate::unit_interval("confidence", input.confidence)?.unwrap_or(1.0);
+        let storage = self.ports().storage();
+        let same_predicate = storage.query_facts(&FactQuery {
+            namespaces: vec![namespace.clone()],
+            subject: Some(subject.clone()),
+            predicate: Some(predicate.clone()),
+            limit: FACT_QUERY_LIMIT,
+            ..Default::default()
+        })?;
+        if let Some(existing) = same_predicate
+            .iter()
+            .find(|f| f.object.eq_ignore_ascii_case(&object))
+        {
+            return Ok(FactOutcome {
+                fact: existing.clone(),
+                superseded: Vec::new(),
+            });
+        }
+        let now = self.ports().clock().now();
+        let fact = Fact {
+            id: new_id("fact", self.ports().clock()),
+            namespace: namespace.clone(),
+            subject,
+            predicate,
+            object,
+            confidence,
+            valid_from: now,
+            valid_until: None,
+            superseded_by: None,
+            memory_id: input.memory_id,
+        };
+        storage.put_fact(&fact)?;
+        let mut superseded = Vec::new();
+        if input.exclusive {
+            for mut old in same_predicate {
+                old.valid_until = Some(now);
+                old.superseded_by = Some(fact.id.clone());
+                storage.put_fact(&old)?;
+                self.audit(
+                    &namespace,
+                    "supersede",
+                    &old.id,
+                    format!(
+                        "fact '{} {} {}' superseded by '{}' ({})",
+                        old.subject, old.predicate, old.object, fact.object, fact.id
+                    ),
+                )?;
+                self.supersede_memory(&old, &fact)?;
+                superseded.push(old);
+            }
+        }
+        Ok(FactOutcome { fact, superseded })
+    }
+
+    /// Seed 003 `resolve_conflict`: the old fact's memory keeps its row with
+    /// confidence lowered; the new one records what it supersedes.
+    fn supersede_memory(&self, old: &Fact, new: &Fact) -> CoreResult<()> {
+        let storage = self.ports().storage();
+        let (Some(old_id), Some(new_id)) = (&old.memory_id, &new.memory_id) else {
+            return Ok(());
+        };
+        let now = self.ports().clock().now();
+        for mut m in storage.get_memories(&[old_id.clone(), new_id.clone()])? {
+            if &m.id == old_id {
+                m.confidence = m.confidence.min(CONFLICT_OLD_CONFIDENCE);
+                m.superseded_by = Some(new_id.clone());
+            } else {
+                m.supersedes = Some(old_id.clone());
+            }
+            m.modified_at = now;
+            storage.update_memory(&m)?;
+        }
+        Ok(())
+    }
+
+    /// Facts by subject, predicate, object or entity; `include_invalid`
+    /// gives the history. A project namespace also reads `default`.
+    pub fn query_facts(&self, mut q: FactQuery) -> CoreResult<Vec<Fact>> {
+        q.namespaces = match q.namespaces.as_slice() {
+            [] => readable_namespaces(DEFAULT_NAMESPACE_FOR_FACTS),
+            [one] => readable_namespaces(&validate::namespace(one)?),
+            _ => q.namespaces,
+        };
+        q.limit = match q.limit {
+            0 => FACT_QUERY_LIMIT,
+            n => n.min(FACT_QUERY_LIMIT),
+        };
+        self.ports().storage().query_facts(&q)
+    }
+
+    /// Valid facts reachable from `entity` in at most `hops` steps, each step
+    /// following a fact from its subject to its object or back.
+    pub fn fact_graph(&self, namespace: &str, entity: &str, hops: u32) -> CoreResult<Vec<Fact>> {
+        let namespace = validate::namespace(namespace)?;
+        let start = field("entity", entity)?;
+        let hops = hops.clamp(1, FACT_GRAPH_MAX_HOPS);
+        let namespaces = readable_namespaces(&namespace);
+        let storage = self.ports().storage();
+        let mut seen_entities: BTreeSet<String> = BTreeSet::from([start.to_lowercase()]);
+        let mut seen_facts: BTreeSet<String> = BTreeSet::new();
+        let mut out = Vec::new();
+        let mut frontier: VecDeque<(String, u32)> = VecDeque::from([(start, 0)]);
+        while let Some((name, depth)) = frontier.pop_front() {
+            if depth >= hops {
+                continue;
+            }
+            let facts = storage.query_facts(&FactQuery {
+                namespaces: namespaces.clone(),
+                entity: Some(name.clone()),
+                limit: FACT_QUERY_LIMIT,
+                ..Default::default()
+            })?;
+            for f in facts {
+                if !seen_facts.insert(f.id.clone()) {
+                    continue;
+                }
+                for next in [&f.subject, &f.object] {
+                    if seen_entities.insert(next.to_lowercase()) {
+                        frontier.push_back((next.clone(), depth + 1));
+                    }
+                }
+                out.push(f);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Pairs of valid facts with the same subject and predicate and different
+    /// objects: candidates for an explicit supersession.
+    pub fn fact_conflicts(&self, namespace: &str) -> CoreResult<Vec<(Fact, Fact)>> {
+        let namespace = validate::namespace(namespace)?;
+        let facts = self.ports().storage().query_facts(&FactQuery {
+            namespaces: readable_namespaces(&namespace),
+            limit: u32::MAX,
+            ..Default::default()
+        })?;
+        Ok(conflicts(&facts))
+    }
+}
+
+/// `query_facts` with no namespace reads `default`.
+const DEFAULT_NAMESPACE_FOR_FACTS: &str = validate::DEFAULT_NAMESPACE;
+
+/// Same subject and predicate (case-insensitive), different objects.
+pub fn conflicts(facts: &[Fact]) -> Vec<(Fact, Fact)> {
+    let key = |f: &Fact| (f.subject.to_lowercase(), f.predicate.to_lowercase());
+    let mut sorted: Vec<&Fact> = facts.iter().collect();
+    sorted.sort_by_key(|f| key(f));
+    let mut out = Vec::new();
+    for group in sorted.chunk_by(|a, b| key(a) == key(b)) {
+        for (i, a) in group.iter().enumerate() {
+            for b in &group[i + 1..] {
+                if !a.object.eq_ignore_ascii_case(&b.object) {
+                    out.push(((*a).clone(), (*b).clone()));
+                }
+            }
+        }
+    }
+    out
+}

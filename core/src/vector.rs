@@ -1,0 +1,53 @@
+//! Small vector arithmetic for clustering and dedup (vectors from the
+//! embedding port are already L2-normalised).
+
+/// Cosine similarity; 0 for mismatched or zero vectors.
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    if a.len() != b.len() || a.is_empty() {
+        return 0.0;
+    }
+    let (mut dot, mut na, mut nb) = (0.0f32, 0.0f32, 0.0f32);
+    for (x, y) in a.iter().zip(b) {
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    if na == 0.0 || nb == 0.0 {
+        return 0.0;
+    }
+    dot / (na.sqrt() * nb.sqrt())
+}
+
+/// Scales `v` to unit length (a zero vector stays zero).
+pub fn normalize(v: &mut [f32]) {
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if n > 0.0 {
+        v.iter_mut().for_each(|x| *x /= n);
+    }
+}
+
+/// The normalised mean of `vectors` (a spherical centroid).
+pub fn centroid<'a>(vectors: impl IntoIterator<Item = &'a [f32]>, dim: usize) -> Vec<f32> {
+    let mut sum = vec![0.0f32; dim];
+    for v in vectors {
+        for (s, x) in sum.iter_mut().zip(v) {
+            *s += x;
+        }
+    }
+    normalize(&mut sum);
+    sum
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cosine_and_centroid() {
+        assert!((cosine(&[1.0, 0.0], &[1.0, 0.0]) - 1.0).abs() < 1e-6);
+        assert!(cosine(&[1.0, 0.0], &[0.0, 1.0]).abs() < 1e-6);
+        assert_eq!(cosine(&[1.0], &[1.0, 0.0]), 0.0);
+        let c = centroid([&[1.0f32, 0.0][..], &[0.0, 1.0][..]], 2);
+        assert!((c[0] - c[1]).abs() < 1e-6 && (c[0] * c[0] + c[1] * c[1] - 1.0).abs() < 1e-5);
+    }
+}
