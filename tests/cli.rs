@@ -215,3 +215,37 @@ fn ner_prints_merged_entities_and_names_a_failing_plugin() {
         Some(2)
     );
 }
+
+#[test]
+fn consolidate_resume_and_facts_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (s, text) in [("s1", "I work at Globex."), ("s2", "hi")] {
+        let o = mnemo(d, &["ingest", "--session", s, "--role", "user", text]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let dry = mnemo(d, &["consolidate", "--dry-run", "--json"]);
+    assert!(
+        dry.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dry.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout(&dry)).unwrap();
+    assert_eq!(report["dry"], true);
+    let real = mnemo(d, &["consolidate"]);
+    assert!(stdout(&real).contains("1 facts added"), "{}", stdout(&real));
+    let facts = mnemo(d, &["facts", "query", "Globex"]);
+    assert!(
+        stdout(&facts).contains("The user | works at | Globex"),
+        "{}",
+        stdout(&facts)
+    );
+    let resume = mnemo(d, &["resume"]);
+    assert!(
+        stdout(&resume).starts_with("=== Core (0) ==="),
+        "{}",
+        stdout(&resume)
+    );
+    let bad = mnemo(d, &["consolidate", "--namespace", "no spaces allowed!"]);
+    assert_eq!(bad.status.code(), Some(2), "invalid input exits 2");
+}

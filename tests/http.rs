@@ -356,3 +356,138 @@ fn batch_insert_audit_log_and_integrity() {
     assert_eq!(i["memory_fts_rows"], 2, "FTS in sync");
     assert_eq!(i["orphan_links"], 0);
 }
+
+#[test]
+fn lifecycle_routes_answer_and_refuse_bad_input() {
+    let s = start(None);
+    let post = |path: &str, body: &str| call(ureq::post(&format!("{}{path}", s.base)), Some(body));
+    let get = |path: &str| call(ureq::get(&format!("{}{path}", s.base)), None);
+
+    for (session, text) in [
+        ("s1", "I live in Oslo and I love skiing."),
+        ("s2", "Hello again"),
+    ] {
+        let (st, _) = post(
+            "/episodes",
+            &json!({"session_id": session, "role": "user", "content": text}).to_string(),
+        );
+        assert_eq!(st, 201);
+    }
+    let (st, _) = post(
+        "/memories",
+        &json!({"content": "Deploy with the blue-green script", "tags": ["trigger:deploy"]})
+            .to_string(),
+    );
+    assert_eq!(st, 201);
+
+    // Consolidation: a dry run first, then the real cycle.
+    let (st, dry) = post("/consolidate", r#"{"dry": true}"#);
+    assert_eq!((st, dry["dry"].as_bool()), (200, Some(true)), "{dry}");
+    let (_, facts) = get("/facts?entity=The%20user");
+    assert_eq!(
+        facts["facts"].as_array().unwrap().len(),
+        0,
+        "dry writes nothing"
+    );
+    let (st, report) = post("/consolidate", "");
+    assert_eq!(st, 200, "{report}");
+    assert_eq!(report["facts_added"], 2, "{report}");
+    let (_, facts) = get("/facts?entity=The%20user");
+    assert_eq!(facts["facts"].as_array().unwrap().len(), 2);
+
+    // Facts: add (exclusive supersedes), history, graph, conflicts.
+    let (st, added) = post(
+        "/facts",
+        r#"{"subject": "The user", "predicate": "lives in", "object": "Bergen", "exclusive": true}"#,
+    );
+    assert_eq!(st, 201, "{added}");
+    assert_eq!(added["superseded"][0]["object"], "Oslo");
+    let (_, history) = get("/facts/history?subject=The%20user&predicate=lives%20in");
+    assert_eq!(history["facts"].as_array().unwrap().len(), 2);
+    let (_, graph) = get("/facts/graph?entity=Bergen&hops=2");
+    assert_eq!(graph["facts"].as_array().unwrap().len(), 2, "{graph}");
+    let (st, conflicts) = get("/facts/conflicts");
+    assert_eq!(
+        (st, conflicts["conflicts"].as_array().unwrap().len()),
+        (200, 0)
+    );
+    assert_eq!(
+        post(
+            "/facts",
+            r#"{"subject": "", "predicate": "p", "object": "o"}"#
+        )
+        .0,
+        400
+    );
+    assert_eq!(
+        post("/facts", r#"{"subject": "a"}"#).0,
+        422,
+        "missing fields are 422"
+    );
+    assert_eq!(get("/facts/graph").0, 400);
+    assert_eq!(get("/facts/history").0, 400);
+
+    // Read paths.
+    let (st, resume) = get("/resume?hours=12");
+    assert_eq!(st, 200);
+    assert!(
+        resume["text"]
+            .as_str()
+            .unwrap()
+            .contains("=== Recent (12h) ===")
+    );
+    assert_eq!(resume["triggers"], json!(["deploy"]));
+    let (_, triggers) = get("/triggers");
+    assert_eq!(triggers["triggers"][0]["name"], "deploy");
+    let (_, deploy) = get("/triggers/deploy");
+    assert_eq!(deploy["memories"].as_array().unwrap().len(), 1);
+    let (_, topics) = get("/topics");
+    let first = topics["topics"][0]["id"].as_str().unwrap().to_string();
+    let (st, topic) = post("/topic", &json!({"ids": [first]}).to_string());
+    assert_eq!(st, 200);
+    assert!(
+        topic[&first]["memories"]
+            .as_array()
+            .is_some_and(|m| !m.is_empty())
+    );
+    assert_eq!(post("/topic", r#"{"ids": []}"#).0, 400);
+    assert_eq!(post("/topic", r#"{"ids": ["kb999"]}"#).0, 404);
+    let (st, found) = get("/search?q=blue-green%20deploy");
+    assert_eq!(st, 200);
+    assert_eq!(
+        found["hits"][0]["content"],
+        "Deploy with the blue-green script"
+    );
+    let (_, recent) = get("/recent?hours=1");
+    assert!(!recent["memories"].as_array().unwrap().is_empty());
+    let (st, ctx) = post(
+        "/context",
+        r#"{"prompt": "where does the user live?", "session_id": "s2"}"#,
+    );
+    assert_eq!(st, 200, "{ctx}");
+    assert!(
+        ctx["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("## Relevant memory"),
+        "{ctx}"
+    );
+    assert_eq!(post("/context", r#"{"session_id": "s2"}"#).0, 422);
+
+    // Reflection: written once, then spaced.
+    let (st, r) = post("/reflect", "");
+    assert_eq!(st, 201, "{r}");
+    let (st, r) = post("/reflect", "{}");
+    assert_eq!(st, 200);
+    assert!(r["skipped"].is_string());
+
+    // Malformed bodies and unknown fields are typed 400s; nothing was lost.
+    assert_eq!(post("/consolidate", "{not json").0, 400);
+    assert_eq!(
+        post("/consolidate", r#"{"dryrun": true}"#).0,
+        422,
+        "unknown fields"
+    );
+    let (_, stats) = get("/stats");
+    assert!(stats["total"].as_u64().unwrap() >= 3);
+}

@@ -100,6 +100,8 @@ fn an_mcp_client_session() {
         "get_entity_info",
         "recall",
         "ingest_turn",
+        "resume",
+        "topic",
     ] {
         assert!(
             names.contains(&expected),
@@ -180,6 +182,14 @@ fn an_mcp_client_session() {
         true
     );
     assert_eq!(c.tool("no_such_tool", json!({}))["isError"], true);
+    // Resume reads the session-recovery context; an unknown topic is an error.
+    let resume = c.tool("resume", json!({"hours": 48}));
+    assert_eq!(resume["isError"], false, "{resume}");
+    let text = resume["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("=== Core"), "{text}");
+    assert!(text.contains("=== Recent (48h) ==="), "{text}");
+    assert_eq!(c.tool("topic", json!({"ids": ["kb404"]}))["isError"], true);
+    assert_eq!(c.tool("topic", json!({}))["isError"], true);
     // Protocol errors are JSON-RPC errors; the session goes on.
     c.send_raw("{not json");
     assert_eq!(c.read()["error"]["code"], -32700);

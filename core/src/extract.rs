@@ -106,10 +106,14 @@ pub fn facts_in_turn(role: &str, text: &str, turn: usize) -> Vec<ExtractedFact> 
         if lower.len() != sentence.len() {
             continue;
         }
+        let mut taken: Vec<usize> = Vec::new();
         for (cue, predicate, exclusive) in CUES {
             let Some(at) = find_word_start(&lower, cue) else {
                 continue;
             };
+            if taken.contains(&at) {
+                continue;
+            }
             let Some(object) = object_after(&sentence[at + cue.len()..]) else {
                 continue;
             };
@@ -121,7 +125,7 @@ pub fn facts_in_turn(role: &str, text: &str, turn: usize) -> Vec<ExtractedFact> 
                 exclusive: *exclusive,
                 turns: vec![turn],
             });
-            break;
+            taken.push(at);
         }
         if let Some(fact) = favourite(&subject, sentence, &lower, turn) {
             out.push(fact);

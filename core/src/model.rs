@@ -291,6 +291,7 @@ pub struct FactQuery {
 
 /// A fact to add (API or consolidation).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct FactInput {
     #[serde(default)]
     pub namespace: String,
@@ -313,6 +314,7 @@ pub struct FactOutcome {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ConsolidateRequest {
     #[serde(default)]
     pub namespace: Option<String>,

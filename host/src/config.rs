@@ -115,7 +115,10 @@ pub const SETTINGS: &[&str] = &[
     "MNEMO_NER_FAST",
     "MNEMO_NER_ACCURATE",
     "MNEMO_CRON_ENRICH",
+    "MNEMO_CRON_CONSOLIDATE",
+    "MNEMO_CRON_INTERVAL",
     "MNEMO_CRON_DECAY",
+    "MNEMO_CRON_REFLECT",
 ];
 
 /// Settings from the environment, falling back to the config file: a TOML
@@ -249,10 +252,7 @@ impl Config {
             host: env("MNEMO_HOST").unwrap_or_else(|| "127.0.0.1".into()),
             port: number(settings, "MNEMO_PORT", 7878u16)?,
             ner: ner_from_settings(settings)?,
-            schedule: crate::scheduler::Schedule::new(
-                env("MNEMO_CRON_ENRICH").as_deref(),
-                env("MNEMO_CRON_DECAY").as_deref(),
-            )?,
+            schedule: crate::scheduler::Schedule::new(|task| env(task.setting()))?,
         })
     }
 

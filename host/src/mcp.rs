@@ -37,7 +37,11 @@ fn tools() -> Value {
          "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}, "namespace": ns}, "required": ["name"]}},
         {"name": "ingest_turn", "description": "Store one dialogue turn (no LLM, no blocking embedding).",
          "inputSchema": {"type": "object", "properties": {"session_id": {"type": "string"}, "role": {"type": "string"}, "content": {"type": "string"},
-                         "namespace": ns}, "required": ["session_id", "role", "content"]}}
+                         "namespace": ns}, "required": ["session_id", "role", "content"]}},
+        {"name": "resume", "description": "Session-recovery context: Core memories, what changed recently, the topic index and the triggers. Call at the start of a session.",
+         "inputSchema": {"type": "object", "properties": {"hours": {"type": "integer", "description": "The Recent window (default 24)"}, "namespace": ns}}},
+        {"name": "topic", "description": "Drill into topics of the resume index (kb1, kb2, ...): their names and memories.",
+         "inputSchema": {"type": "object", "properties": {"ids": {"type": "array", "items": {"type": "string"}}, "namespace": ns}, "required": ["ids"]}}
     ])
 }
 
@@ -130,6 +134,26 @@ fn call_tool(m: &mut Mnemo, name: &str, args: &Value) -> Result<Value, String> {
                 return Err(format!("no entity named `{}`", arg(args, "name")?));
             }
             Ok(serde_json::to_value(profiles).unwrap_or_default())
+        }
+        "resume" => {
+            let hours = args["hours"].as_u64().unwrap_or(0).min(u64::from(u32::MAX)) as u32;
+            let r = m
+                .resume(ResumeRequest {
+                    namespace: ns(args),
+                    hours,
+                })
+                .map_err(e)?;
+            Ok(json!({ "text": r.text, "topics": r.topics, "triggers": r.triggers }))
+        }
+        "topic" => {
+            let ids: Vec<String> = args["ids"]
+                .as_array()
+                .ok_or("`ids` (a list of topic ids) is required")?
+                .iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect();
+            let topics = m.topics(&ns(args), &ids).map_err(e)?;
+            Ok(serde_json::to_value(topics).unwrap_or_default())
         }
         "ingest_turn" => {
             let out = m

@@ -133,15 +133,58 @@ impl Cron {
 /// The scheduled maintenance tasks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Task {
+    /// Seed 003: accurate NER over items with few entities (02:00).
     Enrich,
+    /// Seed 003: the nightly consolidation of every pending session, with a
+    /// full lifecycle cycle (03:00).
+    Consolidate,
+    /// Seed 004: the interval cycle, skipped when nothing was written.
+    Interval,
+    /// Seed 003: Ebbinghaus decay (04:00).
     Decay,
+    /// Seed 003: the weekly reflection (Sunday 03:00).
+    Reflect,
 }
 
 impl Task {
+    pub const ALL: [Task; 5] = [
+        Task::Enrich,
+        Task::Consolidate,
+        Task::Interval,
+        Task::Decay,
+        Task::Reflect,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Task::Enrich => "enrich",
+            Task::Consolidate => "consolidate",
+            Task::Interval => "interval",
             Task::Decay => "decay",
+            Task::Reflect => "reflect",
+        }
+    }
+
+    /// The setting that overrides the schedule (`MNEMO_CRON_ENRICH`, ...).
+    pub fn setting(self) -> &'static str {
+        match self {
+            Task::Enrich => "MNEMO_CRON_ENRICH",
+            Task::Consolidate => "MNEMO_CRON_CONSOLIDATE",
+            Task::Interval => "MNEMO_CRON_INTERVAL",
+            Task::Decay => "MNEMO_CRON_DECAY",
+            Task::Reflect => "MNEMO_CRON_REFLECT",
+        }
+    }
+
+    /// Seed defaults: seed 003's nightly and weekly tasks, seed 004's
+    /// 30-minute consolidation interval.
+    pub fn default_cron(self) -> &'static str {
+        match self {
+            Task::Enrich => "0 2 * * *",
+            Task::Consolidate => "0 3 * * *",
+            Task::Interval => "*/30 * * * *",
+            Task::Decay => "0 4 * * *",
+            Task::Reflect => "0 3 * * 0",
         }
     }
 }
@@ -152,14 +195,13 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    /// Seed 003's defaults, overridable per task (`off` disables one).
-    pub fn new(enrich: Option<&str>, decay: Option<&str>) -> anyhow::Result<Self> {
+    /// The seeds' defaults, overridable per task (`off` disables one):
+    /// `setting` gives a task's override, if any.
+    pub fn new(setting: impl Fn(Task) -> Option<String>) -> anyhow::Result<Self> {
         let mut tasks = Vec::new();
-        for (task, expr, default) in [
-            (Task::Enrich, enrich, "0 2 * * *"),
-            (Task::Decay, decay, "0 4 * * *"),
-        ] {
-            let expr = expr.unwrap_or(default);
+        for task in Task::ALL {
+            let value = setting(task);
+            let expr = value.as_deref().unwrap_or(task.default_cron());
             if expr.trim() != "off" {
                 tasks.push((
                     task,
@@ -233,11 +275,29 @@ mod tests {
 
     #[test]
     fn the_default_schedule_is_seed_003s() {
-        let s = Schedule::new(None, Some("off")).unwrap_or_default();
-        assert_eq!(s.due(MON_0200), [Task::Enrich]);
-        assert!(s.due(MON_0200 + 2 * 3_600_000).is_empty(), "decay is off");
-        let s = Schedule::new(None, None).unwrap_or_default();
-        assert_eq!(s.due(MON_0200 + 2 * 3_600_000), [Task::Decay]);
-        assert!(Schedule::new(Some("nonsense"), None).is_err());
+        let s =
+            Schedule::new(|t| (t == Task::Decay).then(|| "off".to_string())).unwrap_or_default();
+        assert_eq!(s.due(MON_0200), [Task::Enrich, Task::Interval]);
+        assert_eq!(
+            s.due(MON_0200 + 3_600_000),
+            [Task::Consolidate, Task::Interval]
+        );
+        assert_eq!(
+            s.due(MON_0200 + 2 * 3_600_000),
+            [Task::Interval],
+            "decay is off"
+        );
+        let s = Schedule::new(|_| None).unwrap_or_default();
+        assert_eq!(
+            s.due(MON_0200 + 2 * 3_600_000),
+            [Task::Interval, Task::Decay]
+        );
+        assert!(s.due(MON_0200 + 10 * 60_000).is_empty());
+        // Sunday 03:00: the nightly cycle, the interval and the reflection.
+        assert_eq!(
+            s.due(MON_0200 - 86_400_000 + 3_600_000),
+            [Task::Consolidate, Task::Interval, Task::Reflect]
+        );
+        assert!(Schedule::new(|t| (t == Task::Enrich).then(|| "nonsense".into())).is_err());
     }
 }

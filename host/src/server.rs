@@ -298,11 +298,7 @@ fn spawn_scheduler(
                 let flag = flag.clone();
                 let job: Job = Box::new(move |m: &mut Mnemo| {
                     let started = std::time::Instant::now();
-                    let outcome = match task {
-                        Task::Enrich => m.enrich(0).map(|r| format!("ok: examined {}, linked {}", r.examined, r.linked)),
-                        Task::Decay => m.decay().map(|r| format!("ok: decayed {}, to the trash {}", r.decayed, r.pruned)),
-                    }
-                    .unwrap_or_else(|e| format!("failed: {e}"));
+                    let outcome = run_task(m, task);
                     tracing::info!(task = task.name(), ms = started.elapsed().as_millis() as u64, %outcome, "scheduled task ran");
                     let entry = AuditEntry {
                         at: mnemo_host::ledger::now_ms(),
@@ -323,6 +319,55 @@ fn spawn_scheduler(
         }
     })?;
     Ok(())
+}
+
+/// One scheduled task on the engine thread; the outcome line it logs.
+fn run_task(m: &mut Mnemo, task: mnemo_host::scheduler::Task) -> String {
+    use mnemo_host::scheduler::Task;
+    let cycle = |m: &mut Mnemo, if_changed: bool| {
+        let req = ConsolidateRequest {
+            namespace: None,
+            dry: false,
+            if_changed,
+        };
+        m.in_transaction(|m| m.consolidate(req).map_err(anyhow::Error::from))
+            .map(|r| {
+                if r.skipped {
+                    "skipped: nothing written since the last cycle".to_string()
+                } else {
+                    format!(
+                        "ok: epoch {}, {} actions, {} sessions, {} facts, {} warnings",
+                        r.epoch,
+                        r.actions.len(),
+                        r.sessions.len(),
+                        r.facts_added,
+                        r.warnings.len()
+                    )
+                }
+            })
+    };
+    let outcome: anyhow::Result<String> = match task {
+        Task::Enrich => m
+            .enrich(0)
+            .map(|r| format!("ok: examined {}, linked {}", r.examined, r.linked))
+            .map_err(Into::into),
+        Task::Decay => m
+            .decay()
+            .map(|r| format!("ok: decayed {}, to the trash {}", r.decayed, r.pruned))
+            .map_err(Into::into),
+        Task::Consolidate => cycle(m, false),
+        Task::Interval => cycle(m, true),
+        Task::Reflect => m.ports().store.namespaces().and_then(|namespaces| {
+            let mut written = 0;
+            for ns in namespaces {
+                if m.reflect(&ns, false)?.memory.is_some() {
+                    written += 1;
+                }
+            }
+            Ok(format!("ok: {written} reflections"))
+        }),
+    };
+    outcome.unwrap_or_else(|e| format!("failed: {e:#}"))
 }
 
 pub fn router(engine_config: Config, api_key: Option<String>) -> anyhow::Result<Router> {
@@ -349,6 +394,20 @@ pub fn router(engine_config: Config, api_key: Option<String>) -> anyhow::Result<
         .route("/audit", get(audit))
         .route("/memories/batch", post(create_batch))
         .route("/entities/{name}", get(entity_info))
+        .route("/search", get(quick_search))
+        .route("/recent", get(recent))
+        .route("/resume", get(resume))
+        .route("/topics", get(list_topics))
+        .route("/topic", post(topic))
+        .route("/triggers", get(triggers))
+        .route("/triggers/{name}", get(trigger_memories))
+        .route("/context", post(context))
+        .route("/consolidate", post(consolidate))
+        .route("/reflect", post(reflect))
+        .route("/facts", post(add_fact).get(query_facts))
+        .route("/facts/graph", get(fact_graph))
+        .route("/facts/conflicts", get(fact_conflicts))
+        .route("/facts/history", get(fact_history))
         .route("/export", get(export))
         .route(
             "/import",
@@ -697,4 +756,301 @@ async fn create_batch(State(s): State<AppState>, headers: HeaderMap, body: Bytes
         .await??;
     let created = outcomes.iter().filter(|o| o.created).count();
     Ok((StatusCode::CREATED, Json(json!({ "created": created, "reinforced": outcomes.len() - created, "results": outcomes }))).into_response())
+}
+
+// ---- read paths: quick search, recent, resume, topics, triggers, context ----
+
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct SearchQuery {
+    q: String,
+    namespace: Option<String>,
+    limit: Option<u32>,
+}
+
+/// Quick search: a dry recall (no reinforcement) with a small default limit.
+async fn quick_search(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<SearchQuery>,
+) -> ApiResult {
+    let req = RecallRequest {
+        query: q.q,
+        namespace: namespace(&headers, q.namespace.as_deref().unwrap_or("")),
+        limit: q.limit.unwrap_or(QUICK_SEARCH_LIMIT),
+        dry: true,
+        ..Default::default()
+    };
+    let res = s.engine.run(move |m| m.recall(req)).await??;
+    Ok(Json(res).into_response())
+}
+
+/// Default hit count of `GET /search`.
+const QUICK_SEARCH_LIMIT: u32 = 5;
+
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct WindowQuery {
+    namespace: Option<String>,
+    hours: Option<u32>,
+    limit: Option<u32>,
+}
+
+async fn recent(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<WindowQuery>,
+) -> ApiResult {
+    let ns = namespace(&headers, q.namespace.as_deref().unwrap_or(""));
+    let (hours, limit) = (q.hours.unwrap_or(24), q.limit.unwrap_or(50));
+    let list = s.engine.run(move |m| m.recent(&ns, hours, limit)).await??;
+    Ok(Json(json!({ "memories": list })).into_response())
+}
+
+async fn resume(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<WindowQuery>,
+) -> ApiResult {
+    let req = ResumeRequest {
+        namespace: namespace(&headers, q.namespace.as_deref().unwrap_or("")),
+        hours: q.hours.unwrap_or(0),
+    };
+    let r = s.engine.run(move |m| m.resume(req)).await??;
+    Ok(Json(r).into_response())
+}
+
+async fn list_topics(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<NsQuery>,
+) -> ApiResult {
+    let ns = namespace(&headers, q.namespace.as_deref().unwrap_or(""));
+    let topics = s.engine.run(move |m| m.topics(&ns, &[])).await??;
+    let topics: Vec<Value> = topics
+        .into_iter()
+        .map(|t| json!({ "id": t.id, "name": t.name }))
+        .collect();
+    Ok(Json(json!({ "topics": topics })).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TopicRequest {
+    ids: Vec<String>,
+    #[serde(default)]
+    namespace: String,
+}
+
+/// Seed 004 `POST /topic`: `{"kb1": {"name", "memories"}, ...}`.
+async fn topic(State(s): State<AppState>, headers: HeaderMap, body: Bytes) -> ApiResult {
+    let req: TopicRequest = parse(&body)?;
+    if req.ids.is_empty() {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+            "`ids` must name at least one topic",
+        ));
+    }
+    let ns = namespace(&headers, &req.namespace);
+    let topics = s.engine.run(move |m| m.topics(&ns, &req.ids)).await??;
+    let mut out = serde_json::Map::new();
+    for t in topics {
+        out.insert(t.id, json!({ "name": t.name, "memories": t.memories }));
+    }
+    Ok(Json(Value::Object(out)).into_response())
+}
+
+async fn triggers(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<NsQuery>,
+) -> ApiResult {
+    let ns = namespace(&headers, q.namespace.as_deref().unwrap_or(""));
+    let list = s.engine.run(move |m| m.triggers(&ns)).await??;
+    let list: Vec<Value> = list
+        .into_iter()
+        .map(|(name, access)| json!({ "name": name, "access": access }))
+        .collect();
+    Ok(Json(json!({ "triggers": list })).into_response())
+}
+
+/// Memories tagged `trigger:<name>`: what to recall before that action.
+async fn trigger_memories(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+    Query(q): Query<NsQuery>,
+) -> ApiResult {
+    let req = ListRequest {
+        namespace: namespace(&headers, q.namespace.as_deref().unwrap_or("")),
+        tags: vec![format!("trigger:{name}")],
+        limit: q.limit.unwrap_or(50),
+        offset: q.offset.unwrap_or(0),
+        ..Default::default()
+    };
+    let list = s.engine.run(move |m| m.list(req)).await??;
+    Ok(Json(json!({ "trigger": name, "memories": list })).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContextRequest {
+    prompt: String,
+    #[serde(default)]
+    session_id: Option<String>,
+    #[serde(default)]
+    namespace: String,
+    #[serde(default)]
+    limit: u32,
+}
+
+/// Seed 003 context injection: the markdown block to prepend to a prompt.
+async fn context(State(s): State<AppState>, headers: HeaderMap, body: Bytes) -> ApiResult {
+    let req: ContextRequest = parse(&body)?;
+    let ns = namespace(&headers, &req.namespace);
+    let block = s
+        .engine
+        .run(move |m| m.context(&ns, &req.prompt, req.session_id.as_deref(), req.limit))
+        .await??;
+    Ok(Json(block).into_response())
+}
+
+// ---- lifecycle: consolidate, reflect ------------------------------------------
+
+/// One consolidation cycle (`"dry": true` reports without writing), in one
+/// transaction: a failure leaves the store as it was.
+async fn consolidate(State(s): State<AppState>, headers: HeaderMap, body: Bytes) -> ApiResult {
+    let mut req: ConsolidateRequest = if body.is_empty() {
+        ConsolidateRequest::default()
+    } else {
+        parse(&body)?
+    };
+    if let Some(ns) = headers.get("x-namespace").and_then(|v| v.to_str().ok()) {
+        req.namespace.get_or_insert_with(|| ns.to_string());
+    }
+    let report = s
+        .engine
+        .run(move |m| m.in_transaction(|m| m.consolidate(req).map_err(ApiError::from)))
+        .await??;
+    Ok(Json(report).into_response())
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct ReflectRequest {
+    namespace: String,
+    force: bool,
+}
+
+async fn reflect(State(s): State<AppState>, headers: HeaderMap, body: Bytes) -> ApiResult {
+    let req: ReflectRequest = if body.is_empty() {
+        ReflectRequest::default()
+    } else {
+        parse(&body)?
+    };
+    let ns = namespace(&headers, &req.namespace);
+    let out = s.engine.run(move |m| m.reflect(&ns, req.force)).await??;
+    let status = if out.memory.is_some() {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(out)).into_response())
+}
+
+// ---- facts ------------------------------------------------------------------
+
+async fn add_fact(State(s): State<AppState>, headers: HeaderMap, body: Bytes) -> ApiResult {
+    let mut input: FactInput = parse(&body)?;
+    input.namespace = namespace(&headers, &input.namespace);
+    let out = s.engine.run(move |m| m.add_fact(input)).await??;
+    Ok((StatusCode::CREATED, Json(out)).into_response())
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct FactsQuery {
+    namespace: Option<String>,
+    subject: Option<String>,
+    predicate: Option<String>,
+    object: Option<String>,
+    entity: Option<String>,
+    limit: Option<u32>,
+    hops: Option<u32>,
+}
+
+impl FactsQuery {
+    fn query(self, headers: &HeaderMap, include_invalid: bool) -> FactQuery {
+        FactQuery {
+            namespaces: vec![namespace(headers, self.namespace.as_deref().unwrap_or(""))],
+            subject: self.subject,
+            predicate: self.predicate,
+            object: self.object,
+            entity: self.entity,
+            include_invalid,
+            limit: self.limit.unwrap_or(0),
+            ..Default::default()
+        }
+    }
+}
+
+async fn query_facts(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<FactsQuery>,
+) -> ApiResult {
+    let q = q.query(&headers, false);
+    let facts = s.engine.run(move |m| m.query_facts(q)).await??;
+    Ok(Json(json!({ "facts": facts })).into_response())
+}
+
+/// Every version of the matching facts, superseded ones included.
+async fn fact_history(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<FactsQuery>,
+) -> ApiResult {
+    if q.subject.is_none() && q.entity.is_none() {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+            "history needs `subject` or `entity`",
+        ));
+    }
+    let q = q.query(&headers, true);
+    let facts = s.engine.run(move |m| m.query_facts(q)).await??;
+    Ok(Json(json!({ "facts": facts })).into_response())
+}
+
+async fn fact_graph(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<FactsQuery>,
+) -> ApiResult {
+    let Some(entity) = q.entity.clone() else {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+            "the graph needs `entity`",
+        ));
+    };
+    let ns = namespace(&headers, q.namespace.as_deref().unwrap_or(""));
+    let hops = q.hops.unwrap_or(2);
+    let facts = s
+        .engine
+        .run(move |m| m.fact_graph(&ns, &entity, hops))
+        .await??;
+    Ok(Json(json!({ "facts": facts })).into_response())
+}
+
+async fn fact_conflicts(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<NsQuery>,
+) -> ApiResult {
+    let ns = namespace(&headers, q.namespace.as_deref().unwrap_or(""));
+    let pairs = s.engine.run(move |m| m.fact_conflicts(&ns)).await??;
+    let pairs: Vec<Value> = pairs.into_iter().map(|(a, b)| json!([a, b])).collect();
+    Ok(Json(json!({ "conflicts": pairs })).into_response())
 }

@@ -66,6 +66,19 @@ enum Command {
     },
     /// Re-extract entities with the `accurate` strategy where few were found (seed 003's 02:00 task).
     Enrich(EnrichArgs),
+    /// One consolidation cycle: sessions into facts, promotions, gate, dedup, eviction, decay.
+    Consolidate(ConsolidateArgs),
+    /// Session-recovery context: Core, Recent, Topics and Triggers (seed 004).
+    Resume(ResumeArgs),
+    /// The topic index, or the memories of the topics named.
+    Topics(TopicsArgs),
+    /// The markdown block of relevant earlier facts for a prompt (seed 003 context injection).
+    Context(ContextArgs),
+    /// Write the weekly reflection (at most one in six days unless --force).
+    Reflect(ReflectArgs),
+    /// Facts: add a triple, query, walk the graph, list conflicts or history.
+    #[command(subcommand)]
+    Facts(FactsCommand),
     /// Run a NER strategy on a text: the merged entities of its plugins.
     Ner(NerArgs),
     /// The audit log of lifecycle decisions (reinforce, delete, restore, supersede, ...).
@@ -77,6 +90,119 @@ enum Command {
     Eval(eval::EvalCommand),
     /// Measure start-up, boundary calls, throughput and recall latency.
     Bench(bench::BenchArgs),
+}
+
+#[derive(Args)]
+struct ConsolidateArgs {
+    /// Only this namespace (default: every namespace).
+    #[arg(long, short = 'n')]
+    namespace: Option<String>,
+    /// Report what would happen; write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct ResumeArgs {
+    #[command(flatten)]
+    ns: Ns,
+    /// The "Recent" window in hours.
+    #[arg(long, default_value_t = 24)]
+    hours: u32,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct TopicsArgs {
+    /// Topic ids (kb1, kb2, ...); none lists the index.
+    ids: Vec<String>,
+    #[command(flatten)]
+    ns: Ns,
+    /// Rebuild the trees first.
+    #[arg(long)]
+    rebuild: bool,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct ContextArgs {
+    prompt: String,
+    #[command(flatten)]
+    ns: Ns,
+    /// The current session: its own memories are left out.
+    #[arg(long)]
+    session: Option<String>,
+    #[arg(long, default_value_t = 5)]
+    limit: u32,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct ReflectArgs {
+    #[command(flatten)]
+    ns: Ns,
+    #[arg(long)]
+    force: bool,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Subcommand)]
+enum FactsCommand {
+    /// Add a (subject, predicate, object) triple.
+    Add {
+        subject: String,
+        predicate: String,
+        object: String,
+        #[command(flatten)]
+        ns: Ns,
+        /// The predicate holds one value: supersede the subject's other objects.
+        #[arg(long)]
+        exclusive: bool,
+    },
+    /// Valid facts about an entity (as subject or object).
+    Query {
+        entity: String,
+        #[command(flatten)]
+        ns: Ns,
+        /// Superseded facts too.
+        #[arg(long)]
+        history: bool,
+    },
+    /// Facts reachable from an entity in up to two hops.
+    Graph {
+        entity: String,
+        #[command(flatten)]
+        ns: Ns,
+        #[arg(long, default_value_t = 2)]
+        hops: u32,
+    },
+    /// Valid facts that disagree (same subject and predicate).
+    Conflicts {
+        #[command(flatten)]
+        ns: Ns,
+    },
+}
+
+fn print_facts(facts: &[Fact]) {
+    if facts.is_empty() {
+        println!("no facts");
+    }
+    for f in facts {
+        let state = match &f.superseded_by {
+            Some(by) => format!("  (superseded by {by})"),
+            None => String::new(),
+        };
+        println!(
+            "{}  {} | {} | {}{state}",
+            f.id, f.subject, f.predicate, f.object
+        );
+    }
 }
 
 #[derive(Args)]
@@ -634,6 +760,134 @@ fn run(cli: Cli) -> Out {
                 r.examined, r.decayed, r.pruned
             );
         }
+        Command::Consolidate(a) => {
+            let req = ConsolidateRequest {
+                namespace: a.namespace,
+                dry: a.dry_run,
+                if_changed: false,
+            };
+            let r = mnemo.in_transaction(|m| m.consolidate(req).map_err(Failure::from))?;
+            if a.json {
+                return print_json(&r);
+            }
+            println!(
+                "epoch {}{}: examined {}, decayed {}, {} sessions consolidated, {} facts added, {} topics",
+                r.epoch,
+                if r.dry {
+                    " (dry run: nothing written)"
+                } else {
+                    ""
+                },
+                r.examined,
+                r.decayed,
+                r.sessions.len(),
+                r.facts_added,
+                r.topics
+            );
+            for x in &r.actions {
+                let layers = match (x.from_layer, x.to_layer) {
+                    (Some(f), Some(t)) => format!(" {f}→{t}"),
+                    _ => String::new(),
+                };
+                println!("  {:<12} {}{layers}  {}", x.action, x.memory_id, x.detail);
+            }
+            for w in &r.warnings {
+                eprintln!("warning: {w}");
+            }
+        }
+        Command::Resume(a) => {
+            let r = mnemo.resume(ResumeRequest {
+                namespace: a.ns.namespace,
+                hours: a.hours,
+            })?;
+            if a.json {
+                return print_json(&r);
+            }
+            print!("{}", r.text);
+        }
+        Command::Topics(a) => {
+            if a.rebuild {
+                mnemo.rebuild_topics(Some(&a.ns.namespace))?;
+            }
+            let topics = mnemo.topics(&a.ns.namespace, &a.ids)?;
+            if a.json {
+                return print_json(&topics);
+            }
+            if topics.is_empty() {
+                println!("no topics yet (they are built by `mnemo consolidate` or `--rebuild`)");
+            }
+            for t in topics {
+                println!("{}: \"{}\"", t.id, t.name);
+                for m in &t.memories {
+                    println!("  {}  {}", m.id, one_line(&m.content, 100));
+                }
+            }
+        }
+        Command::Context(a) => {
+            let b = mnemo.context(&a.ns.namespace, &a.prompt, a.session.as_deref(), a.limit)?;
+            if a.json {
+                return print_json(&b);
+            }
+            print!("{}", b.text);
+        }
+        Command::Reflect(a) => {
+            let r = mnemo.reflect(&a.ns.namespace, a.force)?;
+            if a.json {
+                return print_json(&r);
+            }
+            match (&r.memory, &r.skipped) {
+                (Some(m), _) => println!("{}  {}", m.id, m.content),
+                (None, Some(why)) => println!("no reflection: {why}"),
+                (None, None) => {}
+            }
+        }
+        Command::Facts(c) => match c {
+            FactsCommand::Add {
+                subject,
+                predicate,
+                object,
+                ns,
+                exclusive,
+            } => {
+                let out = mnemo.add_fact(FactInput {
+                    namespace: ns.namespace,
+                    subject,
+                    predicate,
+                    object,
+                    exclusive,
+                    ..Default::default()
+                })?;
+                print_facts(std::slice::from_ref(&out.fact));
+                for old in out.superseded {
+                    println!("superseded {} ({})", old.id, old.object);
+                }
+            }
+            FactsCommand::Query {
+                entity,
+                ns,
+                history,
+            } => print_facts(&mnemo.query_facts(FactQuery {
+                namespaces: vec![ns.namespace],
+                entity: Some(entity),
+                include_invalid: history,
+                ..Default::default()
+            })?),
+            FactsCommand::Graph { entity, ns, hops } => {
+                print_facts(&mnemo.fact_graph(&ns.namespace, &entity, hops)?)
+            }
+            FactsCommand::Conflicts { ns } => {
+                let pairs = mnemo.fact_conflicts(&ns.namespace)?;
+                if pairs.is_empty() {
+                    println!("no conflicts");
+                }
+                for (a, b) in pairs {
+                    println!(
+                        "{} {}: `{}` ({}) vs `{}` ({})",
+                        a.subject, a.predicate, a.object, a.id, b.object, b.id
+                    );
+                }
+            }
+        },
         Command::Enrich(a) => {
             let r = mnemo.enrich(a.limit)?;
             if a.json {

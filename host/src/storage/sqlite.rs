@@ -167,6 +167,17 @@ impl SqliteStore {
     }
 }
 
+impl SqliteStore {
+    /// Every namespace that holds a memory or an episode.
+    pub fn namespaces(&self) -> anyhow::Result<Vec<String>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT namespace FROM memories UNION SELECT namespace FROM episodes ORDER BY 1",
+        )?;
+        let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+}
+
 impl Storage for SqliteStore {
     fn insert_memory(&self, m: &Memory) -> R<()> {
         self.write_memory(m, true)

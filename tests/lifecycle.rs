@@ -1,0 +1,348 @@
+//! The lifecycle through the real core component over a real SQLite file:
+//! consolidation (dry and real), session distillation into facts, the fact
+//! graph, topics, resume, context injection and reflection — with the LLM
+//! off, and with a scripted OpenAI-compatible LLM on 127.0.0.1.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::llm_server::{Reply, Scripted};
+use mnemo_core::model::*;
+use mnemo_host::http::HttpPolicy;
+use mnemo_host::llm::{Endpoint, LlmConfig, Provider};
+use serde_json::{Value, json};
+
+fn turn(m: &mut mnemo_host::Mnemo, session: &str, role: &str, text: &str) -> IngestOutcome {
+    m.ingest(Turn {
+        session_id: session.into(),
+        role: role.into(),
+        content: text.into(),
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+fn consolidate(m: &mut mnemo_host::Mnemo, dry: bool) -> ConsolidateReport {
+    m.in_transaction(|m| {
+        m.consolidate(ConsolidateRequest {
+            namespace: None,
+            dry,
+            if_changed: false,
+        })
+        .map_err(anyhow::Error::from)
+    })
+    .unwrap()
+}
+
+#[test]
+fn a_day_in_the_life_without_an_llm() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = common::open(dir.path());
+
+    // Two sessions of dialogue; the second one makes the first pending.
+    turn(
+        &mut m,
+        "s1",
+        "user",
+        "Hi! I live in Lisbon and I work at Initech.",
+    );
+    turn(
+        &mut m,
+        "s1",
+        "assistant",
+        "Nice to meet you! I like helping.",
+    );
+    turn(&mut m, "s1", "user", "My favourite editor is Helix.");
+    let out = turn(&mut m, "s2", "user", "Back again.");
+    assert_eq!(out.pending_sessions, vec!["s1".to_string()]);
+
+    // An important rule, restated: it gathers reinforcement.
+    let rule = m
+        .remember(RememberRequest {
+            content: "Never deploy on Fridays without a rollback plan".into(),
+            importance: Some(0.8),
+            ..Default::default()
+        })
+        .unwrap();
+    for _ in 0..2 {
+        let again = common::remember(
+            &mut m,
+            "default",
+            "Never deploy on Fridays without a rollback plan",
+        );
+        assert!(!again.created);
+    }
+
+    let dry = consolidate(&mut m, true);
+    assert!(dry.dry && dry.sessions.len() == 2, "{dry:?}");
+    assert_eq!(
+        common::count(&m, "SELECT COUNT(*) FROM facts"),
+        0,
+        "a dry run writes nothing"
+    );
+    assert_eq!(
+        common::count(
+            &m,
+            "SELECT COUNT(*) FROM audit_log WHERE action = 'promote'"
+        ),
+        0
+    );
+
+    let report = consolidate(&mut m, false);
+    assert_eq!(report.epoch, 1);
+    assert_eq!(report.facts_added, 3, "{report:?}");
+    assert!(
+        report
+            .actions
+            .iter()
+            .any(|a| a.action == "promote" && a.memory_id == rule.memory.id)
+    );
+    assert_eq!(
+        m.get("default", &rule.memory.id).unwrap().layer,
+        Layer::Working
+    );
+    assert_eq!(
+        common::count(
+            &m,
+            "SELECT COUNT(*) FROM sessions WHERE consolidated_at IS NULL"
+        ),
+        0
+    );
+    assert!(
+        common::count(
+            &m,
+            "SELECT COUNT(*) FROM audit_log WHERE action = 'promote'"
+        ) >= 1
+    );
+
+    // The facts, as triples and as memories with their provenance.
+    let facts = m
+        .query_facts(FactQuery {
+            entity: Some("The user".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    let mut objects: Vec<&str> = facts.iter().map(|f| f.object.as_str()).collect();
+    objects.sort_unstable();
+    assert_eq!(objects, ["Helix", "Initech", "Lisbon"]);
+    let lives = facts.iter().find(|f| f.predicate == "lives in").unwrap();
+    let memory = m
+        .get("default", lives.memory_id.as_deref().unwrap())
+        .unwrap();
+    assert_eq!(memory.content, "The user lives in Lisbon");
+    assert_eq!(memory.source_ids.len(), 1);
+
+    // Moving supersedes; the history keeps both.
+    let moved = m
+        .add_fact(FactInput {
+            subject: "The user".into(),
+            predicate: "lives in".into(),
+            object: "Porto".into(),
+            exclusive: true,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(moved.superseded.len(), 1);
+    let history = m
+        .query_facts(FactQuery {
+            subject: Some("the user".into()),
+            predicate: Some("lives in".into()),
+            include_invalid: true,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(history.len(), 2);
+    assert_eq!(
+        m.fact_graph("default", "Initech", 2).unwrap().len(),
+        3,
+        "Initech → user → the rest"
+    );
+
+    // Second cycle: the reinforced rule passes the heuristic gate into Core.
+    consolidate(&mut m, false);
+    assert_eq!(
+        m.get("default", &rule.memory.id).unwrap().layer,
+        Layer::Core
+    );
+
+    // Topics were rebuilt by the cycle; resume shows every section.
+    let resume = m
+        .resume(ResumeRequest {
+            namespace: "default".into(),
+            hours: 24,
+        })
+        .unwrap();
+    assert!(
+        resume
+            .text
+            .starts_with("=== Core (1) ===\nNever deploy on Fridays"),
+        "{}",
+        resume.text
+    );
+    assert!(!resume.topics.is_empty());
+    let ids = vec![resume.topics[0].id.clone()];
+    let topic = m.topics("default", &ids).unwrap();
+    assert_eq!(topic[0].memories.len() as u32, resume.topics[0].size);
+
+    // Context for the current session: facts from the first one.
+    let block = m
+        .context("default", "where does the user live?", Some("s2"), 5)
+        .unwrap();
+    assert!(
+        block.text.starts_with("## Relevant memory\n"),
+        "{}",
+        block.text
+    );
+    assert!(block.memories.iter().any(|x| x.content.contains("Lisbon")));
+    assert!(common::count(&m, "SELECT COUNT(*) FROM audit_log WHERE action = 'inject'") >= 1);
+
+    // The weekly reflection, then its six-day spacing.
+    let r = m.reflect("default", false).unwrap();
+    let reflection = r.memory.expect("enough memories this week");
+    assert_eq!(
+        (reflection.layer, reflection.decay_rate),
+        (Layer::Core, 0.0)
+    );
+    assert!(m.reflect("default", false).unwrap().skipped.is_some());
+    let block = m
+        .context("default", "where does the user live?", Some("s2"), 5)
+        .unwrap();
+    assert!(block.text.contains("## Weekly insight\n"));
+}
+
+fn tool_reply(name: &str, args: Value) -> Reply {
+    Reply::json(
+        200,
+        json!({"model": "m", "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant",
+               "tool_calls": [{"id": "c", "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}}],
+               "usage": {"prompt_tokens": 40, "completion_tokens": 20}}),
+    )
+}
+
+#[test]
+fn the_llm_extracts_facts_gates_and_names_topics() {
+    let s = Scripted::start();
+    s.respond_with(|req| {
+        let tool = req.body["tool_choice"]["function"]["name"].as_str().unwrap_or_default().to_string();
+        let prompt = req.body["messages"][1]["content"].as_str().unwrap_or_default().to_string();
+        match tool.as_str() {
+            "save_facts" => tool_reply(
+                "save_facts",
+                json!({"facts": [
+                    {"content": "Caroline adopted a dog named Rex in May 2023", "subject": "Caroline",
+                     "predicate": "has dog", "object": "Rex", "turns": [0, 1]},
+                    {"content": "Caroline hikes every weekend instead of running", "kind": "semantic", "importance": 0.9, "turns": [1]}
+                ]}),
+            ),
+            "gate_decisions" => {
+                // Approve whatever is asked about, by its short id.
+                let ids: Vec<Value> = prompt
+                    .lines()
+                    .filter_map(|l| l.strip_prefix('[').and_then(|r| r.split(']').next()))
+                    .map(|id| json!({"id": id, "decision": "approve", "reason": "identity"}))
+                    .collect();
+                tool_reply("gate_decisions", json!({ "decisions": ids }))
+            }
+            "triage_decisions" => tool_reply("triage_decisions", json!({ "decisions": [] })),
+            "name_topics" => tool_reply("name_topics", json!({ "names": [{"id": "kb1", "name": "Caroline's pets"}] })),
+            other => Reply::json(400, json!({ "error": format!("unexpected tool {other}") })),
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = common::config(dir.path());
+    cfg.llm = LlmConfig {
+        level: LlmLevel::Auto,
+        default: Some(Endpoint {
+            provider: Provider::OpenAi,
+            base_url: s.base.clone(),
+            api_key: None,
+            model: "m".into(),
+        }),
+        policy: HttpPolicy {
+            timeout: Duration::from_secs(5),
+            retries: 0,
+            backoff: Duration::from_millis(10),
+        },
+        ..Default::default()
+    };
+    let mut m = mnemo_host::Mnemo::open(&cfg).unwrap();
+    turn(
+        &mut m,
+        "s1",
+        "Caroline",
+        "Guess what, I adopted a dog in May!",
+    );
+    turn(&mut m, "s1", "Melanie", "Amazing! What's his name?");
+    turn(
+        &mut m,
+        "s1",
+        "Caroline",
+        "Rex. Also I'd rather hike than run these days.",
+    );
+    let report = consolidate(&mut m, false);
+    assert_eq!(report.facts_added, 2, "{report:?}");
+    let rex = m
+        .query_facts(FactQuery {
+            object: Some("rex".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(rex.len(), 1);
+    let memory = m
+        .get("default", rex[0].memory_id.as_deref().unwrap())
+        .unwrap();
+    assert_eq!(memory.source_ids.len(), 2, "provenance: turns 0 and 1");
+    let prefers = m
+        .list(ListRequest {
+            namespace: "default".into(),
+            limit: 10,
+            ..Default::default()
+        })
+        .unwrap()
+        .into_iter()
+        .find(|x| x.content.starts_with("Caroline hikes"))
+        .unwrap();
+    assert!((prefers.importance - 0.9).abs() < 0.01);
+
+    // Reinforce one fact into Working, then let the gate (LLM, auto mode) take it to Core.
+    let mut strong = prefers.clone();
+    strong.access_count = 6;
+    strong.repetition_count = 1;
+    mnemo_core::ports::Storage::update_memory(&m.ports().store, &strong).unwrap();
+    consolidate(&mut m, false);
+    assert_eq!(m.get("default", &prefers.id).unwrap().layer, Layer::Working);
+    consolidate(&mut m, false);
+    assert_eq!(m.get("default", &prefers.id).unwrap().layer, Layer::Core);
+
+    let tools: Vec<String> = s
+        .requests()
+        .iter()
+        .map(|r| {
+            r.body["tool_choice"]["function"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    for expected in ["save_facts", "gate_decisions", "name_topics"] {
+        assert!(
+            tools.iter().any(|t| t == expected),
+            "{expected} not called: {tools:?}"
+        );
+    }
+    let usage = m.ports().store.usage(50).unwrap();
+    for component in ["extract", "gate", "naming"] {
+        assert!(
+            usage.iter().any(|u| u.component == component),
+            "{component} not in the ledger"
+        );
+    }
+    let topics = m.topics("default", &[]).unwrap();
+    assert!(
+        topics.iter().any(|t| t.name == "Caroline's pets"),
+        "{topics:?}"
+    );
+}
