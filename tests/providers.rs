@@ -414,11 +414,20 @@ fn the_config_file_configures_providers_and_is_validated() {
         cfg.ner.plugin_dir.as_deref(),
         Some(std::path::Path::new("/tmp/plugins"))
     );
+    let tasks: Vec<&str> = cfg.schedule.tasks.iter().map(|(t, _)| t.name()).collect();
     assert_eq!(
-        cfg.schedule.tasks.len(),
-        1,
-        "decay is off, enrichment moved to 01:30"
+        tasks,
+        ["enrich", "consolidate", "interval", "reflect"],
+        "decay is off"
     );
+    // 2023-05-08 01:30 UTC: enrichment moved there (and the half-hour interval).
+    let names: Vec<&str> = cfg
+        .schedule
+        .due(1_683_509_400_000)
+        .into_iter()
+        .map(|t| t.name())
+        .collect();
+    assert_eq!(names, ["enrich", "interval"]);
     let err = settings_from("cron_enrich = \"every night\"\n")
         .and_then(|s| mnemo_host::Config::from_settings(None, &s))
         .unwrap_err();
