@@ -139,22 +139,7 @@ impl<P: Ports> Engine<P> {
         }
 
         let pending = storage.pending_sessions(namespace.as_deref().unwrap_or(""), None)?;
-        for session in pending {
-            if req.dry {
-                report.sessions.push(session.id);
-                continue;
-            }
-            match self.consolidate_session(session.clone()) {
-                Ok(added) => {
-                    report.sessions.push(session.id);
-                    report.facts_added += added;
-                }
-                // The session stays pending: the next cycle tries again.
-                Err(e) => report
-                    .warnings
-                    .push(format!("session {} not consolidated: {e}", session.id)),
-            }
-        }
+        self.distil(pending, req.dry, &mut report);
 
         let mut cycle = Cycle {
             epoch,
@@ -204,6 +189,55 @@ impl<P: Ports> Engine<P> {
         }
         report.actions = cycle.actions;
         Ok(report)
+    }
+
+    /// Seed 003's session-switch trigger: the named open sessions become
+    /// facts now; no lifecycle step runs and the epoch stays.
+    pub fn consolidate_sessions(
+        &self,
+        namespace: &str,
+        ids: &[String],
+    ) -> CoreResult<ConsolidateReport> {
+        let namespace = validate::namespace(namespace)?;
+        let mut sessions = Vec::new();
+        for id in ids {
+            match self.ports().storage().get_session(&namespace, id)? {
+                Some(s) if s.consolidated_at.is_none() => sessions.push(s),
+                Some(_) => {}
+                None => {
+                    return Err(crate::CoreError::NotFound(format!(
+                        "no session {id} in namespace {namespace}"
+                    )));
+                }
+            }
+        }
+        let mut report = ConsolidateReport {
+            epoch: self.epoch()?,
+            ..Default::default()
+        };
+        self.distil(sessions, false, &mut report);
+        Ok(report)
+    }
+
+    /// Session consolidation of `sessions` into the report; a session that
+    /// fails stays pending for the next try.
+    fn distil(&self, sessions: Vec<Session>, dry: bool, report: &mut ConsolidateReport) {
+        for session in sessions {
+            if dry {
+                report.sessions.push(session.id);
+                continue;
+            }
+            let id = session.id.clone();
+            match self.consolidate_session(session) {
+                Ok(added) => {
+                    report.sessions.push(id);
+                    report.facts_added += added;
+                }
+                Err(e) => report
+                    .warnings
+                    .push(format!("session {id} not consolidated: {e}")),
+            }
+        }
     }
 
     /// Whether anything was written since the last cycle.

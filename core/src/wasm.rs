@@ -723,29 +723,14 @@ impl api::Guest for Component {
             dry: req.dry,
             if_changed: req.if_changed,
         })?;
-        Ok(api::ConsolidateReport {
-            epoch: r.epoch,
-            dry: r.dry,
-            skipped: r.skipped,
-            examined: r.examined,
-            decayed: r.decayed,
-            actions: r
-                .actions
-                .into_iter()
-                .map(|a| api::LifecycleAction {
-                    action: a.action,
-                    memory_id: a.memory_id,
-                    namespace: a.namespace,
-                    from_layer: a.from_layer.map(Into::into),
-                    to_layer: a.to_layer.map(Into::into),
-                    detail: a.detail,
-                })
-                .collect(),
-            sessions: r.sessions,
-            facts_added: r.facts_added,
-            topics: r.topics,
-            warnings: r.warnings,
-        })
+        Ok(report_out(r))
+    }
+
+    fn consolidate_sessions(
+        namespace: String,
+        ids: Vec<String>,
+    ) -> Result<api::ConsolidateReport, wit::Error> {
+        Ok(report_out(engine().consolidate_sessions(&namespace, &ids)?))
     }
 
     fn rebuild_topics(namespace: Option<String>) -> Result<u32, wit::Error> {
@@ -870,6 +855,32 @@ impl api::Guest for Component {
 
     fn probe(calls: u32) -> i64 {
         (0..calls).fold(0, |_, _| clock::now())
+    }
+}
+
+fn report_out(r: ConsolidateReport) -> api::ConsolidateReport {
+    api::ConsolidateReport {
+        epoch: r.epoch,
+        dry: r.dry,
+        skipped: r.skipped,
+        examined: r.examined,
+        decayed: r.decayed,
+        actions: r
+            .actions
+            .into_iter()
+            .map(|a| api::LifecycleAction {
+                action: a.action,
+                memory_id: a.memory_id,
+                namespace: a.namespace,
+                from_layer: a.from_layer.map(Into::into),
+                to_layer: a.to_layer.map(Into::into),
+                detail: a.detail,
+            })
+            .collect(),
+        sessions: r.sessions,
+        facts_added: r.facts_added,
+        topics: r.topics,
+        warnings: r.warnings,
     }
 }
 

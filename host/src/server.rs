@@ -87,6 +87,32 @@ impl Engine {
         Ok(Self { tx })
     }
 
+    /// Seed 003's session-switch trigger: distil the sessions a new one left
+    /// open, on the engine thread after the reply (never in the request).
+    fn consolidate_sessions_later(&self, namespace: &str, ids: &[String]) {
+        let (namespace, ids) = (namespace.to_string(), ids.to_vec());
+        let job: Job = Box::new(move |m| {
+            let outcome = m.in_transaction(|m| {
+                m.consolidate_sessions(&namespace, &ids)
+                    .map_err(anyhow::Error::from)
+            });
+            match outcome {
+                Ok(r) => tracing::info!(
+                    sessions = r.sessions.len(),
+                    facts = r.facts_added,
+                    warnings = r.warnings.len(),
+                    "consolidated the sessions a new one left open"
+                ),
+                Err(e) => {
+                    tracing::warn!(error = %format!("{e:#}"), "session consolidation failed; the nightly run retries")
+                }
+            }
+        });
+        if self.tx.send(job).is_err() {
+            tracing::warn!("the engine stopped before consolidating the open sessions");
+        }
+    }
+
     async fn run<R: Send + 'static>(
         &self,
         f: impl FnOnce(&mut Mnemo) -> R + Send + 'static,
@@ -614,6 +640,10 @@ async fn ingest(State(s): State<AppState>, headers: HeaderMap, body: Bytes) -> A
     let mut turn: Turn = parse(&body)?;
     turn.namespace = namespace(&headers, &turn.namespace);
     let out = s.engine.run(move |m| m.ingest(turn)).await??;
+    if !out.pending_sessions.is_empty() {
+        s.engine
+            .consolidate_sessions_later(&out.episode.namespace, &out.pending_sessions);
+    }
     Ok((StatusCode::CREATED, Json(out)).into_response())
 }
 

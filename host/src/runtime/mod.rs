@@ -328,6 +328,17 @@ impl CoreInstance {
         self.call(|a, s| a.mnemo_core_engine().call_consolidate(s, &req))
     }
 
+    pub fn consolidate_sessions(
+        &mut self,
+        namespace: &str,
+        ids: &[String],
+    ) -> Result<ConsolidateReport, CallError> {
+        self.call(|a, s| {
+            a.mnemo_core_engine()
+                .call_consolidate_sessions(s, namespace, ids)
+        })
+    }
+
     pub fn rebuild_topics(&mut self, namespace: Option<&str>) -> Result<u32, CallError> {
         self.call(|a, s| a.mnemo_core_engine().call_rebuild_topics(s, namespace))
     }
