@@ -25,7 +25,7 @@ use crate::error::CoreResult;
 use crate::extract;
 use crate::model::*;
 use crate::ports::{Clock, Llm, Ports, Storage};
-use crate::prompts::{self, ExtractedFact, Verdict};
+use crate::prompts::{self, ExtractedFact, PairDecision, Verdict};
 use crate::text;
 use crate::thresholds::*;
 use crate::validate;
@@ -78,6 +78,12 @@ struct Cycle {
     actions: Vec<LifecycleAction>,
     decayed: u32,
     warnings: Vec<String>,
+    /// New memories (distillations) to insert.
+    inserts: Vec<Memory>,
+    /// Memories whose content changed: their vectors are redone.
+    reembed: BTreeSet<String>,
+    /// Pairs judged distinct, never asked about again.
+    judged: Vec<String>,
 }
 
 impl Cycle {
@@ -153,7 +159,14 @@ impl<P: Ports> Engine<P> {
             actions: Vec::new(),
             decayed: 0,
             warnings: Vec::new(),
+            inserts: Vec::new(),
+            reembed: BTreeSet::new(),
+            judged: Vec::new(),
         };
+        let since = storage
+            .get_meta(META_CONSOLIDATED_AT)?
+            .and_then(|v| v.parse::<Millis>().ok())
+            .unwrap_or(0);
         report.examined = cycle.memories.len() as u32;
         let namespaces: BTreeSet<String> = cycle
             .memories
@@ -166,6 +179,8 @@ impl<P: Ports> Engine<P> {
             self.promote_buffer(&mut cycle, ns);
             self.triage(&mut cycle, ns);
             self.dedup_buffer(&mut cycle, ns)?;
+            self.llm_pairs(&mut cycle, ns, since)?;
+            self.distill_notes(&mut cycle, ns)?;
             self.cap_buffer(&mut cycle, ns);
         }
         decay(&mut cycle);
@@ -177,6 +192,26 @@ impl<P: Ports> Engine<P> {
                 if let Some(m) = cycle.memories.get(id) {
                     storage.update_memory(m)?;
                 }
+            }
+            for m in &cycle.inserts {
+                storage.insert_memory(m)?;
+                cycle.reembed.insert(m.id.clone());
+            }
+            for id in &cycle.reembed {
+                let content = match cycle.memories.get(id) {
+                    Some(m) => m.content.clone(),
+                    None => match cycle.inserts.iter().find(|m| &m.id == id) {
+                        Some(m) => m.content.clone(),
+                        None => continue,
+                    },
+                };
+                // A provider failure leaves the row to the background backfill.
+                if let Some(v) = self.embed_one(&content)? {
+                    storage.put_vector(Target::Memories, id, &v)?;
+                }
+            }
+            for key in &cycle.judged {
+                storage.set_meta(key, "keep_both")?;
             }
             for a in &cycle.actions {
                 self.audit(&a.namespace, &a.action, &a.memory_id, a.detail.clone())?;
@@ -515,6 +550,220 @@ impl<P: Ports> Engine<P> {
         Ok(())
     }
 
+    /// Seed 004 §3.1–3.2 with an LLM: near-duplicates merge, same-topic
+    /// updates reconcile. Pairs come from the nearest neighbours of the
+    /// memories changed since the last cycle; a pair judged distinct is
+    /// remembered and not asked about again.
+    fn llm_pairs(&self, cycle: &mut Cycle, ns: &str, since: Millis) -> CoreResult<()> {
+        if self.ports().llm().level() == LlmLevel::Off {
+            return Ok(());
+        }
+        let storage = self.ports().storage();
+        let mut changed: Vec<(Millis, String)> = cycle
+            .ids_where(ns, |m| m.modified_at >= since)
+            .into_iter()
+            .filter_map(|id| cycle.memories.get(&id).map(|m| (m.modified_at, id)))
+            .collect();
+        changed.sort_by(|a, b| b.cmp(a));
+        changed.truncate(PAIR_SCAN_MAX);
+        let ids: Vec<String> = changed.into_iter().map(|(_, id)| id).collect();
+        let vectors: BTreeMap<String, Vec<f32>> = storage
+            .get_vectors(Target::Memories, &ids)?
+            .into_iter()
+            .collect();
+        let filter = SearchFilter {
+            namespaces: vec![ns.to_string()],
+            ..Default::default()
+        };
+        let mut asked = 0;
+        for id in ids {
+            if asked >= LLM_PAIRS_PER_CYCLE {
+                break;
+            }
+            let Some(v) = vectors.get(&id) else {
+                continue;
+            };
+            let near = storage.vector_search(Target::Memories, v, &filter, PAIR_NEIGHBOURS + 1)?;
+            for hit in near.into_iter().filter(|h| h.id != id) {
+                let (Some(a), Some(b)) = (cycle.memories.get(&id), cycle.memories.get(&hit.id))
+                else {
+                    continue;
+                };
+                if !a.is_active() || !b.is_active() {
+                    continue;
+                }
+                let key = pair_key(&a.id, &b.id);
+                if cycle.judged.contains(&key) || storage.get_meta(&key)?.is_some() {
+                    continue;
+                }
+                let (older, newer) = if a.created_at <= b.created_at {
+                    (a, b)
+                } else {
+                    (b, a)
+                };
+                let upper = |m: &Memory| m.layer != Layer::Buffer;
+                let request = if hit.score >= MERGE_SIM {
+                    prompts::merge_request(older, newer)
+                } else if hit.score > RECONCILE_MIN_SIM
+                    && hit.score < RECONCILE_MAX_SIM
+                    && upper(older)
+                    && upper(newer)
+                    && newer.created_at - older.created_at >= RECONCILE_MIN_GAP_MS
+                {
+                    prompts::reconcile_request(older, newer)
+                } else {
+                    continue;
+                };
+                let (older, newer) = (older.clone(), newer.clone());
+                asked += 1;
+                let decision = self.ports().llm().complete(&request).and_then(|answer| {
+                    if request.component == "merge" {
+                        prompts::parse_merge(&answer.content)
+                    } else {
+                        prompts::parse_reconcile(&answer.content, &newer)
+                    }
+                });
+                let sim = hit.score;
+                // Seed 004's sandbox rule for merges: the result must keep at
+                // least half of the shorter input, and fit a memory.
+                let shortest = older
+                    .content
+                    .chars()
+                    .count()
+                    .min(newer.content.chars().count());
+                let decision = decision.and_then(|d| match d {
+                    PairDecision::Merge(c) | PairDecision::Update(c)
+                        if c.chars().count() < shortest / 2 =>
+                    {
+                        Err(crate::CoreError::Llm(format!(
+                            "the merged text ({} chars) drops too much of the inputs",
+                            c.chars().count()
+                        )))
+                    }
+                    PairDecision::Merge(c) => validate::content(&c).map(PairDecision::Merge),
+                    PairDecision::Update(c) => validate::content(&c).map(PairDecision::Update),
+                    keep => Ok(keep),
+                });
+                match decision {
+                    Ok(PairDecision::Merge(content)) => {
+                        let strength = |m: &Memory| (m.importance, m.access_count);
+                        let (winner, loser) = if strength(&older) > strength(&newer) {
+                            (older, newer)
+                        } else {
+                            (newer, older)
+                        };
+                        combine(cycle, &winner, &loser, content);
+                        cycle.evict(
+                            &loser.id,
+                            "merged",
+                            format!("{} into {} (cosine {sim:.3})", request.component, winner.id),
+                        );
+                    }
+                    Ok(PairDecision::Update(content)) => {
+                        combine(cycle, &newer, &older, content);
+                        if let Some(n) = cycle.memories.get_mut(&newer.id) {
+                            n.supersedes = Some(older.id.clone());
+                        }
+                        cycle.evict(
+                            &older.id,
+                            "superseded",
+                            format!("updated by {} (cosine {sim:.3})", newer.id),
+                        );
+                        cycle.act(
+                            &newer.id,
+                            "supersede",
+                            None,
+                            format!("supersedes {}", older.id),
+                        );
+                    }
+                    Ok(PairDecision::KeepBoth) => cycle.judged.push(key),
+                    Err(e) => cycle
+                        .warnings
+                        .push(format!("{} skipped: {e}", request.component)),
+                }
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Seed 004 §3.3: three or more undistilled session notes become one
+    /// project-status snapshot in Working (unless a near-identical one exists).
+    fn distill_notes(&self, cycle: &mut Cycle, ns: &str) -> CoreResult<()> {
+        if self.ports().llm().level() == LlmLevel::Off {
+            return Ok(());
+        }
+        let mut notes: Vec<Memory> = cycle
+            .ids_where(ns, |m| {
+                is_session_note(m) && !has(m, "distilled") && !has(m, "auto-distilled")
+            })
+            .into_iter()
+            .filter_map(|id| cycle.memories.get(&id).cloned())
+            .collect();
+        if notes.len() < DISTILL_MIN_NOTES {
+            return Ok(());
+        }
+        notes.sort_by_key(|m| std::cmp::Reverse(m.created_at));
+        notes.truncate(DISTILL_MAX_NOTES);
+        let snapshot = match self
+            .ports()
+            .llm()
+            .complete(&prompts::distill_request(&notes))
+            .and_then(|a| prompts::parse_distill(&a.content))
+        {
+            Ok(s) => s,
+            Err(e) => {
+                cycle.warnings.push(format!("distill skipped: {e}"));
+                return Ok(());
+            }
+        };
+        for n in &notes {
+            if let Some(m) = cycle.memories.get_mut(&n.id) {
+                add_tag(m, "distilled");
+            }
+            cycle.dirty.insert(n.id.clone());
+        }
+        let existing = cycle.ids_where(ns, |m| has(m, "project-status"));
+        if let Some(v) = self.embed_one(&snapshot)? {
+            let stored = self
+                .ports()
+                .storage()
+                .get_vectors(Target::Memories, &existing)?;
+            if let Some((id, _)) = stored
+                .iter()
+                .find(|(_, w)| crate::vector::cosine(&v, w) >= TRIAGE_DEDUP_SIM)
+            {
+                cycle
+                    .warnings
+                    .push(format!("distillation matches {id}; not stored again"));
+                return Ok(());
+            }
+        }
+        let memory = Memory {
+            layer: Layer::Working,
+            tags: vec!["project-status".into(), "auto-distilled".into()],
+            source: Some("distill".into()),
+            source_ids: notes.iter().map(|n| n.id.clone()).collect(),
+            ..Memory::new(
+                crate::ids::new_id("mem", self.ports().clock()),
+                ns.to_string(),
+                validate::content(&snapshot)?,
+                cycle.now,
+                cycle.epoch,
+            )
+        };
+        cycle.actions.push(LifecycleAction {
+            action: "distill".into(),
+            memory_id: memory.id.clone(),
+            namespace: ns.to_string(),
+            from_layer: None,
+            to_layer: Some(Layer::Working),
+            detail: format!("{} session notes", notes.len()),
+        });
+        cycle.inserts.push(memory);
+        Ok(())
+    }
+
     /// Over `BUFFER_CAP`, the weakest Buffer memories leave (oldest first
     /// among equals).
     fn cap_buffer(&self, cycle: &mut Cycle, ns: &str) {
@@ -654,6 +903,23 @@ impl<P: Ports> Engine<P> {
             })?;
         }
         Ok(outcome.created)
+    }
+}
+
+/// A stable metadata key for a pair of memories.
+fn pair_key(a: &str, b: &str) -> String {
+    let (x, y) = if a <= b { (a, b) } else { (b, a) };
+    format!("pair:{x}:{y}")
+}
+
+/// An LLM merge or update: the winner takes the merged content, the higher
+/// layer of the two, and the loser's counts, tags and provenance.
+fn combine(cycle: &mut Cycle, winner: &Memory, loser: &Memory, content: String) {
+    fold(cycle, &winner.id, &loser.id);
+    if let Some(w) = cycle.memories.get_mut(&winner.id) {
+        w.content = content;
+        w.layer = w.layer.max(loser.layer);
+        cycle.reembed.insert(w.id.clone());
     }
 }
 

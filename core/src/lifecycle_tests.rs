@@ -548,3 +548,188 @@ fn interval_runs_skip_when_nothing_changed() {
     remember(&e, "Something new", &[], Kind::Semantic);
     assert!(!run(true).skipped);
 }
+
+fn cosine(a: &str, b: &str) -> f32 {
+    use crate::ports::Embedder;
+    let v = crate::fakes::BowEmbedder
+        .embed(&[a.to_string(), b.to_string()])
+        .expect("embed");
+    crate::vector::cosine(&v[0], &v[1])
+}
+
+fn working(e: &Engine<FakePorts>, text: &str) -> Memory {
+    let m = e
+        .remember(RememberRequest {
+            namespace: "default".into(),
+            content: text.into(),
+            skip_dedup: true,
+            ..Default::default()
+        })
+        .expect("remember")
+        .memory;
+    let mut w = get(e, &m.id);
+    w.layer = Layer::Working;
+    e.ports().storage.update_memory(&w).expect("update");
+    w
+}
+
+#[test]
+fn the_llm_merges_near_duplicates_into_the_higher_layer() {
+    let e = engine();
+    let (a_text, b_text) = (
+        "Alice's phone number is 555-1234 and she prefers calls after six",
+        "Alice's phone number is 555-9876 and she prefers calls after six",
+    );
+    assert!(cosine(a_text, b_text) >= crate::thresholds::MERGE_SIM);
+    let a = working(&e, a_text);
+    let b = working(&e, b_text);
+    e.ports().llm.script(
+        LlmLevel::Auto,
+        "merge",
+        r#"{"merged": "Alice has two phone numbers, 555-1234 and 555-9876; she prefers calls after six"}"#,
+    );
+    let report = consolidate(&e, false);
+    let merged: Vec<_> = report
+        .actions
+        .iter()
+        .filter(|x| x.action == "evict")
+        .collect();
+    assert_eq!(merged.len(), 1, "{report:?}");
+    let (winner, loser) = if get(&e, &a.id).is_active() {
+        (&a, &b)
+    } else {
+        (&b, &a)
+    };
+    let w = get(&e, &winner.id);
+    assert!(w.content.starts_with("Alice has two phone numbers"));
+    assert_eq!(w.layer, Layer::Working);
+    assert!(w.source_ids.contains(&loser.id));
+    assert_eq!(get(&e, &loser.id).invalid_reason.as_deref(), Some("merged"));
+    // The merged text got a fresh vector.
+    let v = e.ports().storage.vectors.borrow();
+    assert!(v.contains_key(&(Target::Memories, winner.id.clone())));
+}
+
+#[test]
+fn a_merge_that_drops_most_of_the_text_is_refused() {
+    let e = engine();
+    working(
+        &e,
+        "Alice's phone number is 555-1234 and she prefers calls after six",
+    );
+    working(
+        &e,
+        "Alice's phone number is 555-9876 and she prefers calls after six",
+    );
+    e.ports()
+        .llm
+        .script(LlmLevel::Auto, "merge", r#"{"merged": "Alice"}"#);
+    let report = consolidate(&e, false);
+    assert!(
+        report.warnings.iter().any(|w| w.contains("drops too much")),
+        "{report:?}"
+    );
+    assert!(!report.actions.iter().any(|a| a.action == "evict"));
+}
+
+#[test]
+fn reconcile_supersedes_stale_entries_and_remembers_distinct_pairs() {
+    let e = engine();
+    let (old_text, new_text) = (
+        "The api deploy target is the staging cluster in Frankfurt",
+        "The api deploy target moved to the production cluster",
+    );
+    let sim = cosine(old_text, new_text);
+    assert!(sim > 0.55 && sim < 0.78, "premise: {sim}");
+    let old = working(&e, old_text);
+    e.ports().clock.advance_hours(2);
+    let new = working(&e, new_text);
+    e.ports().llm.script(
+        LlmLevel::Auto,
+        "reconcile",
+        r#"{"decision": "update", "merged_content": "The api deploys to the production cluster in Dublin (moved from staging in Frankfurt)"}"#,
+    );
+    let report = consolidate(&e, false);
+    assert!(
+        report.actions.iter().any(|a| a.action == "supersede"),
+        "{report:?}"
+    );
+    let stale = get(&e, &old.id);
+    assert_eq!(stale.invalid_reason.as_deref(), Some("superseded"));
+    assert_eq!(stale.superseded_by.as_deref(), Some(new.id.as_str()));
+    assert_eq!(
+        get(&e, &new.id).supersedes.as_deref(),
+        Some(old.id.as_str())
+    );
+
+    // keep_both is remembered: the pair is not asked about again.
+    let e = engine();
+    working(&e, old_text);
+    e.ports().clock.advance_hours(2);
+    working(&e, new_text);
+    e.ports()
+        .llm
+        .script(LlmLevel::Auto, "reconcile", r#"{"decision": "keep_both"}"#);
+    consolidate(&e, false);
+    let asked = |e: &Engine<FakePorts>| {
+        e.ports()
+            .llm
+            .requests
+            .borrow()
+            .iter()
+            .filter(|r| r.component == "reconcile")
+            .count()
+    };
+    assert_eq!(asked(&e), 1);
+    let mut touched = get(
+        &e,
+        &e.list(ListRequest {
+            namespace: "default".into(),
+            limit: 1,
+            ..Default::default()
+        })
+        .expect("list")[0]
+            .id,
+    );
+    touched.modified_at = e.ports().clock.now.get() + 1;
+    e.ports().storage.update_memory(&touched).expect("update");
+    e.ports().clock.advance_hours(1);
+    consolidate(&e, false);
+    assert_eq!(asked(&e), 1, "a judged pair is not asked again");
+}
+
+#[test]
+fn session_notes_are_distilled_into_a_project_status() {
+    let e = engine();
+    for text in [
+        "Session: wired the parser to the new lexer",
+        "Session: fixed the flaky integration test",
+        "Session: started on the release notes",
+    ] {
+        remember(&e, text, &["session"], Kind::Episodic);
+    }
+    e.ports().llm.script(
+        LlmLevel::Auto,
+        "distill",
+        r#"{"snapshot": "Parser on the new lexer; tests green; release notes in progress"}"#,
+    );
+    let report = consolidate(&e, false);
+    let distill = report
+        .actions
+        .iter()
+        .find(|a| a.action == "distill")
+        .expect("a distillation");
+    let status = get(&e, &distill.memory_id);
+    assert_eq!(status.layer, Layer::Working);
+    assert!(status.tags.contains(&"auto-distilled".to_string()));
+    assert_eq!(status.source_ids.len(), 3);
+    let notes = e
+        .list(ListRequest {
+            namespace: "default".into(),
+            tags: vec!["distilled".into()],
+            limit: 10,
+            ..Default::default()
+        })
+        .expect("list");
+    assert_eq!(notes.len(), 3);
+}

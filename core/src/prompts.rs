@@ -34,6 +34,21 @@ memory: from the facts and dialogue of the past week, state in at most 120 words
 recurring themes, changes and open threads worth carrying into next week. Do not repeat the facts \
 one by one and do not invent anything.";
 
+pub const MERGE_SYSTEM: &str = "You merge two near-duplicate entries of an AI agent's long-term \
+memory into one. Keep every specific detail of both (names, numbers, dates, constraints, \
+reinforcement such as 'always' or 'never'); drop only the repetition. If the two entries say \
+different things that must not be combined, answer distinct = true.";
+
+pub const RECONCILE_PROMPT: &str = "Two entries of an AI agent's long-term memory are about the same \
+topic; the second is newer. Decide: `update` if the newer one makes the older stale (a changed \
+value, a reversed decision), `absorb` if they overlap and belong in one entry, `keep_both` if they \
+cover different aspects. For update and absorb, give merged_content: one entry that keeps every \
+still-true specific detail of both, the newer wording winning where they disagree.";
+
+pub const DISTILL_SYSTEM: &str = "Summarise these session notes of an AI agent into one project \
+status snapshot of at most 250 characters: where things stand, what is next. Only what the notes \
+say.";
+
 pub const TOPIC_NAMING_SYSTEM: &str = "You name topic clusters of an AI agent's memory. For each \
 cluster give a short, specific name of 2 to 5 words that covers its samples. Names must differ from \
 each other and from the existing names given.";
@@ -395,6 +410,123 @@ pub fn parse_reflection(arguments: &str) -> CoreResult<String> {
         .filter(|s| !s.is_empty())
         .map(String::from)
         .ok_or_else(|| CoreError::Llm("malformed reflection answer: no `reflection`".into()))
+}
+
+// ---- merge, reconcile, distill --------------------------------------------------
+
+/// What the LLM decided about a pair.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PairDecision {
+    /// Combine into one entry with this content.
+    Merge(String),
+    /// The older entry is stale: the newer takes this content.
+    Update(String),
+    /// Different things: leave both.
+    KeepBoth,
+}
+
+pub fn merge_request(a: &Memory, b: &Memory) -> ChatRequest {
+    request(
+        "merge",
+        MERGE_SYSTEM,
+        format!("Entry A: {}\nEntry B: {}", a.content, b.content),
+        tool(
+            "merge_entries",
+            "Merge the two entries, or say they are distinct.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "merged": { "type": "string" },
+                    "distinct": { "type": "boolean" }
+                },
+                "required": ["merged"]
+            }),
+        ),
+        1024,
+    )
+}
+
+pub fn parse_merge(arguments: &str) -> CoreResult<PairDecision> {
+    let v = parse_json("merge", arguments)?;
+    if v["distinct"].as_bool() == Some(true) {
+        return Ok(PairDecision::KeepBoth);
+    }
+    merged_content("merge", &v, "merged").map(PairDecision::Merge)
+}
+
+fn merged_content(step: &str, v: &Value, key: &str) -> CoreResult<String> {
+    v[key]
+        .as_str()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .ok_or_else(|| CoreError::Llm(format!("malformed {step} answer: no `{key}`")))
+}
+
+pub fn reconcile_request(older: &Memory, newer: &Memory) -> ChatRequest {
+    request(
+        "reconcile",
+        RECONCILE_PROMPT,
+        format!(
+            "Older ({} days old): {}\nNewer: {}",
+            (newer.created_at - older.created_at).max(0) / 86_400_000,
+            older.content,
+            newer.content
+        ),
+        tool(
+            "reconcile_entries",
+            "Decide how the two entries relate.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "decision": { "type": "string", "enum": ["update", "absorb", "keep_both"] },
+                    "merged_content": { "type": "string" }
+                },
+                "required": ["decision"]
+            }),
+        ),
+        1024,
+    )
+}
+
+/// `update` and `absorb` fall back to the newer content when the merged one
+/// is empty (seed 004 §3.2).
+pub fn parse_reconcile(arguments: &str, newer: &Memory) -> CoreResult<PairDecision> {
+    let v = parse_json("reconcile", arguments)?;
+    let content =
+        merged_content("reconcile", &v, "merged_content").unwrap_or(newer.content.clone());
+    match v["decision"].as_str() {
+        Some("update") => Ok(PairDecision::Update(content)),
+        Some("absorb") => Ok(PairDecision::Merge(content)),
+        Some("keep_both") => Ok(PairDecision::KeepBoth),
+        other => Err(CoreError::Llm(format!(
+            "malformed reconcile answer: decision {other:?}"
+        ))),
+    }
+}
+
+pub fn distill_request(notes: &[Memory]) -> ChatRequest {
+    let lines: Vec<String> = notes.iter().map(|n| format!("- {}", n.content)).collect();
+    request(
+        "distill",
+        DISTILL_SYSTEM,
+        lines.join("\n"),
+        tool(
+            "save_snapshot",
+            "Save the project status snapshot.",
+            json!({
+                "type": "object",
+                "properties": { "snapshot": { "type": "string" } },
+                "required": ["snapshot"]
+            }),
+        ),
+        256,
+    )
+}
+
+pub fn parse_distill(arguments: &str) -> CoreResult<String> {
+    let v = parse_json("distill", arguments)?;
+    merged_content("distill", &v, "snapshot").map(|s| s.chars().take(250).collect())
 }
 
 // ---- topic naming -------------------------------------------------------------

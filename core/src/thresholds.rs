@@ -163,3 +163,23 @@ pub const TOPIC_NAMING_BATCH: usize = 30;
 /// Most memories one tree is built from (newest first). Not in the seeds: it
 /// bounds the rebuild's cost on a very large namespace.
 pub const TOPIC_MAX_ENTRIES: u32 = 5000;
+
+// ---- LLM merge, reconcile, distill (seed 004 §3.1–3.3) ----------------------
+/// Near-duplicates the LLM merges.
+pub const MERGE_SIM: f32 = 0.78;
+/// Same-topic window the LLM reconciles: `RECONCILE_MIN_SIM < sim < RECONCILE_MAX_SIM`.
+pub const RECONCILE_MIN_SIM: f32 = 0.55;
+pub const RECONCILE_MAX_SIM: f32 = MERGE_SIM;
+/// The newer entry must be at least this much newer.
+pub const RECONCILE_MIN_GAP_MS: i64 = 3_600_000;
+/// Session notes needed before a distillation, and the most it reads.
+pub const DISTILL_MIN_NOTES: usize = 3;
+pub const DISTILL_MAX_NOTES: usize = 10;
+/// Pair judgements (merge or reconcile) asked of the LLM per cycle, and the
+/// neighbours looked at per changed memory. Not in the seeds: seed 004 scans
+/// all pairs; mnemo looks only at what changed since the last cycle, so a
+/// cycle's cost does not grow with the store.
+pub const LLM_PAIRS_PER_CYCLE: usize = 20;
+pub const PAIR_NEIGHBOURS: u32 = 5;
+/// Changed memories whose neighbours are examined per cycle.
+pub const PAIR_SCAN_MAX: usize = 200;
