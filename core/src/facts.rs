@@ -168,6 +168,51 @@ impl<P: Ports> Engine<P> {
         Ok(out)
     }
 
+    /// The recall fact channel (seed 004 §4.1): memories linked to valid
+    /// facts about `names`, walking up to `FACT_GRAPH_MAX_HOPS`; each with the
+    /// hop it was found at (0 = a fact about a named entity).
+    pub(crate) fn fact_memories(
+        &self,
+        namespaces: &[String],
+        names: &[String],
+        limit: u32,
+    ) -> CoreResult<Vec<(String, u32)>> {
+        let storage = self.ports().storage();
+        let mut seen_entities: BTreeSet<String> = names.iter().map(|n| n.to_lowercase()).collect();
+        let mut seen_memories: BTreeSet<String> = BTreeSet::new();
+        let mut frontier: Vec<String> = seen_entities.iter().cloned().collect();
+        let mut out = Vec::new();
+        for hop in 0..FACT_GRAPH_MAX_HOPS {
+            let mut next = Vec::new();
+            for name in &frontier {
+                let facts = storage.query_facts(&FactQuery {
+                    namespaces: namespaces.to_vec(),
+                    entity: Some(name.clone()),
+                    limit,
+                    ..Default::default()
+                })?;
+                for f in facts {
+                    if let Some(id) = &f.memory_id
+                        && seen_memories.insert(id.clone())
+                    {
+                        out.push((id.clone(), hop));
+                    }
+                    for e in [&f.subject, &f.object] {
+                        if seen_entities.insert(e.to_lowercase()) {
+                            next.push(e.clone());
+                        }
+                    }
+                }
+            }
+            if out.len() >= limit as usize || next.is_empty() {
+                break;
+            }
+            frontier = next;
+        }
+        out.truncate(limit as usize);
+        Ok(out)
+    }
+
     /// Pairs of valid facts with the same subject and predicate and different
     /// objects: candidates for an explicit supersession.
     pub fn fact_conflicts(&self, namespace: &str) -> CoreResult<Vec<(Fact, Fact)>> {

@@ -25,22 +25,7 @@ pub struct MemStorage {
 }
 
 fn filter_memory(m: &Memory, f: &SearchFilter) -> bool {
-    m.is_active()
-        && (f.namespaces.is_empty() || f.namespaces.contains(&m.namespace))
-        && (f.layers.is_empty() || f.layers.contains(&m.layer))
-        && (f.kinds.is_empty() || f.kinds.contains(&m.kind))
-        && f.tags.iter().all(|t| m.tags.contains(t))
-        && f.since.is_none_or(|s| m.event_time >= s)
-        && f.until.is_none_or(|u| m.event_time <= u)
-        && f.source
-            .as_ref()
-            .is_none_or(|s| m.source.as_ref() == Some(s))
-        && f.session_id
-            .as_ref()
-            .is_none_or(|s| m.session_id.as_ref() == Some(s))
-        && f.exclude_session
-            .as_ref()
-            .is_none_or(|s| m.session_id.as_ref() != Some(s))
+    crate::recall::admits(f, m)
 }
 
 fn filter_episode(e: &Episode, f: &SearchFilter) -> bool {

@@ -733,3 +733,62 @@ fn session_notes_are_distilled_into_a_project_status() {
         .expect("list");
     assert_eq!(notes.len(), 3);
 }
+
+#[test]
+fn recall_walks_the_fact_graph() {
+    let e = engine();
+    let job = remember(
+        &e,
+        "Works in the research team since spring",
+        &[],
+        Kind::Semantic,
+    );
+    let city = remember(&e, "Initech's office is by the river", &[], Kind::Semantic);
+    remember(&e, "Unrelated note about gardening", &[], Kind::Semantic);
+    for (s, p, o, m) in [
+        ("Alice", "works at", "Initech", &job),
+        ("Initech", "located in", "Austin", &city),
+    ] {
+        e.add_fact(FactInput {
+            namespace: "default".into(),
+            subject: s.into(),
+            predicate: p.into(),
+            object: o.into(),
+            memory_id: Some(m.id.clone()),
+            ..Default::default()
+        })
+        .expect("fact");
+    }
+    let r = e
+        .recall(RecallRequest {
+            namespace: "default".into(),
+            query: "what about Alice?".into(),
+            ..Default::default()
+        })
+        .expect("recall");
+    assert!(r.channels_run.contains(&Channel::Fact));
+    let ids: Vec<&str> = r.hits.iter().map(|h| h.item.id()).collect();
+    assert_eq!(
+        ids[..2],
+        [job.id.as_str(), city.id.as_str()],
+        "one hop, then two"
+    );
+    assert_eq!(r.hits[0].explanation.relevance, 1.0);
+    assert!(
+        r.hits[0]
+            .explanation
+            .channels
+            .iter()
+            .any(|c| c.channel == Channel::Fact)
+    );
+    // Filters hold for fact-linked memories too.
+    let r = e
+        .recall(RecallRequest {
+            namespace: "default".into(),
+            query: "what about Alice?".into(),
+            layers: vec![Layer::Core],
+            ..Default::default()
+        })
+        .expect("recall");
+    assert!(r.hits.is_empty());
+}

@@ -173,6 +173,33 @@ impl<P: Ports> Engine<P> {
                 .push(format!("query entity extraction failed: {e}")),
         }
         let names: Vec<String> = names.into_iter().filter(|n| !n.is_empty()).collect();
+        if !names.is_empty() && targets.contains(&Target::Memories) {
+            let linked = self.fact_memories(&filter.namespaces, &names, fanout)?;
+            if !linked.is_empty() {
+                // Facts point at memories; keep those the filter admits.
+                let ids: Vec<String> = linked.iter().map(|(id, _)| id.clone()).collect();
+                let admitted: BTreeSet<String> = storage
+                    .get_memories(&ids)?
+                    .into_iter()
+                    .filter(|m| admits(filter, m))
+                    .map(|m| m.id)
+                    .collect();
+                let hits = linked
+                    .into_iter()
+                    .filter(|(id, _)| admitted.contains(id))
+                    .map(|(id, hop)| ScoredId {
+                        id,
+                        score: 1.0 / (1.0 + hop as f32),
+                    })
+                    .collect();
+                lists.push(RankedList {
+                    channel: Channel::Fact,
+                    target: Target::Memories,
+                    hits,
+                });
+            }
+            out.channels_run.push(Channel::Fact);
+        }
         if !names.is_empty() {
             for &target in targets {
                 let hits = storage.entity_search(target, &names, filter, fanout)?;
@@ -305,6 +332,27 @@ impl<P: Ports> Engine<P> {
         }
         Ok(())
     }
+}
+
+/// Whether an (active) memory passes the search filter — for channels whose
+/// candidates do not come from a filtered query.
+pub fn admits(f: &SearchFilter, m: &Memory) -> bool {
+    m.is_active()
+        && (f.namespaces.is_empty() || f.namespaces.contains(&m.namespace))
+        && (f.layers.is_empty() || f.layers.contains(&m.layer))
+        && (f.kinds.is_empty() || f.kinds.contains(&m.kind))
+        && f.tags.iter().all(|t| m.tags.contains(t))
+        && f.since.is_none_or(|s| m.event_time >= s)
+        && f.until.is_none_or(|u| m.event_time <= u)
+        && f.source
+            .as_ref()
+            .is_none_or(|s| m.source.as_ref() == Some(s))
+        && f.session_id
+            .as_ref()
+            .is_none_or(|s| m.session_id.as_ref() == Some(s))
+        && f.exclude_session
+            .as_ref()
+            .is_none_or(|s| m.session_id.as_ref() != Some(s))
 }
 
 /// The best raw score of a channel, per target (for normalising BM25).
