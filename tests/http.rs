@@ -495,6 +495,14 @@ fn lifecycle_routes_answer_and_refuse_bad_input() {
     assert_eq!(st, 200);
     assert!(r["skipped"].is_string());
 
+    // The LLM audit needs an LLM: with the level off it is a typed 503.
+    let (st, v) = post("/audit", "{}");
+    assert_eq!(
+        (st, v["error"]["code"].as_str()),
+        (503, Some("unavailable")),
+        "{v}"
+    );
+
     // Malformed bodies and unknown fields are typed 400s; nothing was lost.
     assert_eq!(post("/consolidate", "{not json").0, 400);
     assert_eq!(

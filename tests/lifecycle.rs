@@ -247,6 +247,10 @@ fn the_llm_extracts_facts_gates_and_names_topics() {
                 tool_reply("gate_decisions", json!({ "decisions": ids }))
             }
             "triage_decisions" => tool_reply("triage_decisions", json!({ "decisions": [] })),
+            "audit_operations" => tool_reply(
+                "audit_operations",
+                json!({ "operations": [{"op": "delete", "ids": ["whatever"], "reason": "tidy"}] }),
+            ),
             "name_topics" => tool_reply("name_topics", json!({ "names": [{"id": "kb1", "name": "Caroline's pets"}] })),
             other => Reply::json(400, json!({ "error": format!("unexpected tool {other}") })),
         }
@@ -345,4 +349,9 @@ fn the_llm_extracts_facts_gates_and_names_topics() {
         topics.iter().any(|t| t.name == "Caroline's pets"),
         "{topics:?}"
     );
+
+    // The audit proposes; the sandbox refuses a delete and nothing runs.
+    let audit = m.audit_memories(None, false).unwrap();
+    assert_eq!((audit.ops.len(), audit.executed), (1, 0));
+    assert!(audit.ops[0].verdict.contains("whatever"), "{audit:?}");
 }

@@ -3,6 +3,7 @@
 //! behind the port traits of [`ports`], so it runs as a WASM component or
 //! natively against in-memory fakes.
 
+pub mod audit;
 pub mod consolidate;
 pub mod decay;
 pub mod dedup;

@@ -792,3 +792,52 @@ fn recall_walks_the_fact_graph() {
         .expect("recall");
     assert!(r.hits.is_empty());
 }
+
+#[test]
+fn the_audit_runs_only_what_the_sandbox_allows() {
+    let e = engine();
+    let b = working(&e, "Prefer small pull requests with one change each");
+    let other = working(&e, "The user reads release notes on Mondays");
+    e.ports().clock.advance_hours(72);
+    assert!(matches!(
+        e.audit_memories(None, false),
+        Err(CoreError::Unavailable(_))
+    ));
+    let sid = crate::prompts::short_id(&b.id).to_string();
+    let oid = crate::prompts::short_id(&other.id).to_string();
+    e.ports().llm.script(
+        LlmLevel::Auto,
+        "audit",
+        &format!(
+            r#"{{"operations": [{{"op": "promote", "ids": ["{sid}"], "reason": "a lasting rule"}},
+                                    {{"op": "adjust", "ids": ["{oid}"], "importance": 0.2}}]}}"#
+        ),
+    );
+    let r = e.audit_memories(None, false).expect("audit");
+    assert_eq!((r.executed, r.safety), (2, 1.0), "{r:?}");
+    assert_eq!(get(&e, &b.id).layer, Layer::Core);
+    assert!((get(&e, &other.id).importance - 0.2).abs() < 1e-6);
+
+    // Mostly unsafe proposals: nothing runs, every refusal is logged.
+    e.ports().clock.advance_hours(72);
+    e.ports().llm.script(
+        LlmLevel::Auto,
+        "audit",
+        &format!(
+            r#"{{"operations": [{{"op": "delete", "ids": ["{oid}"]}},
+                                    {{"op": "promote", "ids": ["{sid}"]}},
+                                    {{"op": "demote", "ids": ["{sid}"]}}]}}"#
+        ),
+    );
+    let r = e.audit_memories(None, false).expect("audit");
+    assert_eq!(r.executed, 0, "{r:?}");
+    assert!(r.safety < crate::thresholds::SANDBOX_SAFETY_THRESHOLD);
+    assert_eq!(get(&e, &b.id).layer, Layer::Core);
+    assert!(get(&e, &other.id).is_active());
+    let audit = e.ports().storage.audit.borrow();
+    assert!(
+        audit
+            .iter()
+            .any(|a| a.action == "audit-delete" && a.detail.contains("no delete power"))
+    );
+}

@@ -388,6 +388,31 @@ pub struct ContextBlock {
     pub reflection: Option<Memory>,
 }
 
+/// One operation an audit proposed, and what the sandbox made of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditOp {
+    /// promote, demote, adjust, merge (delete is always refused).
+    pub op: String,
+    pub ids: Vec<String>,
+    pub target_layer: Option<Layer>,
+    pub importance: Option<f32>,
+    pub content: Option<String>,
+    pub reason: String,
+    /// Passed the sandbox.
+    pub allowed: bool,
+    /// Why it was refused, when it was.
+    pub verdict: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AuditReport {
+    pub ops: Vec<AuditOp>,
+    /// Allowed share of the proposed operations.
+    pub safety: f32,
+    pub executed: u32,
+    pub dry: bool,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ReflectOutcome {
     pub memory: Option<Memory>,

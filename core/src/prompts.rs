@@ -49,6 +49,14 @@ pub const DISTILL_SYSTEM: &str = "Summarise these session notes of an AI agent i
 status snapshot of at most 250 characters: where things stand, what is next. Only what the notes \
 say.";
 
+pub const AUDIT_SYSTEM: &str = "You audit the Working and Core layers of an AI agent's long-term \
+memory. You have three powers and no other: schedule (promote a memory one layer up, or demote \
+it one layer down: Core to Working, Working to Buffer), adjust (set importance between 0 and 1), \
+merge (combine two or more overlapping memories into one text that keeps every detail). You \
+cannot delete. Propose only operations that clearly improve the memory: Core is for lasting \
+lessons, identity, constraints and decision rationale; stale or minor items do not belong there. \
+Refer to memories by their [id]. Propose nothing if all is well.";
+
 pub const TOPIC_NAMING_SYSTEM: &str = "You name topic clusters of an AI agent's memory. For each \
 cluster give a short, specific name of 2 to 5 words that covers its samples. Names must differ from \
 each other and from the existing names given.";
@@ -527,6 +535,88 @@ pub fn distill_request(notes: &[Memory]) -> ChatRequest {
 pub fn parse_distill(arguments: &str) -> CoreResult<String> {
     let v = parse_json("distill", arguments)?;
     merged_content("distill", &v, "snapshot").map(|s| s.chars().take(250).collect())
+}
+
+// ---- audit -------------------------------------------------------------------
+
+/// `hints` are pairs of memories that may overlap (merge candidates).
+pub fn audit_request(memories: &[Memory], hints: &[(String, String)], now: i64) -> ChatRequest {
+    let mut user = String::from("Memories:\n");
+    for m in memories {
+        let modified = (now - m.modified_at).max(0) / 86_400_000;
+        user.push_str(&format!(
+            "[{}] L{} mod={}d {}\n",
+            short_id(&m.id),
+            match m.layer {
+                crate::model::Layer::Buffer => 1,
+                crate::model::Layer::Working => 2,
+                crate::model::Layer::Core => 3,
+            },
+            modified,
+            describe(m, now)
+        ));
+    }
+    if !hints.is_empty() {
+        user.push_str("\nPossibly overlapping:\n");
+        for (a, b) in hints {
+            user.push_str(&format!("[{}] ~ [{}]\n", short_id(a), short_id(b)));
+        }
+    }
+    request(
+        "audit",
+        AUDIT_SYSTEM,
+        user,
+        tool(
+            "audit_operations",
+            "Propose audit operations.",
+            json!({
+                "type": "object",
+                "properties": { "operations": { "type": "array", "items": {
+                    "type": "object",
+                    "properties": {
+                        "op": { "type": "string", "enum": ["promote", "demote", "adjust", "merge"] },
+                        "ids": { "type": "array", "items": { "type": "string" } },
+                        "layer": { "type": "string", "enum": ["buffer", "working", "core"] },
+                        "importance": { "type": "number" },
+                        "content": { "type": "string" },
+                        "reason": { "type": "string" }
+                    },
+                    "required": ["op", "ids"]
+                }}},
+                "required": ["operations"]
+            }),
+        ),
+        2048,
+    )
+}
+
+/// The proposed operations with ids resolved; an unknown id is kept as
+/// given, so the sandbox refuses it by name.
+pub fn parse_audit(arguments: &str, memories: &[Memory]) -> CoreResult<Vec<crate::model::AuditOp>> {
+    let v = parse_json("audit", arguments)?;
+    let mut out = Vec::new();
+    for op in list("audit", &v, "operations")? {
+        let ids = op["ids"]
+            .as_array()
+            .map(|ids| {
+                ids.iter()
+                    .filter_map(Value::as_str)
+                    .map(|h| resolve(h, memories).map_or_else(|| h.to_string(), |m| m.id.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.push(crate::model::AuditOp {
+            op: op["op"].as_str().unwrap_or_default().to_string(),
+            ids,
+            target_layer: op["layer"].as_str().and_then(|l| l.parse().ok()),
+            importance: op["importance"].as_f64().map(|x| x as f32),
+            content: op["content"].as_str().map(String::from),
+            reason: op["reason"].as_str().unwrap_or_default().to_string(),
+            allowed: false,
+            verdict: String::new(),
+        });
+    }
+    Ok(out)
 }
 
 // ---- topic naming -------------------------------------------------------------

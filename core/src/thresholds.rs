@@ -183,3 +183,17 @@ pub const LLM_PAIRS_PER_CYCLE: usize = 20;
 pub const PAIR_NEIGHBOURS: u32 = 5;
 /// Changed memories whose neighbours are examined per cycle.
 pub const PAIR_SCAN_MAX: usize = 200;
+
+// ---- LLM audit and its sandbox (seed 004 §5) ---------------------------------
+/// Share of an audit's operations that must pass the sandbox for any to run.
+pub const SANDBOX_SAFETY_THRESHOLD: f32 = 0.70;
+/// Memories modified this recently are not touched by an audit.
+pub const SANDBOX_RECENT_MOD_HOURS: f32 = 24.0;
+/// Memories younger than this are protected from an audit.
+pub const SANDBOX_NEW_AGE_HOURS: f32 = 48.0;
+/// Merge hints in the audit prompt: pairs in this cosine window.
+pub const AUDIT_MERGE_MIN_SIM: f32 = 0.65;
+pub const AUDIT_MERGE_MAX_SIM: f32 = MERGE_SIM;
+/// Most memories one audit reviews (newest first). Not in the seeds: it
+/// bounds the prompt.
+pub const AUDIT_MAX_MEMORIES: u32 = 200;

@@ -733,6 +733,32 @@ impl api::Guest for Component {
         Ok(report_out(engine().consolidate_sessions(&namespace, &ids)?))
     }
 
+    fn audit_memories(
+        namespace: Option<String>,
+        dry: bool,
+    ) -> Result<api::AuditReport, wit::Error> {
+        let r = engine().audit_memories(namespace.as_deref(), dry)?;
+        Ok(api::AuditReport {
+            ops: r
+                .ops
+                .into_iter()
+                .map(|o| api::AuditOp {
+                    op: o.op,
+                    ids: o.ids,
+                    target_layer: o.target_layer.map(Into::into),
+                    importance: o.importance,
+                    content: o.content,
+                    reason: o.reason,
+                    allowed: o.allowed,
+                    verdict: o.verdict,
+                })
+                .collect(),
+            safety: r.safety,
+            executed: r.executed,
+            dry: r.dry,
+        })
+    }
+
     fn rebuild_topics(namespace: Option<String>) -> Result<u32, wit::Error> {
         Ok(engine().rebuild_topics(namespace.as_deref())?)
     }

@@ -417,7 +417,7 @@ pub fn router(engine_config: Config, api_key: Option<String>) -> anyhow::Result<
         .route("/recall", post(recall))
         .route("/episodes", post(ingest))
         .route("/llm-usage", get(llm_usage))
-        .route("/audit", get(audit))
+        .route("/audit", get(audit).post(run_audit))
         .route("/memories/batch", post(create_batch))
         .route("/entities/{name}", get(entity_info))
         .route("/search", get(quick_search))
@@ -1083,4 +1083,30 @@ async fn fact_conflicts(
     let pairs = s.engine.run(move |m| m.fact_conflicts(&ns)).await??;
     let pairs: Vec<Value> = pairs.into_iter().map(|(a, b)| json!([a, b])).collect();
     Ok(Json(json!({ "conflicts": pairs })).into_response())
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct AuditRunRequest {
+    namespace: Option<String>,
+    dry: bool,
+}
+
+/// Seed 004's LLM audit: proposals, the sandbox's verdicts, what ran.
+async fn run_audit(State(s): State<AppState>, body: Bytes) -> ApiResult {
+    let req: AuditRunRequest = if body.is_empty() {
+        AuditRunRequest::default()
+    } else {
+        parse(&body)?
+    };
+    let report = s
+        .engine
+        .run(move |m| {
+            m.in_transaction(|m| {
+                m.audit_memories(req.namespace.as_deref(), req.dry)
+                    .map_err(ApiError::from)
+            })
+        })
+        .await??;
+    Ok(Json(report).into_response())
 }

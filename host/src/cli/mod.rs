@@ -227,6 +227,15 @@ struct EnrichArgs {
 
 #[derive(Args)]
 struct AuditArgs {
+    /// Run seed 004's LLM audit of Working and Core instead of reading the log.
+    #[arg(long)]
+    run: bool,
+    /// With --run: show the proposals and verdicts; change nothing.
+    #[arg(long, requires = "run")]
+    dry_run: bool,
+    /// With --run: only this namespace.
+    #[arg(long, short = 'n', requires = "run")]
+    namespace: Option<String>,
     #[arg(long, default_value_t = 50)]
     limit: u32,
     /// Only decisions about this memory or episode.
@@ -647,6 +656,35 @@ fn run(cli: Cli) -> Out {
             let n = mnemo.backfill_all(256, |n| bar.set_message(format!("{n} embedded")))?;
             bar.finish_and_clear();
             println!("embedded {n} rows");
+        }
+        Command::Audit(a) if a.run => {
+            let (ns, dry) = (a.namespace.clone(), a.dry_run);
+            let r = mnemo
+                .in_transaction(|m| m.audit_memories(ns.as_deref(), dry).map_err(Failure::from))?;
+            if a.json {
+                return print_json(&r);
+            }
+            println!(
+                "{} proposals, {:.0}% passed the sandbox, {} applied{}",
+                r.ops.len(),
+                r.safety * 100.0,
+                r.executed,
+                if r.dry { " (dry run)" } else { "" }
+            );
+            for o in &r.ops {
+                let mark = if o.allowed { "ok " } else { "no " };
+                println!(
+                    "  {mark} {:<8} {}  {}{}",
+                    o.op,
+                    o.ids.join(","),
+                    o.reason,
+                    if o.verdict.is_empty() {
+                        String::new()
+                    } else {
+                        format!("  [{}]", o.verdict)
+                    }
+                );
+            }
         }
         Command::Audit(a) => {
             let entries = mnemo

@@ -481,6 +481,23 @@ record_conv!(
     [memory]
 );
 
+record_conv!(
+    api::AuditOp,
+    AuditOp,
+    [op, ids, importance, content, reason, allowed, verdict],
+    [],
+    [],
+    [target_layer]
+);
+record_conv!(
+    api::AuditReport,
+    AuditReport,
+    [safety, executed, dry],
+    [],
+    [ops],
+    []
+);
+
 impl From<storage::ListQuery> for ListQuery {
     fn from(q: storage::ListQuery) -> Self {
         Self {

@@ -339,6 +339,14 @@ impl CoreInstance {
         })
     }
 
+    pub fn audit_memories(
+        &mut self,
+        namespace: Option<&str>,
+        dry: bool,
+    ) -> Result<AuditReport, CallError> {
+        self.call(|a, s| a.mnemo_core_engine().call_audit_memories(s, namespace, dry))
+    }
+
     pub fn rebuild_topics(&mut self, namespace: Option<&str>) -> Result<u32, CallError> {
         self.call(|a, s| a.mnemo_core_engine().call_rebuild_topics(s, namespace))
     }
