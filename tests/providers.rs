@@ -367,7 +367,10 @@ fn recall_keeps_answering_while_the_embedding_provider_is_down() {
         })
         .unwrap();
     assert_eq!(r.hits.len(), 1);
-    assert_eq!(r.channels_run, vec![Channel::Fts, Channel::Entity]);
+    assert_eq!(
+        r.channels_run,
+        vec![Channel::Fts, Channel::Fact, Channel::Entity]
+    );
     assert!(
         r.warnings
             .iter()
