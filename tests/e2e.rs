@@ -622,3 +622,45 @@ fn nightly_decay_moves_forgotten_facts_to_the_trash() {
     );
     m.restore("", "mem_old").unwrap();
 }
+
+#[test]
+fn chinese_japanese_and_korean_are_found_by_their_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = common::open(dir.path());
+    let zh = common::remember(&mut m, "default", "我的猫喜欢在窗台上晒太阳").memory;
+    let ja = common::remember(&mut m, "default", "東京の会社で働いています").memory;
+    let ko = common::remember(&mut m, "default", "주말마다 서울에서 등산을 해요").memory;
+    common::remember(&mut m, "default", "Unrelated English note about tea");
+    for (query, want) in [("猫 晒太阳", &zh), ("東京", &ja), ("서울", &ko)] {
+        let r = common::recall(&mut m, "default", query);
+        let fts_ids: Vec<&str> = r
+            .hits
+            .iter()
+            .filter(|h| {
+                h.explanation
+                    .channels
+                    .iter()
+                    .any(|c| c.channel == Channel::Fts)
+            })
+            .map(|h| h.item.id())
+            .collect();
+        assert_eq!(
+            fts_ids.first(),
+            Some(&want.id.as_str()),
+            "{query}: {fts_ids:?}"
+        );
+    }
+    // The index keeps up with edits (the trigger segments the new text).
+    m.update(
+        "default",
+        &zh.id,
+        MemoryPatch {
+            content: Some("我的狗喜欢在公园里跑步".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let r = common::recall(&mut m, "default", "公园 跑步");
+    assert_eq!(r.hits[0].item.id(), zh.id);
+    assert_eq!(common::count(&m, "SELECT COUNT(*) FROM memories_fts"), 4);
+}

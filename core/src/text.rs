@@ -177,19 +177,58 @@ pub fn contains_cjk(text: &str) -> bool {
     text.chars().any(is_cjk)
 }
 
+/// Kana or Hangul: a CJK run with either is Japanese or Korean.
+fn is_kana_or_hangul(c: char) -> bool {
+    matches!(c as u32, 0x3040..=0x30FF | 0xAC00..=0xD7AF)
+}
+
+/// jieba's dictionary, trimmed to frequent words (see `core/data/README.md`).
+const JIEBA_DICT: &str = include_str!("../data/jieba-dict.txt");
+
+/// The jieba segmenter, built on first use (only Chinese text pays for it).
+/// A dictionary that does not parse leaves an empty one: the HMM still
+/// segments, nothing fails.
+fn jieba() -> &'static jieba_rs::Jieba {
+    static JIEBA: std::sync::OnceLock<jieba_rs::Jieba> = std::sync::OnceLock::new();
+    JIEBA.get_or_init(|| {
+        jieba_rs::Jieba::with_dict(&mut std::io::BufReader::new(JIEBA_DICT.as_bytes()))
+            .unwrap_or_else(|_| jieba_rs::Jieba::empty())
+    })
+}
+
+/// Tokens of one CJK run (seed 004 §9): Chinese is segmented with jieba in
+/// search mode (a compound and the words inside it, so the index and a
+/// query meet on either); Japanese and Korean become overlapping bigrams (a lone character
+/// stays a unigram).
+fn cjk_tokens(run: &[char], out: &mut Vec<String>) {
+    match run.len() {
+        0 => {}
+        1 => out.push(run[0].to_string()),
+        _ if run.iter().any(|c| is_kana_or_hangul(*c)) => {
+            out.extend(run.windows(2).map(|w| w.iter().collect::<String>()))
+        }
+        _ => {
+            let text: String = run.iter().collect();
+            out.extend(
+                jieba()
+                    .cut_for_search(&text, true)
+                    .into_iter()
+                    .map(|t| t.word.trim())
+                    .filter(|w| !w.is_empty())
+                    .map(String::from),
+            );
+        }
+    }
+}
+
 /// Lower-cased word tokens. Latin-script words are alphanumeric runs
-/// (apostrophes split); CJK runs become overlapping bigrams (a lone
-/// character stays a unigram).
+/// (apostrophes split); CJK runs are segmented by [`cjk_tokens`].
 pub fn tokens(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut word = String::new();
     let mut cjk: Vec<char> = Vec::new();
     let flush_cjk = |cjk: &mut Vec<char>, out: &mut Vec<String>| {
-        match cjk.len() {
-            0 => {}
-            1 => out.push(cjk[0].to_string()),
-            _ => out.extend(cjk.windows(2).map(|w| w.iter().collect::<String>())),
-        }
+        cjk_tokens(cjk, out);
         cjk.clear();
     };
     for c in text.chars() {
@@ -212,6 +251,37 @@ pub fn tokens(text: &str) -> Vec<String> {
     if !word.is_empty() {
         out.push(word);
     }
+    out
+}
+
+/// The text as the full-text index sees it (seed 004 §9): every CJK run is
+/// replaced by its tokens separated by spaces, so the index's word tokenizer
+/// finds the same terms [`fts_terms`] asks for; everything else is kept as
+/// it is. The host's SQLite function `mnemo_index_text` is this function.
+pub fn index_text(text: &str) -> String {
+    if !contains_cjk(text) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() * 2);
+    let mut run = String::new();
+    let flush = |run: &mut String, out: &mut String| {
+        if run.is_empty() {
+            return;
+        }
+        out.push(' ');
+        out.push_str(&tokens(run).join(" "));
+        out.push(' ');
+        run.clear();
+    };
+    for c in text.chars() {
+        if is_cjk(c) {
+            run.push(c);
+        } else {
+            flush(&mut run, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut run, &mut out);
     out
 }
 
@@ -279,6 +349,28 @@ pub fn estimate_tokens(text: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_index_sees_cjk_as_the_query_does() {
+        assert_eq!(index_text("plain text, unchanged"), "plain text, unchanged");
+        let indexed = index_text("我喜欢猫和狗 and Rust");
+        assert!(
+            indexed.split_whitespace().any(|t| t == "喜欢"),
+            "Chinese is segmented into words: {indexed}"
+        );
+        for term in fts_terms("喜欢猫") {
+            assert!(
+                indexed.split_whitespace().any(|t| t == term),
+                "{term} in {indexed}"
+            );
+        }
+        assert!(indexed.contains("and Rust"));
+        // Japanese and Korean: bigrams too.
+        let ja = index_text("東京に住んでいます");
+        assert!(ja.split_whitespace().any(|t| t == "東京"));
+        let ko = index_text("서울에 살아요");
+        assert!(ko.split_whitespace().any(|t| t == "서울"));
+    }
     use super::*;
 
     #[test]
@@ -297,9 +389,22 @@ mod tests {
     }
 
     #[test]
-    fn cjk_runs_become_bigrams() {
-        assert_eq!(tokens("记忆系统 ok"), ["记忆", "忆系", "系统", "ok"]);
+    fn chinese_is_segmented_into_words_and_their_parts() {
+        // Search mode: the compound and its words, so either finds it.
+        assert_eq!(tokens("记忆系统 ok"), ["记忆", "系统", "ok"]);
+        let country = tokens("中华人民共和国");
+        assert!(country.contains(&"人民".to_string()), "{country:?}");
+        assert!(
+            country.contains(&"中华人民共和国".to_string()),
+            "{country:?}"
+        );
         assert_eq!(tokens("猫"), ["猫"]);
+    }
+
+    #[test]
+    fn japanese_and_korean_runs_become_bigrams() {
+        assert_eq!(tokens("すしが好き"), ["すし", "しが", "が好", "好き"]);
+        assert_eq!(tokens("서울"), ["서울"]);
     }
 
     #[test]

@@ -168,6 +168,41 @@ CREATE TABLE audit_log (
 );
 CREATE INDEX idx_audit_target ON audit_log(target_id);
 "#,
+    // 2: the full-text index sees CJK runs as the query does (segmented by
+    // `mnemo_index_text`, the core's `text::index_text`); existing rows are
+    // re-indexed.
+    r#"
+DROP TRIGGER memories_fts_insert;
+DROP TRIGGER memories_fts_delete;
+DROP TRIGGER memories_fts_update;
+DROP TRIGGER episodes_fts_insert;
+DROP TRIGGER episodes_fts_delete;
+DROP TRIGGER episodes_fts_update;
+CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts(rowid, content, tags) VALUES (new.rowid, mnemo_index_text(new.content), new.tags);
+END;
+CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, content, tags) VALUES ('delete', old.rowid, mnemo_index_text(old.content), old.tags);
+END;
+CREATE TRIGGER memories_fts_update AFTER UPDATE OF content, tags ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, content, tags) VALUES ('delete', old.rowid, mnemo_index_text(old.content), old.tags);
+    INSERT INTO memories_fts(rowid, content, tags) VALUES (new.rowid, mnemo_index_text(new.content), new.tags);
+END;
+CREATE TRIGGER episodes_fts_insert AFTER INSERT ON episodes BEGIN
+    INSERT INTO episodes_fts(rowid, content) VALUES (new.rowid, mnemo_index_text(new.content));
+END;
+CREATE TRIGGER episodes_fts_delete AFTER DELETE ON episodes BEGIN
+    INSERT INTO episodes_fts(episodes_fts, rowid, content) VALUES ('delete', old.rowid, mnemo_index_text(old.content));
+END;
+CREATE TRIGGER episodes_fts_update AFTER UPDATE OF content ON episodes BEGIN
+    INSERT INTO episodes_fts(episodes_fts, rowid, content) VALUES ('delete', old.rowid, mnemo_index_text(old.content));
+    INSERT INTO episodes_fts(rowid, content) VALUES (new.rowid, mnemo_index_text(new.content));
+END;
+INSERT INTO memories_fts(memories_fts) VALUES ('delete-all');
+INSERT INTO memories_fts(rowid, content, tags) SELECT rowid, mnemo_index_text(content), tags FROM memories;
+INSERT INTO episodes_fts(episodes_fts) VALUES ('delete-all');
+INSERT INTO episodes_fts(rowid, content) SELECT rowid, mnemo_index_text(content) FROM episodes;
+"#,
 ];
 
 pub fn current_version() -> u32 {
@@ -190,4 +225,41 @@ pub fn migrate(conn: &mut Connection) -> anyhow::Result<()> {
         tx.commit()?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn version_2_reindexes_cjk_rows_written_under_version_1() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::register_functions(&conn).unwrap();
+        conn.execute_batch(MIGRATIONS[0]).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        conn.execute(
+            "INSERT INTO memories (id, namespace, content, content_hash, kind, layer, importance, confidence, \
+             decay_rate, created_at, modified_at, event_time) VALUES ('m1', 'default', '东京的会社で働く', 'h', \
+             'semantic', 'buffer', 0.5, 1, 0.1, 0, 0, 0)",
+            [],
+        )
+        .unwrap();
+        let hits = |conn: &Connection| -> i64 {
+            conn.query_row(
+                "SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH '\"会社\"'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+        };
+        assert_eq!(hits(&conn), 0, "version 1 indexed the run as one token");
+        migrate(&mut conn).unwrap();
+        assert_eq!(hits(&conn), 1, "version 2 re-indexed it by terms");
+        assert_eq!(
+            conn.query_row("PRAGMA user_version", [], |r| r.get::<_, u32>(0))
+                .unwrap(),
+            current_version()
+        );
+    }
 }

@@ -49,8 +49,26 @@ pub fn open_connection(path: &Path) -> anyhow::Result<Connection> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "OFF")?;
+    register_functions(&conn)?;
     migrations::migrate(&mut conn).with_context(|| format!("migrating {}", path.display()))?;
     Ok(conn)
+}
+
+/// SQL functions the schema's triggers call. `mnemo_index_text` is the
+/// core's own `text::index_text`, so the index and the query agree on how
+/// CJK text splits into terms.
+pub(crate) fn register_functions(conn: &Connection) -> anyhow::Result<()> {
+    use rusqlite::functions::FunctionFlags;
+    conn.create_scalar_function(
+        "mnemo_index_text",
+        1,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| {
+            let text: Option<String> = ctx.get(0)?;
+            Ok(text.map(|t| mnemo_core::text::index_text(&t)))
+        },
+    )?;
+    Ok(())
 }
 
 fn storage_err(e: rusqlite::Error) -> mnemo_core::CoreError {
