@@ -247,6 +247,8 @@ fn the_llm_extracts_facts_gates_and_names_topics() {
                 tool_reply("gate_decisions", json!({ "decisions": ids }))
             }
             "triage_decisions" => tool_reply("triage_decisions", json!({ "decisions": [] })),
+            "search_phrases" => tool_reply("search_phrases", json!({ "phrases": ["Caroline's dog Rex"] })),
+            "rank_candidates" => tool_reply("rank_candidates", json!({ "order": [1, 0] })),
             "audit_operations" => tool_reply(
                 "audit_operations",
                 json!({ "operations": [{"op": "delete", "ids": ["whatever"], "reason": "tidy"}] }),
@@ -354,4 +356,17 @@ fn the_llm_extracts_facts_gates_and_names_topics() {
     let audit = m.audit_memories(None, false).unwrap();
     assert_eq!((audit.ops.len(), audit.executed), (1, 0));
     assert!(audit.ops[0].verdict.contains("whatever"), "{audit:?}");
+
+    // Expansion and rerank through the component.
+    let r = m
+        .recall(RecallRequest {
+            query: "pet".into(),
+            expand: Some(true),
+            rerank: true,
+            dry: true,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(r.expansions, ["Caroline's dog Rex"], "{r:?}");
+    assert!(r.reranked || r.hits.len() < 2, "{r:?}");
 }

@@ -841,3 +841,91 @@ fn the_audit_runs_only_what_the_sandbox_allows() {
             .any(|a| a.action == "audit-delete" && a.detail.contains("no delete power"))
     );
 }
+
+#[test]
+fn query_expansion_finds_what_the_words_miss() {
+    let e = engine();
+    let miso = remember(&e, "The user's feline is named Miso", &[], Kind::Semantic);
+    remember(&e, "Deploys happen on Fridays", &[], Kind::Semantic);
+    let ask = |expand: Option<bool>| {
+        e.recall(RecallRequest {
+            namespace: "default".into(),
+            query: "what is my cat called".into(),
+            expand,
+            dry: true,
+            ..Default::default()
+        })
+        .expect("recall")
+    };
+    // LLM off: asked for, expansion is skipped and says so.
+    let r = ask(Some(true));
+    assert!(r.warnings.iter().any(|w| w.contains("expansion skipped")));
+    assert!(r.expansions.is_empty());
+
+    e.ports().llm.script(
+        LlmLevel::Auto,
+        "query_expand",
+        r#"{"phrases": ["feline named", "what is my cat called", "pet name", "猫的名字"]}"#,
+    );
+    let r = ask(Some(true));
+    assert_eq!(r.expansions, ["feline named", "pet name", "猫的名字"]);
+    assert_eq!(r.hits[0].item.id(), miso.id);
+
+    // Unset: automatic, because the best relevance was weak.
+    e.ports().llm.script(
+        LlmLevel::Auto,
+        "query_expand",
+        r#"{"phrases": ["feline named"]}"#,
+    );
+    let r = ask(None);
+    assert_eq!(r.expansions, ["feline named"]);
+    // Explicitly off: no LLM call.
+    let before = e.ports().llm.requests.borrow().len();
+    ask(Some(false));
+    assert_eq!(e.ports().llm.requests.borrow().len(), before);
+}
+
+#[test]
+fn rerank_reorders_the_page_and_explains_it() {
+    let e = engine();
+    for t in ["tea notes one", "tea notes two", "tea notes three"] {
+        remember(&e, t, &[], Kind::Semantic);
+    }
+    let ask = || {
+        e.recall(RecallRequest {
+            namespace: "default".into(),
+            query: "tea notes".into(),
+            rerank: true,
+            expand: Some(false),
+            dry: true,
+            ..Default::default()
+        })
+        .expect("recall")
+    };
+    let before = ask();
+    assert!(!before.reranked && before.warnings.iter().any(|w| w.contains("rerank skipped")));
+    e.ports()
+        .llm
+        .script(LlmLevel::Auto, "rerank", r#"{"order": [2, 2, 9, 0]}"#);
+    let after = ask();
+    assert!(after.reranked);
+    let ids = |r: &RecallResponse| {
+        r.hits
+            .iter()
+            .map(|h| h.item.id().to_string())
+            .collect::<Vec<_>>()
+    };
+    let b = ids(&before);
+    assert_eq!(ids(&after), [b[2].clone(), b[0].clone(), b[1].clone()]);
+    assert!(
+        after.hits[0]
+            .explanation
+            .notes
+            .iter()
+            .any(|n| n.starts_with("rerank: position 1"))
+    );
+    // A malformed answer keeps the order.
+    e.ports().llm.script(LlmLevel::Auto, "rerank", "nope");
+    let kept = ask();
+    assert!(!kept.reranked && ids(&kept) == b);
+}

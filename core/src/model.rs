@@ -523,6 +523,11 @@ pub struct RecallRequest {
     pub episodes_only: bool,
     /// Leave out what was said in this session (context injection).
     pub exclude_session: Option<String>,
+    /// LLM query expansion: on, off, or (unset) automatic when the best hit
+    /// is weak (seed 004 §4.4). Never with the LLM level `off`.
+    pub expand: Option<bool>,
+    /// Let the LLM re-order the page of hits (seed 004 §4.5).
+    pub rerank: bool,
 }
 
 impl Default for RecallRequest {
@@ -545,6 +550,8 @@ impl Default for RecallRequest {
             include_episodes: false,
             episodes_only: false,
             exclude_session: None,
+            expand: None,
+            rerank: false,
         }
     }
 }
@@ -605,6 +612,10 @@ pub struct RecallResponse {
     pub channels_run: Vec<Channel>,
     pub warnings: Vec<String>,
     pub candidates: u32,
+    /// The LLM's alternative phrasings, when expansion ran and was used.
+    pub expansions: Vec<String>,
+    /// Whether the LLM re-ordered the hits.
+    pub reranked: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

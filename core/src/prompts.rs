@@ -57,6 +57,14 @@ cannot delete. Propose only operations that clearly improve the memory: Core is 
 lessons, identity, constraints and decision rationale; stale or minor items do not belong there. \
 Refer to memories by their [id]. Propose nothing if all is well.";
 
+pub const EXPAND_PROMPT: &str = "You help search an AI agent's long-term memory. Rewrite the query \
+as 4 to 6 alternative search phrases: synonyms, the likely wording of a stored fact that answers \
+it, related names. Give phrases in both English and Chinese when either language could have been \
+used to store the answer. Phrases only, no explanations.";
+
+pub const RERANK_SYSTEM: &str = "You rank memories by how well they answer a query. Return the \
+candidate numbers, most relevant first; leave out none.";
+
 pub const TOPIC_NAMING_SYSTEM: &str = "You name topic clusters of an AI agent's memory. For each \
 cluster give a short, specific name of 2 to 5 words that covers its samples. Names must differ from \
 each other and from the existing names given.";
@@ -617,6 +625,89 @@ pub fn parse_audit(arguments: &str, memories: &[Memory]) -> CoreResult<Vec<crate
         });
     }
     Ok(out)
+}
+
+// ---- query expansion and rerank ---------------------------------------------------
+
+pub fn expand_request(query: &str) -> ChatRequest {
+    request(
+        "query_expand",
+        EXPAND_PROMPT,
+        format!("Query: {query}"),
+        tool(
+            "search_phrases",
+            "Alternative search phrases for the query.",
+            json!({
+                "type": "object",
+                "properties": { "phrases": { "type": "array", "items": { "type": "string" } } },
+                "required": ["phrases"]
+            }),
+        ),
+        256,
+    )
+}
+
+/// At most `max` distinct non-empty phrases that differ from the query.
+pub fn parse_expand(arguments: &str, query: &str, max: usize) -> CoreResult<Vec<String>> {
+    let v = parse_json("query_expand", arguments)?;
+    let mut out: Vec<String> = Vec::new();
+    for p in list("query_expand", &v, "phrases")? {
+        let Some(p) = p.as_str().map(str::trim).filter(|p| !p.is_empty()) else {
+            continue;
+        };
+        if !p.eq_ignore_ascii_case(query.trim()) && !out.iter().any(|o| o.eq_ignore_ascii_case(p)) {
+            out.push(p.chars().take(300).collect());
+        }
+    }
+    out.truncate(max);
+    Ok(out)
+}
+
+/// `candidates` are the texts to order, numbered from 0.
+pub fn rerank_request(query: &str, candidates: &[&str]) -> ChatRequest {
+    let mut user = format!("Query: {query}\n\nCandidates:\n");
+    for (i, c) in candidates.iter().enumerate() {
+        user.push_str(&format!(
+            "{i}. {}\n",
+            c.chars().take(500).collect::<String>()
+        ));
+    }
+    request(
+        "rerank",
+        RERANK_SYSTEM,
+        user,
+        tool(
+            "rank_candidates",
+            "The candidate numbers, most relevant first.",
+            json!({
+                "type": "object",
+                "properties": { "order": { "type": "array", "items": { "type": "integer" } } },
+                "required": ["order"]
+            }),
+        ),
+        256,
+    )
+}
+
+/// A permutation of `0..n`: the model's order, then anything it left out in
+/// the original order; out-of-range and repeated numbers are ignored.
+pub fn parse_rerank(arguments: &str, n: usize) -> CoreResult<Vec<usize>> {
+    let v = parse_json("rerank", arguments)?;
+    let mut order: Vec<usize> = Vec::with_capacity(n);
+    for i in list("rerank", &v, "order")? {
+        if let Some(i) = i.as_u64().map(|i| i as usize)
+            && i < n
+            && !order.contains(&i)
+        {
+            order.push(i);
+        }
+    }
+    for i in 0..n {
+        if !order.contains(&i) {
+            order.push(i);
+        }
+    }
+    Ok(order)
 }
 
 // ---- topic naming -------------------------------------------------------------

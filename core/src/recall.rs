@@ -1,6 +1,8 @@
-//! Recall: run the channels (FTS5 BM25, vector KNN, entity), fuse them by
-//! RRF, score the fused candidates (seed 004 §4), filter, order, page, and
-//! reinforce what was clearly relevant. Every hit explains its score.
+//! Recall: run the channels (FTS5 BM25, vector KNN, entity, fact graph),
+//! fuse them by RRF, score the fused candidates (seed 004 §4), expand the
+//! query through the LLM when asked or when the best hit is weak, filter,
+//! order, page, optionally let the LLM rerank the page, and reinforce what
+//! was clearly relevant. Every hit explains its score.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -8,7 +10,8 @@ use crate::engine::{Engine, WRITE_NER_STRATEGY};
 use crate::error::{CoreError, CoreResult};
 use crate::fusion::{self, Fused, RankedList};
 use crate::model::*;
-use crate::ports::{Embedder, Ner, Ports, Storage};
+use crate::ports::{Embedder, Llm, Ner, Ports, Storage};
+use crate::prompts;
 use crate::scoring::{self, Evidence};
 use crate::text;
 use crate::thresholds::*;
@@ -80,13 +83,21 @@ impl<P: Ports> Engine<P> {
         };
         let fanout = CHANNEL_MIN.max((limit + req.offset).saturating_mul(CHANNEL_FANOUT));
         let mut out = RecallResponse::default();
-        let lists = self.run_channels(query, targets, &filter, fanout, &mut out)?;
-
-        let fused = fusion::rrf(&lists);
-        out.candidates = fused.len() as u32;
-        let best_fts = best_scores(&lists, Channel::Fts);
-        let mut scored = self.score(query, &req, fused, &best_fts)?;
+        let lists = self.run_channels(query, targets, &filter, fanout, false, &mut out)?;
+        let mut scored = self.fuse_and_score(query, &req, &lists, &mut out)?;
+        self.maybe_expand(
+            query,
+            &req,
+            targets,
+            &filter,
+            fanout,
+            lists,
+            &mut scored,
+            &mut out,
+        )?;
         order(&mut scored, req.sort);
+        let mut seen = BTreeSet::new();
+        out.channels_run.retain(|c| seen.insert(*c));
 
         let mut budget = req.token_budget.map(|b| b as usize);
         for s in scored
@@ -103,18 +114,140 @@ impl<P: Ports> Engine<P> {
             }
             out.hits.push(s.hit);
         }
+        if req.rerank {
+            self.rerank(query, &mut out);
+        }
         if !req.dry {
             self.touch_relevant(&mut out.hits)?;
         }
         Ok(out)
     }
 
+    fn fuse_and_score(
+        &self,
+        query: &str,
+        req: &RecallRequest,
+        lists: &[RankedList],
+        out: &mut RecallResponse,
+    ) -> CoreResult<Vec<Scored>> {
+        let fused = fusion::rrf(lists);
+        out.candidates = fused.len() as u32;
+        let best_fts = best_scores(lists, Channel::Fts);
+        self.score(query, req, fused, &best_fts)
+    }
+
+    /// Seed 004 §4.4: with `expand`, or unset and the best relevance under
+    /// `AUTO_EXPAND_THRESHOLD`, the LLM's alternative phrasings run through
+    /// the text channels and are fused with the original lists. An automatic
+    /// expansion is kept only if it beats the original.
+    #[allow(clippy::too_many_arguments)]
+    fn maybe_expand(
+        &self,
+        query: &str,
+        req: &RecallRequest,
+        targets: &[Target],
+        filter: &SearchFilter,
+        fanout: u32,
+        lists: Vec<RankedList>,
+        scored: &mut Vec<Scored>,
+        out: &mut RecallResponse,
+    ) -> CoreResult<()> {
+        let top = |s: &[Scored]| {
+            s.iter()
+                .map(|x| x.hit.explanation.relevance)
+                .fold(0.0f32, f32::max)
+        };
+        let wanted = match req.expand {
+            Some(e) => e,
+            None => top(scored) < AUTO_EXPAND_THRESHOLD,
+        };
+        if !wanted {
+            return Ok(());
+        }
+        if self.ports().llm().level() == LlmLevel::Off {
+            if req.expand == Some(true) {
+                out.warnings
+                    .push("query expansion skipped: the LLM level is off".into());
+            }
+            return Ok(());
+        }
+        let phrases = match self
+            .ports()
+            .llm()
+            .complete(&prompts::expand_request(query))
+            .and_then(|a| prompts::parse_expand(&a.content, query, MAX_EXPANSIONS))
+        {
+            Ok(p) if !p.is_empty() => p,
+            Ok(_) => return Ok(()),
+            Err(e) => {
+                out.warnings.push(format!("query expansion skipped: {e}"));
+                return Ok(());
+            }
+        };
+        let mut all = lists;
+        for p in &phrases {
+            all.extend(self.run_channels(p, targets, filter, fanout, true, out)?);
+        }
+        let mut probe = RecallResponse::default();
+        let expanded = self.fuse_and_score(query, req, &all, &mut probe)?;
+        if req.expand == Some(true) || top(&expanded) > top(scored) {
+            *scored = expanded;
+            out.candidates = probe.candidates;
+            out.expansions = phrases;
+        }
+        Ok(())
+    }
+
+    /// Seed 004 §4.5: the LLM orders the page; scores are interpolated with
+    /// the new positions. Any failure keeps the original order.
+    fn rerank(&self, query: &str, out: &mut RecallResponse) {
+        if out.hits.len() < 2 {
+            return;
+        }
+        if self.ports().llm().level() == LlmLevel::Off {
+            out.warnings
+                .push("rerank skipped: the LLM level is off".into());
+            return;
+        }
+        let texts: Vec<&str> = out.hits.iter().map(|h| h.item.content()).collect();
+        let order = match self
+            .ports()
+            .llm()
+            .complete(&prompts::rerank_request(query, &texts))
+            .and_then(|a| prompts::parse_rerank(&a.content, texts.len()))
+        {
+            Ok(o) => o,
+            Err(e) => {
+                out.warnings.push(format!("rerank skipped: {e}"));
+                return;
+            }
+        };
+        let n = order.len() as f32;
+        let mut hits: Vec<Hit> = Vec::with_capacity(out.hits.len());
+        for (pos, i) in order.into_iter().enumerate() {
+            let mut h = out.hits[i].clone();
+            let llm = 1.0 - pos as f32 / n;
+            let score = h.score * (1.0 - RERANK_WEIGHT) + RERANK_WEIGHT * llm;
+            h.explanation
+                .notes
+                .push(format!("rerank: position {} → score {score:.3}", pos + 1));
+            h.score = score;
+            hits.push(h);
+        }
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+        out.hits = hits;
+        out.reranked = true;
+    }
+
+    /// The channels for one query text. `text_only` (expansions) runs FTS
+    /// and vectors, not the entity and fact channels.
     fn run_channels(
         &self,
         query: &str,
         targets: &[Target],
         filter: &SearchFilter,
         fanout: u32,
+        text_only: bool,
         out: &mut RecallResponse,
     ) -> CoreResult<Vec<RankedList>> {
         let storage = self.ports().storage();
@@ -163,6 +296,9 @@ impl<P: Ports> Engine<P> {
             }
         }
 
+        if text_only {
+            return Ok(lists);
+        }
         let mut names: BTreeSet<String> = text::name_candidates(query).into_iter().collect();
         match self.ports().ner().extract(query, WRITE_NER_STRATEGY) {
             Ok(mentions) => {

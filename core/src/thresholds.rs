@@ -197,3 +197,10 @@ pub const AUDIT_MERGE_MAX_SIM: f32 = MERGE_SIM;
 /// Most memories one audit reviews (newest first). Not in the seeds: it
 /// bounds the prompt.
 pub const AUDIT_MAX_MEMORIES: u32 = 200;
+
+// ---- Query expansion and rerank (seed 004 §4.4–4.5) --------------------------
+/// Alternative phrases an expansion may add (seed: 4–6).
+pub const MAX_EXPANSIONS: usize = 6;
+/// Rerank interpolation: `score × (1 − w) + w × (1 − position / n)`. Not in
+/// the seeds, which only say the scores are interpolated.
+pub const RERANK_WEIGHT: f32 = 0.5;

@@ -598,12 +598,16 @@ impl api::Guest for Component {
             include_episodes: req.include_episodes,
             episodes_only: req.episodes_only,
             exclude_session: req.exclude_session,
+            expand: req.expand,
+            rerank: req.rerank,
         })?;
         Ok(api::RecallResponse {
             hits: out.hits.into_iter().map(hit_out).collect(),
             channels_run: vec_into(&out.channels_run),
             warnings: out.warnings,
             candidates: out.candidates,
+            expansions: out.expansions,
+            reranked: out.reranked,
         })
     }
 

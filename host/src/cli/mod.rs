@@ -333,6 +333,15 @@ struct RecallArgs {
     dry: bool,
     #[arg(long)]
     min_score: Option<f32>,
+    /// LLM query expansion: always (`--expand`) or never (`--no-expand`);
+    /// default: automatic when the best hit is weak (LLM level not `off`).
+    #[arg(long, conflicts_with = "no_expand")]
+    expand: bool,
+    #[arg(long)]
+    no_expand: bool,
+    /// Let the LLM re-order the hits.
+    #[arg(long)]
+    rerank: bool,
     /// Print how each hit was scored.
     #[arg(long)]
     explain: bool,
@@ -534,6 +543,12 @@ fn run(cli: Cli) -> Out {
                 layers: a.layers,
                 include_episodes: a.episodes,
                 dry: a.dry,
+                expand: match (a.expand, a.no_expand) {
+                    (true, _) => Some(true),
+                    (_, true) => Some(false),
+                    _ => None,
+                },
+                rerank: a.rerank,
                 min_score: a.min_score,
                 ..Default::default()
             })?;

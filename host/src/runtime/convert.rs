@@ -311,7 +311,9 @@ record_conv!(
         dry,
         include_episodes,
         episodes_only,
-        exclude_session
+        exclude_session,
+        expand,
+        rerank
     ],
     [sort],
     [layers, kinds],
@@ -337,7 +339,7 @@ record_conv!(api::Hit, Hit, [score], [item, explanation], [], []);
 record_conv!(
     api::RecallResponse,
     RecallResponse,
-    [warnings, candidates],
+    [warnings, candidates, expansions, reranked],
     [],
     [hits, channels_run],
     []
