@@ -664,3 +664,65 @@ fn chinese_japanese_and_korean_are_found_by_their_words() {
     assert_eq!(r.hits[0].item.id(), zh.id);
     assert_eq!(common::count(&m, "SELECT COUNT(*) FROM memories_fts"), 4);
 }
+
+#[test]
+fn the_hnsw_graph_answers_like_the_exact_search_and_follows_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = common::config(dir.path());
+    cfg.ann_min_rows = Some(50);
+    let mut m = mnemo_host::Mnemo::open(&cfg).unwrap();
+    let a = [
+        "tea", "chess", "rust", "garden", "piano", "hiking", "bread", "stars", "river", "violin",
+        "maps", "clay", "tennis",
+    ];
+    let b = [
+        "morning", "practice", "lessons", "weekend", "friends", "winter", "travel", "books",
+        "coffee", "music", "market", "school", "dinner", "garage", "ocean", "forest", "city",
+    ];
+    let c = [
+        "quietly", "often", "rarely", "together", "alone", "happily", "slowly", "daily", "badly",
+        "gladly", "late", "early", "twice", "again", "soon", "never", "always", "later", "first",
+    ];
+    for i in 0..160 {
+        let text = format!(
+            "{} {} {} {}",
+            a[i % a.len()],
+            b[(i * 7) % b.len()],
+            c[(i * 11) % c.len()],
+            a[(i * 5 + 3) % a.len()]
+        );
+        common::remember(&mut m, "default", &text);
+    }
+    let ask = |m: &mut mnemo_host::Mnemo, q: &str| -> Vec<String> {
+        m.recall(RecallRequest {
+            query: q.into(),
+            dry: true,
+            ..Default::default()
+        })
+        .unwrap()
+        .hits
+        .iter()
+        .map(|h| h.item.id().to_string())
+        .collect()
+    };
+    m.ports().store.set_ann_min_rows(None);
+    let exact = ask(&mut m, "piano practice");
+    m.ports().store.set_ann_min_rows(Some(50));
+    ask(&mut m, "piano practice"); // starts the build
+    let graphs = m.ports().store.ann_wait();
+    assert_eq!(graphs.len(), 1);
+    assert_eq!(graphs[0].0, 160);
+    let approx = ask(&mut m, "piano practice");
+    let shared = exact.iter().filter(|id| approx.contains(id)).count();
+    assert!(
+        shared * 10 >= exact.len() * 9,
+        "{shared} of {}",
+        exact.len()
+    );
+    // A memory written after the build is found through the fresh list.
+    let new = common::remember(&mut m, "default", "a brand new note about violins").memory;
+    assert!(ask(&mut m, "violins").contains(&new.id));
+    // Deleted memories never come back from the graph.
+    m.delete("default", &new.id, "test").unwrap();
+    assert!(!ask(&mut m, "violins").contains(&new.id));
+}

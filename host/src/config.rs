@@ -50,6 +50,9 @@ pub struct Config {
     pub ner: NerConfig,
     /// Maintenance tasks `serve` runs on a schedule.
     pub schedule: crate::scheduler::Schedule,
+    /// Smallest vector partition the in-memory HNSW graph serves (`None`:
+    /// always exact sqlite-vec search).
+    pub ann_min_rows: Option<usize>,
 }
 
 /// NER plugins: where they come from, what they may use, which strategies run them.
@@ -114,6 +117,7 @@ pub const SETTINGS: &[&str] = &[
     "MNEMO_PLUGIN_FUEL",
     "MNEMO_NER_FAST",
     "MNEMO_NER_ACCURATE",
+    "MNEMO_ANN_MIN_ROWS",
     "MNEMO_CRON_ENRICH",
     "MNEMO_CRON_CONSOLIDATE",
     "MNEMO_CRON_INTERVAL",
@@ -253,6 +257,14 @@ impl Config {
             port: number(settings, "MNEMO_PORT", 7878u16)?,
             ner: ner_from_settings(settings)?,
             schedule: crate::scheduler::Schedule::new(|task| env(task.setting()))?,
+            ann_min_rows: match settings.get("MNEMO_ANN_MIN_ROWS").as_deref() {
+                Some("off") => None,
+                _ => Some(number(
+                    settings,
+                    "MNEMO_ANN_MIN_ROWS",
+                    crate::storage::ANN_MIN_ROWS,
+                )?),
+            },
         })
     }
 
@@ -271,6 +283,7 @@ impl Config {
             port: 7878,
             ner: NerConfig::default(),
             schedule: crate::scheduler::Schedule::default(),
+            ann_min_rows: Some(crate::storage::ANN_MIN_ROWS),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! in WAL mode. Implements the core's `Storage` port; the WIT `storage`
 //! import delegates here. Blocking: call it from a dedicated thread.
 
+pub mod ann;
 mod export;
 mod filter;
 mod integrity;
@@ -18,7 +19,7 @@ use anyhow::Context;
 use rusqlite::Connection;
 
 pub use integrity::Integrity;
-pub use sqlite::SqliteStore;
+pub use sqlite::{ANN_MIN_ROWS, SqliteStore};
 pub use usage::UsageSummary;
 pub use vectors::VectorState;
 

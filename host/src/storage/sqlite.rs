@@ -9,6 +9,7 @@ use mnemo_core::ports::Storage;
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 
+use super::ann::{AnnIndex, Answer};
 use super::filter::{in_list, table, where_clause, where_clause_in};
 use super::rows::{self, EPISODE_COLUMNS, MEMORY_COLUMNS};
 use super::vectors::{self, VectorState};
@@ -22,7 +23,16 @@ const VEC_OVERFETCH: u32 = 3;
 pub struct SqliteStore {
     conn: Connection,
     vectors: RefCell<VectorState>,
+    ann: RefCell<AnnIndex>,
+    /// Rows per vector partition as last counted, and writes since.
+    partition_rows: RefCell<std::collections::HashMap<(Target, String), (usize, usize)>>,
 }
+
+/// Writes to a partition between two counts of its rows (which decide
+/// whether it is large enough for a graph).
+const RECOUNT_EVERY: usize = 1000;
+/// Default smallest partition served by the HNSW graph.
+pub const ANN_MIN_ROWS: usize = 20_000;
 
 type R<T> = CoreResult<T>;
 
@@ -56,7 +66,124 @@ impl SqliteStore {
             vectors: RefCell::new(VectorState::Disabled {
                 reason: "no embedder configured".into(),
             }),
+            ann: RefCell::new(AnnIndex::new(Some(ANN_MIN_ROWS))),
+            partition_rows: RefCell::new(std::collections::HashMap::new()),
         })
+    }
+
+    /// The smallest vector partition the HNSW graph serves; `None` keeps
+    /// every search exact (sqlite-vec).
+    pub fn set_ann_min_rows(&self, min_rows: Option<usize>) {
+        *self.ann.borrow_mut() = AnnIndex::new(min_rows);
+        self.partition_rows.borrow_mut().clear();
+    }
+
+    /// Waits for graph builds in progress; (points, build ms) per graph.
+    pub fn ann_wait(&self) -> Vec<(usize, u128)> {
+        self.ann.borrow_mut().wait()
+    }
+
+    /// Rows in a vector partition, recounted every `RECOUNT_EVERY` writes.
+    fn partition_size(&self, target: Target, ns: &str) -> R<usize> {
+        let key = (target, ns.to_string());
+        if let Some((rows, writes)) = self.partition_rows.borrow().get(&key)
+            && *writes < RECOUNT_EVERY
+        {
+            return Ok(*rows);
+        }
+        let t = table(target);
+        let rows: i64 = sql(self.conn.query_row(
+            &format!("SELECT COUNT(*) FROM {t} WHERE namespace = ?1"),
+            [ns],
+            |r| r.get(0),
+        ))?;
+        self.partition_rows
+            .borrow_mut()
+            .insert(key, (rows as usize, 0));
+        Ok(rows as usize)
+    }
+
+    /// Every (rowid, vector) of a partition: the snapshot a graph is built from.
+    fn partition_vectors(&self, target: Target, ns: &str) -> anyhow::Result<Vec<(i64, Vec<f32>)>> {
+        let t = table(target);
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT rowid, embedding FROM vec_{t} WHERE namespace = ?1"
+        ))?;
+        let rows = stmt.query_map([ns], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                rows::blob_vector(&r.get::<_, Vec<u8>>(1)?),
+            ))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// Graph candidates for one partition, filtered and mapped to ids; `None`
+    /// when the partition must be searched exactly.
+    fn ann_search(
+        &self,
+        target: Target,
+        ns: &str,
+        v: &[f32],
+        f: &SearchFilter,
+        limit: u32,
+        k: u32,
+    ) -> R<Option<Vec<ScoredId>>> {
+        if !self.ann.borrow().enabled() {
+            return Ok(None);
+        }
+        let answer = self.ann.borrow_mut().search(target, ns, v, k as usize);
+        let candidates = match answer {
+            Answer::Approximate(c) => c,
+            Answer::Exact => {
+                let rows = self.partition_size(target, ns)?;
+                let built = self
+                    .ann
+                    .borrow_mut()
+                    .maybe_build(target, ns, rows, || self.partition_vectors(target, ns));
+                if let Err(e) = built {
+                    tracing::warn!(error = %format!("{e:#}"), "HNSW build not started; searching exactly");
+                }
+                return Ok(None);
+            }
+        };
+        let t = table(target);
+        let w = where_clause(target, "x", f);
+        let mut params: Vec<Value> = candidates
+            .iter()
+            .map(|(id, _)| Value::Integer(*id))
+            .collect();
+        params.extend(w.params);
+        let mut stmt = sql(self.conn.prepare_cached(&format!(
+            "SELECT x.rowid, x.id FROM {t} x WHERE x.rowid IN ({}) AND {}",
+            in_list(candidates.len()),
+            w.clause
+        )))?;
+        let admitted: std::collections::HashMap<i64, String> = sql(stmt
+            .query_map(params_from_iter(params), |r| Ok((r.get(0)?, r.get(1)?)))
+            .and_then(|rows| rows.collect()))?;
+        let hits: Vec<ScoredId> = candidates
+            .iter()
+            .filter_map(|(rowid, score)| {
+                admitted.get(rowid).map(|id| ScoredId {
+                    id: id.clone(),
+                    score: *score,
+                })
+            })
+            .collect();
+        // A selective filter left too few: the exact search finds the rest.
+        if (hits.len() as u32) < limit && candidates.len() as u32 >= k {
+            return Ok(None);
+        }
+        let rows = self.partition_size(target, ns)?;
+        let rebuilt = self
+            .ann
+            .borrow_mut()
+            .maybe_build(target, ns, rows, || self.partition_vectors(target, ns));
+        if let Err(e) = rebuilt {
+            tracing::warn!(error = %format!("{e:#}"), "HNSW rebuild not started");
+        }
+        Ok(Some(hits))
     }
 
     /// Checks (or sets, on first use) the embedding lock for this embedder.
@@ -69,6 +196,7 @@ impl SqliteStore {
     /// Forgets every vector and re-locks to a new embedder (`mnemo reindex --embeddings`).
     pub fn reset_vectors(&self, model: &str, dimension: u32) -> anyhow::Result<()> {
         vectors::reset(&self.conn, model, dimension)?;
+        self.ann.borrow_mut().clear();
         *self.vectors.borrow_mut() = VectorState::Enabled {
             model: model.into(),
             dimension,
@@ -390,6 +518,12 @@ impl Storage for SqliteStore {
         };
         let mut hits = Vec::new();
         for ns in partitions {
+            if let Some(ns) = ns
+                && let Some(found) = self.ann_search(target, ns, v, f, limit, k)?
+            {
+                hits.extend(found);
+                continue;
+            }
             let ns_clause = if ns.is_some() {
                 "AND namespace = ?"
             } else {
@@ -500,6 +634,10 @@ impl Storage for SqliteStore {
             &format!("INSERT INTO vec_{t}(rowid, namespace, embedding) VALUES (?1, ?2, ?3)"),
             params![rowid, ns, rows::vector_blob(v)],
         ))?;
+        self.ann.borrow_mut().put(target, &ns, rowid, v);
+        if let Some((_, writes)) = self.partition_rows.borrow_mut().get_mut(&(target, ns)) {
+            *writes += 1;
+        }
         Ok(())
     }
 
