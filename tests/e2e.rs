@@ -726,3 +726,38 @@ fn the_hnsw_graph_answers_like_the_exact_search_and_follows_writes() {
     m.delete("default", &new.id, "test").unwrap();
     assert!(!ask(&mut m, "violins").contains(&new.id));
 }
+
+#[test]
+fn very_common_terms_do_not_drive_the_bm25_pass() {
+    use mnemo_core::ports::Storage;
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = common::open(dir.path());
+    m.in_transaction(|m| -> anyhow::Result<()> {
+        for i in 0..5_100 {
+            let text = if i % 1000 == 0 {
+                format!("weather report {i} mentions zephyr")
+            } else {
+                format!("weather report {i}")
+            };
+            let mem = Memory::new(format!("mem_{i:05}"), "default".into(), text, 0, 0);
+            m.ports().store.insert_memory(&mem)?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    let filter = SearchFilter {
+        namespaces: vec!["default".into()],
+        ..Default::default()
+    };
+    let store = &m.ports().store;
+    let terms = vec!["weather".to_string(), "zephyr".to_string()];
+    let hits = store
+        .fts_search(Target::Memories, &terms, &filter, 20)
+        .unwrap();
+    assert_eq!(hits.len(), 6, "only the rarer term ranks: {hits:?}");
+    // A query of nothing but common terms still answers.
+    let hits = store
+        .fts_search(Target::Memories, &["weather".to_string()], &filter, 20)
+        .unwrap();
+    assert_eq!(hits.len(), 20);
+}

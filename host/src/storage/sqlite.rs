@@ -31,6 +31,9 @@ pub struct SqliteStore {
 /// Writes to a partition between two counts of its rows (which decide
 /// whether it is large enough for a graph).
 const RECOUNT_EVERY: usize = 1000;
+/// A query term matching more rows than this is left out of the BM25 query
+/// when the query has rarer terms (a bounded candidate list per channel).
+const FTS_TERM_MAX_DOCS: i64 = 5_000;
 /// Default smallest partition served by the HNSW graph.
 pub const ANN_MIN_ROWS: usize = 20_000;
 
@@ -101,6 +104,34 @@ impl SqliteStore {
             .borrow_mut()
             .insert(key, (rows as usize, 0));
         Ok(rows as usize)
+    }
+
+    /// The query's terms without those matching more than `FTS_TERM_MAX_DOCS`
+    /// rows, when rarer terms exist: BM25 scores a very common term near
+    /// zero, yet ranking it costs a pass over all its rows. Counting stops
+    /// at the cap, so the check itself is bounded.
+    fn without_common_terms(&self, t: &str, terms: &[String]) -> R<Vec<String>> {
+        if terms.len() < 2 {
+            return Ok(terms.to_vec());
+        }
+        let mut stmt = sql(self.conn.prepare_cached(&format!(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM {t}_fts WHERE {t}_fts MATCH ?1 LIMIT ?2)"
+        )))?;
+        let mut rare = Vec::with_capacity(terms.len());
+        for term in terms {
+            let Some(q) = fts_match(std::slice::from_ref(term)) else {
+                continue;
+            };
+            let n: i64 = sql(stmt.query_row(params![q, FTS_TERM_MAX_DOCS + 1], |r| r.get(0)))?;
+            if n <= FTS_TERM_MAX_DOCS {
+                rare.push(term.clone());
+            }
+        }
+        Ok(if rare.is_empty() {
+            terms.to_vec()
+        } else {
+            rare
+        })
     }
 
     /// Every (rowid, vector) of a partition: the snapshot a graph is built from.
@@ -474,10 +505,11 @@ impl Storage for SqliteStore {
         f: &SearchFilter,
         limit: u32,
     ) -> R<Vec<ScoredId>> {
-        let Some(query) = fts_match(terms) else {
+        let t = table(target);
+        let terms = self.without_common_terms(t, terms)?;
+        let Some(query) = fts_match(&terms) else {
             return Ok(Vec::new());
         };
-        let t = table(target);
         let w = where_clause(target, "x", f);
         let mut params = vec![Value::Text(query)];
         params.extend(w.params);
