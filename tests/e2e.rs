@@ -10,6 +10,7 @@ mod common;
 use common::*;
 use mnemo_core::CoreError;
 use mnemo_core::model::*;
+use mnemo_host::Mnemo;
 use mnemo_host::config::EmbedderChoice;
 use mnemo_host::native::NativeMnemo;
 use mnemo_host::runtime::CallError;
@@ -38,10 +39,10 @@ fn remember_then_recall_through_the_component() {
     assert!(r.channels_run.contains(&Channel::Fts));
     assert!(r.channels_run.contains(&Channel::Vector));
     let ex = &r.hits[0].explanation;
-    // Seed 004 scoring, computed in the core: Buffer bonus 0.9, dual hit boosted.
+    // Scoring computed in the core: Buffer bonus 0.9, both text channels blended.
     assert!((ex.layer_bonus - 0.9).abs() < 1e-6);
     assert!(
-        ex.notes.iter().any(|n| n.starts_with("dual-hit boost")),
+        ex.notes.iter().any(|n| n.starts_with("blend")),
         "{:?}",
         ex.notes
     );
@@ -381,6 +382,73 @@ fn episodes_register_sessions_and_are_embedded_in_the_background() {
     assert!(matches!(r.hits[0].item, Item::Episode(_)));
     // Memories-only recall does not return episodes.
     assert!(recall(&mut m, "", "Biscuit").hits.is_empty());
+}
+
+#[test]
+fn a_reply_is_found_by_the_question_it_answers_and_a_named_speaker_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = open(dir.path());
+    let t = |s: &str, role: &str, text: &str| Turn {
+        session_id: s.into(),
+        role: role.into(),
+        content: text.into(),
+        ..Default::default()
+    };
+    m.ingest(t("s1", "Caroline", "Where did you go hiking last weekend?"))
+        .unwrap();
+    let reply = m
+        .ingest(t("s1", "Melanie", "Up to the old quarry with the kids."))
+        .unwrap();
+    m.ingest(t("s2", "Caroline", "I love painting sunsets"))
+        .unwrap();
+    let mel = m
+        .ingest(t("s3", "Melanie", "I love painting sunsets by the lake"))
+        .unwrap();
+    m.backfill_all(8, |_| {}).unwrap();
+    let ask = |m: &mut Mnemo, q: &str| {
+        m.recall(RecallRequest {
+            query: q.into(),
+            episodes_only: true,
+            dry: true,
+            ..Default::default()
+        })
+        .unwrap()
+    };
+
+    // The reply shares no word with the query; the question before it does.
+    let r = ask(&mut m, "hiking weekend");
+    let found = r
+        .hits
+        .iter()
+        .find(|h| h.item.id() == reply.episode.id)
+        .expect("the reply is found through its context");
+    assert!(
+        found
+            .explanation
+            .channels
+            .iter()
+            .any(|c| c.channel == Channel::Fts)
+    );
+
+    // Same words, two speakers: the one the query names ranks first, and says why.
+    let r = ask(&mut m, "what does Melanie love painting?");
+    assert_eq!(r.hits[0].item.id(), mel.episode.id);
+    assert!(
+        r.hits[0]
+            .explanation
+            .notes
+            .iter()
+            .any(|n| n.contains("names the speaker")),
+        "{:?}",
+        r.hits[0].explanation.notes
+    );
+    assert!(
+        !r.hits[1]
+            .explanation
+            .notes
+            .iter()
+            .any(|n| n.contains("names the speaker"))
+    );
 }
 
 #[test]
@@ -752,12 +820,12 @@ fn very_common_terms_do_not_drive_the_bm25_pass() {
     let store = &m.ports().store;
     let terms = vec!["weather".to_string(), "zephyr".to_string()];
     let hits = store
-        .fts_search(Target::Memories, &terms, &filter, 20)
+        .fts_search(Target::Memories, &terms, &filter, 20, 0.0)
         .unwrap();
     assert_eq!(hits.len(), 6, "only the rarer term ranks: {hits:?}");
     // A query of nothing but common terms still answers.
     let hits = store
-        .fts_search(Target::Memories, &["weather".to_string()], &filter, 20)
+        .fts_search(Target::Memories, &["weather".to_string()], &filter, 20, 0.0)
         .unwrap();
     assert_eq!(hits.len(), 20);
 }

@@ -863,7 +863,7 @@ impl<P: Ports> Engine<P> {
             namespaces: vec![namespace.clone()],
             ..Default::default()
         };
-        let near = storage.fts_search(Target::Memories, &terms, &filter, DEDUP_CANDIDATES)?;
+        let near = storage.fts_search(Target::Memories, &terms, &filter, DEDUP_CANDIDATES, 0.0)?;
         let ids: Vec<String> = near.into_iter().map(|h| h.id).collect();
         if let Some(existing) = storage.get_memories(&ids)?.into_iter().find(|m| {
             m.is_active()

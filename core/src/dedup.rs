@@ -75,7 +75,7 @@ pub fn find_duplicate(
     if terms.is_empty() {
         return Ok(None);
     }
-    let near = storage.fts_search(Target::Memories, &terms, &filter, DEDUP_CANDIDATES)?;
+    let near = storage.fts_search(Target::Memories, &terms, &filter, DEDUP_CANDIDATES, 0.0)?;
     let ids: Vec<String> = near.into_iter().map(|h| h.id).collect();
     for m in storage.get_memories(&ids)? {
         if !m.is_active() {

@@ -36,6 +36,21 @@ fn filter_episode(e: &Episode, f: &SearchFilter) -> bool {
 }
 
 impl MemStorage {
+    /// The turn before an episode in its session (what the SQLite index
+    /// keeps in its `context` column).
+    fn previous_turn(&self, e: &Episode) -> Option<String> {
+        self.episodes
+            .borrow()
+            .values()
+            .filter(|p| {
+                p.namespace == e.namespace
+                    && p.session_id == e.session_id
+                    && (p.event_time, &p.id) < (e.event_time, &e.id)
+            })
+            .max_by(|a, b| (a.event_time, &a.id).cmp(&(b.event_time, &b.id)))
+            .map(|p| p.content.clone())
+    }
+
     fn texts(&self, target: Target, f: &SearchFilter) -> Vec<(String, String)> {
         match target {
             Target::Memories => self
@@ -173,17 +188,25 @@ impl Storage for MemStorage {
         terms: &[String],
         f: &SearchFilter,
         limit: u32,
+        context_weight: f32,
     ) -> CoreResult<Vec<ScoredId>> {
+        let matched = |text: &str| {
+            let toks = text::token_set(text);
+            terms.iter().filter(|t| toks.contains(*t)).count() as f32
+        };
         let hits = self
             .texts(target, f)
             .into_iter()
             .filter_map(|(id, content)| {
-                let toks = text::token_set(&content);
-                let n = terms.iter().filter(|t| toks.contains(*t)).count();
-                (n > 0).then_some(ScoredId {
-                    id,
-                    score: n as f32,
-                })
+                let context = match target {
+                    Target::Episodes => {
+                        let e = self.episodes.borrow().get(&id).cloned();
+                        e.and_then(|e| self.previous_turn(&e)).unwrap_or_default()
+                    }
+                    Target::Memories => String::new(),
+                };
+                let score = matched(&content) + context_weight * matched(&context);
+                (score > 0.0).then_some(ScoredId { id, score })
             })
             .collect();
         Ok(top(hits, limit))

@@ -30,12 +30,14 @@ pub trait Storage {
         limit: u32,
     ) -> CoreResult<Vec<Episode>>;
 
+    /// BM25; an episode's context (the turn before it) counts `context_weight`.
     fn fts_search(
         &self,
         target: Target,
         terms: &[String],
         filter: &SearchFilter,
         limit: u32,
+        context_weight: f32,
     ) -> CoreResult<Vec<ScoredId>>;
     fn vector_search(
         &self,

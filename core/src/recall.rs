@@ -16,6 +16,7 @@ use crate::scoring::{self, Evidence};
 use crate::text;
 use crate::thresholds::*;
 use crate::validate::{self, DEFAULT_NAMESPACE};
+use crate::vector;
 
 const MS_PER_HOUR: f32 = 3_600_000.0;
 
@@ -26,6 +27,13 @@ pub fn readable_namespaces(namespace: &str) -> Vec<String> {
         out.push(DEFAULT_NAMESPACE.to_string());
     }
     out
+}
+
+/// What the channels returned for one query text.
+struct ChannelRun {
+    lists: Vec<RankedList>,
+    /// The query's embedding, when the vector channel ran.
+    query_vector: Option<Vec<f32>>,
 }
 
 /// A scored hit before paging, with what the ordering needs.
@@ -83,10 +91,15 @@ impl<P: Ports> Engine<P> {
         };
         let fanout = CHANNEL_MIN.max((limit + req.offset).saturating_mul(CHANNEL_FANOUT));
         let mut out = RecallResponse::default();
-        let lists = self.run_channels(query, targets, &filter, fanout, false, &mut out)?;
-        let mut scored = self.fuse_and_score(query, &req, &lists, &mut out)?;
+        let ChannelRun {
+            lists,
+            query_vector,
+        } = self.run_channels(query, targets, &filter, fanout, false, &mut out)?;
+        let qv = query_vector.as_deref();
+        let mut scored = self.fuse_and_score(query, qv, &req, &lists, &mut out)?;
         self.maybe_expand(
             query,
+            qv,
             &req,
             targets,
             &filter,
@@ -126,6 +139,7 @@ impl<P: Ports> Engine<P> {
     fn fuse_and_score(
         &self,
         query: &str,
+        query_vector: Option<&[f32]>,
         req: &RecallRequest,
         lists: &[RankedList],
         out: &mut RecallResponse,
@@ -133,7 +147,7 @@ impl<P: Ports> Engine<P> {
         let fused = fusion::rrf(lists);
         out.candidates = fused.len() as u32;
         let best_fts = best_scores(lists, Channel::Fts);
-        self.score(query, req, fused, &best_fts)
+        self.score(query, query_vector, req, fused, &best_fts)
     }
 
     /// Seed 004 §4.4: with `expand`, or unset and the best relevance under
@@ -144,6 +158,7 @@ impl<P: Ports> Engine<P> {
     fn maybe_expand(
         &self,
         query: &str,
+        query_vector: Option<&[f32]>,
         req: &RecallRequest,
         targets: &[Target],
         filter: &SearchFilter,
@@ -186,10 +201,13 @@ impl<P: Ports> Engine<P> {
         };
         let mut all = lists;
         for p in &phrases {
-            all.extend(self.run_channels(p, targets, filter, fanout, true, out)?);
+            all.extend(
+                self.run_channels(p, targets, filter, fanout, true, out)?
+                    .lists,
+            );
         }
         let mut probe = RecallResponse::default();
-        let expanded = self.fuse_and_score(query, req, &all, &mut probe)?;
+        let expanded = self.fuse_and_score(query, query_vector, req, &all, &mut probe)?;
         if req.expand == Some(true) || top(&expanded) > top(scored) {
             *scored = expanded;
             out.candidates = probe.candidates;
@@ -249,9 +267,10 @@ impl<P: Ports> Engine<P> {
         fanout: u32,
         text_only: bool,
         out: &mut RecallResponse,
-    ) -> CoreResult<Vec<RankedList>> {
+    ) -> CoreResult<ChannelRun> {
         let storage = self.ports().storage();
         let mut lists = Vec::new();
+        let mut query_vector = None;
 
         let terms = text::fts_terms(query);
         if terms.is_empty() {
@@ -259,7 +278,8 @@ impl<P: Ports> Engine<P> {
                 .push("fts channel skipped: the query has no words".into());
         } else {
             for &target in targets {
-                let hits = storage.fts_search(target, &terms, filter, fanout)?;
+                let hits =
+                    storage.fts_search(target, &terms, filter, fanout, EPISODE_CONTEXT_WEIGHT)?;
                 lists.push(RankedList {
                     channel: Channel::Fts,
                     target,
@@ -287,6 +307,7 @@ impl<P: Ports> Engine<P> {
                             });
                         }
                         out.channels_run.push(Channel::Vector);
+                        query_vector = Some(qv);
                     }
                     None => out
                         .warnings
@@ -297,7 +318,10 @@ impl<P: Ports> Engine<P> {
         }
 
         if text_only {
-            return Ok(lists);
+            return Ok(ChannelRun {
+                lists,
+                query_vector,
+            });
         }
         let mut names: BTreeSet<String> = text::name_candidates(query).into_iter().collect();
         match self.ports().ner().extract(query, WRITE_NER_STRATEGY) {
@@ -347,12 +371,16 @@ impl<P: Ports> Engine<P> {
             }
             out.channels_run.push(Channel::Entity);
         }
-        Ok(lists)
+        Ok(ChannelRun {
+            lists,
+            query_vector,
+        })
     }
 
     fn score(
         &self,
         query: &str,
+        query_vector: Option<&[f32]>,
         req: &RecallRequest,
         fused: Vec<Fused>,
         best_fts: &HashMap<Target, Score>,
@@ -373,8 +401,28 @@ impl<P: Ports> Engine<P> {
             items.insert((Target::Episodes, e.id.clone()), Item::Episode(e));
         }
 
+        // The cosine of every candidate with a vector, not only of those the
+        // vector channel ranked: lexical finds often sit under its cut-off.
+        let mut cosines: HashMap<(Target, String), Score> = HashMap::new();
+        if let Some(qv) = query_vector {
+            for target in [Target::Memories, Target::Episodes] {
+                let missing: Vec<String> = fused
+                    .iter()
+                    .filter(|f| f.target == target && f.channel(Channel::Vector).is_none())
+                    .map(|f| f.id.clone())
+                    .collect();
+                if missing.is_empty() {
+                    continue;
+                }
+                for (id, v) in storage.get_vectors(target, &missing)? {
+                    cosines.insert((target, id), vector::cosine(qv, &v));
+                }
+            }
+        }
+
         let now = self.now();
         let terms: BTreeSet<String> = text::fts_terms(query).into_iter().collect();
+        let query_tokens = text::token_set(query);
         let short_cjk = text::contains_cjk(query) && query.chars().count() < CJK_SHORT_QUERY_CHARS;
         let mut scored = Vec::with_capacity(fused.len());
         for f in fused {
@@ -403,8 +451,18 @@ impl<P: Ports> Engine<P> {
                 _ => continue,
             };
             let content_tokens = text::token_set(item.content());
+            let speaker_named = match &item {
+                Item::Episode(e) => {
+                    let who = text::content_words(&e.source_role);
+                    !who.is_empty() && who.is_subset(&query_tokens)
+                }
+                Item::Memory(_) => false,
+            };
             let evidence = Evidence {
-                semantic: f.channel(Channel::Vector).map(|h| h.raw_score),
+                semantic: f
+                    .channel(Channel::Vector)
+                    .map(|h| h.raw_score)
+                    .or_else(|| cosines.get(&(f.target, f.id.clone())).copied()),
                 fts: f.channel(Channel::Fts).map(|h| {
                     let best = best_fts.get(&f.target).copied().unwrap_or(h.raw_score);
                     if best > 0.0 {
@@ -417,6 +475,7 @@ impl<P: Ports> Engine<P> {
                 fact: f.channel(Channel::Fact).is_some(),
                 has_query_term: terms.iter().any(|t| content_tokens.contains(t)),
                 short_cjk,
+                speaker_named,
             };
             let mut notes = Vec::new();
             let relevance = scoring::relevance(&evidence, &mut notes);

@@ -1,7 +1,8 @@
-//! How good is a candidate? Seed 004 §4.2–4.3: a relevance built from the
-//! channels' evidence (dual-hit boost, FTS-only cap, keyword-affinity
-//! penalty, fact links), then
-//! `score = (0.2·importance + 0.2·recency + 0.6·relevance) × layer_bonus`, capped at 1.
+//! How good is a candidate? A relevance built from the channels' evidence —
+//! a convex blend of the lexical and semantic scores, the keyword-affinity
+//! penalty, entity and fact links, the speaker named by the query — then
+//! seed 004 §4.2's `score = (0.2·importance + 0.2·recency + 0.6·relevance) ×
+//! layer_bonus`, capped at 1.
 
 use crate::model::{Layer, Score};
 use crate::thresholds::*;
@@ -9,7 +10,8 @@ use crate::thresholds::*;
 /// What the channels found out about one candidate.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Evidence {
-    /// Cosine similarity, when the vector channel found it.
+    /// Cosine similarity to the query, when the candidate has a vector
+    /// (whichever channel found it).
     pub semantic: Option<Score>,
     /// BM25 normalised to (0, 1] against the channel's best, when FTS found it.
     pub fts: Option<Score>,
@@ -19,6 +21,8 @@ pub struct Evidence {
     pub has_query_term: bool,
     /// The query is short CJK text (seed 004 special-cases it).
     pub short_cjk: bool,
+    /// The query names who said this (an episode's role).
+    pub speaker_named: bool,
 }
 
 /// Relevance in [0, ∞) before the final cap, and the notes explaining it.
@@ -27,52 +31,40 @@ pub fn relevance(ev: &Evidence, notes: &mut Vec<String>) -> Score {
         notes.push("fact-linked: relevance 1.0".into());
         return FACT_RELEVANCE;
     }
-    let mut rel = match (ev.semantic, ev.fts) {
-        (Some(sem), Some(fts)) => {
-            let gate = (sem / DUAL_HIT_SEM_GATE).min(1.0);
-            let boost = if ev.short_cjk {
-                CJK_SHORT_FTS_BOOST
-            } else {
-                DUAL_HIT_FTS_BOOST
-            };
-            let factor = 1.0 + fts * boost * gate;
-            notes.push(format!("dual-hit boost x{factor:.3}"));
-            let mut rel = sem * factor;
-            if ev.short_cjk {
-                let floor = CJK_SHORT_FLOOR_BASE + fts * CJK_SHORT_FLOOR_SCALE;
-                if rel < floor {
-                    notes.push(format!("short CJK floor {floor:.3}"));
-                    rel = floor;
-                }
-            }
-            rel
-        }
-        (Some(sem), None) => {
-            if ev.has_query_term {
-                sem
-            } else {
-                notes.push(format!(
-                    "keyword affinity penalty x{KEYWORD_AFFINITY_PENALTY}"
-                ));
-                sem * KEYWORD_AFFINITY_PENALTY
-            }
-        }
-        (None, Some(fts)) => {
-            let cap = if ev.short_cjk {
-                FTS_ONLY_CAP_CJK
-            } else {
-                FTS_ONLY_CAP
-            };
-            notes.push(format!("fts-only cap x{cap}"));
-            fts * cap
-        }
-        (None, None) => 0.0,
+    let sem = ev.semantic.unwrap_or(0.0).max(0.0);
+    let lexical = ev.fts.unwrap_or(0.0).clamp(0.0, 1.0);
+    let w = if ev.short_cjk {
+        LEXICAL_WEIGHT_CJK_SHORT
+    } else {
+        LEXICAL_WEIGHT
     };
+    let mut rel = w * lexical + (1.0 - w) * sem;
+    notes.push(format!(
+        "blend {w:.2} × bm25 {lexical:.3} + {:.2} × cosine {sem:.3} = {rel:.3}",
+        1.0 - w
+    ));
+    if ev.short_cjk && ev.fts.is_some() && sem >= DEFAULT_SIM_FLOOR {
+        let floor = CJK_SHORT_FLOOR_BASE + lexical * CJK_SHORT_FLOOR_SCALE;
+        if rel < floor {
+            notes.push(format!("short CJK floor {floor:.3}"));
+            rel = floor;
+        }
+    }
+    if ev.fts.is_none() && !ev.has_query_term {
+        notes.push(format!(
+            "keyword affinity penalty x{KEYWORD_AFFINITY_PENALTY}"
+        ));
+        rel *= KEYWORD_AFFINITY_PENALTY;
+    }
     if ev.entity && rel < ENTITY_RELEVANCE {
         notes.push(format!(
             "entity match: relevance raised to {ENTITY_RELEVANCE}"
         ));
         rel = ENTITY_RELEVANCE;
+    }
+    if ev.speaker_named {
+        notes.push(format!("the query names the speaker x{SPEAKER_BOOST}"));
+        rel *= SPEAKER_BOOST;
     }
     rel
 }
@@ -111,7 +103,7 @@ mod tests {
     }
 
     #[test]
-    fn dual_hit_beats_either_channel_alone() {
+    fn both_channels_beat_either_alone() {
         let both = rel(Evidence {
             semantic: Some(0.6),
             fts: Some(0.8),
@@ -128,21 +120,26 @@ mod tests {
             has_query_term: true,
             ..Default::default()
         });
-        assert!(both > sem && sem > fts);
-        // 0.6 × (1 + 0.8 × 0.3 × 1)
-        assert!((both - 0.744).abs() < 1e-5);
+        assert!(both > sem && both > fts);
+        // 0.5 × 0.8 + 0.5 × 0.6
+        assert!((both - 0.7).abs() < 1e-5);
     }
 
     #[test]
-    fn fts_only_is_capped() {
-        assert!(
-            (rel(Evidence {
-                fts: Some(1.0),
+    fn relevance_rises_with_each_channel_score() {
+        let at = |sem, fts| {
+            rel(Evidence {
+                semantic: Some(sem),
+                fts: Some(fts),
+                has_query_term: true,
                 ..Default::default()
-            }) - FTS_ONLY_CAP)
-                .abs()
-                < 1e-6
-        );
+            })
+        };
+        for step in 0..10 {
+            let x = step as f32 / 10.0;
+            assert!(at(x + 0.1, 0.5) > at(x, 0.5));
+            assert!(at(0.5, x + 0.1) > at(0.5, x));
+        }
     }
 
     #[test]
@@ -157,6 +154,33 @@ mod tests {
             ..Default::default()
         });
         assert!((without - with * KEYWORD_AFFINITY_PENALTY).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_named_speaker_lifts_the_turn() {
+        let plain = Evidence {
+            semantic: Some(0.5),
+            fts: Some(0.5),
+            has_query_term: true,
+            ..Default::default()
+        };
+        let named = Evidence {
+            speaker_named: true,
+            ..plain
+        };
+        assert!((rel(named) - rel(plain) * SPEAKER_BOOST).abs() < 1e-6);
+    }
+
+    #[test]
+    fn short_cjk_queries_lean_on_the_index_and_keep_the_seed_floor() {
+        let ev = Evidence {
+            semantic: Some(0.35),
+            fts: Some(1.0),
+            has_query_term: true,
+            short_cjk: true,
+            ..Default::default()
+        };
+        assert!(rel(ev) >= CJK_SHORT_FLOOR_BASE + CJK_SHORT_FLOOR_SCALE - 1e-6);
     }
 
     #[test]

@@ -343,8 +343,15 @@ impl ports::Storage for WitPorts {
         terms: &[String],
         f: &SearchFilter,
         limit: u32,
+        context_weight: f32,
     ) -> CoreResult<Vec<ScoredId>> {
-        ok_vec(storage::fts_search(target.into(), terms, &f.into(), limit))
+        ok_vec(storage::fts_search(
+            target.into(),
+            terms,
+            &f.into(),
+            limit,
+            context_weight,
+        ))
     }
     fn vector_search(
         &self,

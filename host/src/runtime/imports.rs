@@ -72,11 +72,12 @@ impl storage::Host for HostState {
         terms: Vec<String>,
         f: wit::SearchFilter,
         limit: u32,
+        context_weight: f32,
     ) -> W<Vec<wit::ScoredId>> {
         out_vec(
             self.ports
                 .store
-                .fts_search(t.into(), &terms, &f.into(), limit),
+                .fts_search(t.into(), &terms, &f.into(), limit, context_weight),
         )
     }
     fn vector_search(

@@ -203,6 +203,50 @@ INSERT INTO memories_fts(rowid, content, tags) SELECT rowid, mnemo_index_text(co
 INSERT INTO episodes_fts(episodes_fts) VALUES ('delete-all');
 INSERT INTO episodes_fts(rowid, content) SELECT rowid, mnemo_index_text(content) FROM episodes;
 "#,
+    // 3: a turn is indexed with the turn before it in its session, in a
+    // second column (`context`) that recall weighs less than the turn's own
+    // words: an answer is found by the question it answers. The index keeps
+    // no copy of the text (contentless, deletable by rowid), so a delete
+    // needs no recomputed context.
+    r#"
+DROP TRIGGER episodes_fts_insert;
+DROP TRIGGER episodes_fts_delete;
+DROP TRIGGER episodes_fts_update;
+DROP TABLE episodes_fts;
+CREATE VIRTUAL TABLE episodes_fts USING fts5(
+    content, context,
+    content='', contentless_delete=1,
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER episodes_fts_insert AFTER INSERT ON episodes BEGIN
+    INSERT INTO episodes_fts(rowid, content, context) VALUES (
+        new.rowid,
+        mnemo_index_text(new.content),
+        mnemo_index_text(COALESCE((
+            SELECT p.content FROM episodes p
+            WHERE p.namespace = new.namespace AND p.session_id = new.session_id
+              AND (p.event_time, p.rowid) < (new.event_time, new.rowid)
+            ORDER BY p.event_time DESC, p.rowid DESC LIMIT 1), '')));
+END;
+CREATE TRIGGER episodes_fts_delete AFTER DELETE ON episodes BEGIN
+    DELETE FROM episodes_fts WHERE rowid = old.rowid;
+END;
+CREATE TRIGGER episodes_fts_update AFTER UPDATE OF content ON episodes BEGIN
+    DELETE FROM episodes_fts WHERE rowid = old.rowid;
+    INSERT INTO episodes_fts(rowid, content, context) VALUES (
+        new.rowid,
+        mnemo_index_text(new.content),
+        mnemo_index_text(COALESCE((
+            SELECT p.content FROM episodes p
+            WHERE p.namespace = new.namespace AND p.session_id = new.session_id
+              AND (p.event_time, p.rowid) < (new.event_time, new.rowid)
+            ORDER BY p.event_time DESC, p.rowid DESC LIMIT 1), '')));
+END;
+INSERT INTO episodes_fts(rowid, content, context)
+    SELECT rowid, mnemo_index_text(content), mnemo_index_text(COALESCE(
+        LAG(content) OVER (PARTITION BY namespace, session_id ORDER BY event_time, rowid), ''))
+    FROM episodes;
+"#,
 ];
 
 pub fn current_version() -> u32 {
@@ -231,6 +275,58 @@ pub fn migrate(conn: &mut Connection) -> anyhow::Result<()> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn version_3_indexes_each_turn_with_the_one_before_it() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::register_functions(&conn).unwrap();
+        for m in &MIGRATIONS[..2] {
+            conn.execute_batch(m).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 2).unwrap();
+        let turn = |conn: &Connection, id: &str, session: &str, at: i64, text: &str| {
+            conn.execute(
+                "INSERT INTO episodes (id, namespace, session_id, source_role, content, event_time, created_at) \
+                 VALUES (?1, 'default', ?2, 'user', ?3, ?4, ?4)",
+                rusqlite::params![id, session, text, at],
+            )
+            .unwrap();
+        };
+        turn(&conn, "e1", "s1", 1, "where did you go hiking");
+        turn(&conn, "e2", "s1", 2, "up the mountain trail");
+        turn(&conn, "e3", "s2", 3, "nothing to do with it");
+        migrate(&mut conn).unwrap();
+        let found = |conn: &Connection, q: &str| -> Vec<String> {
+            let mut st = conn
+                .prepare(
+                    "SELECT e.id FROM episodes_fts f JOIN episodes e ON e.rowid = f.rowid \
+                     WHERE episodes_fts MATCH ?1 ORDER BY e.id",
+                )
+                .unwrap();
+            st.query_map([q], |r| r.get(0))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect()
+        };
+        // Existing rows were re-indexed with their predecessor in the session.
+        assert_eq!(found(&conn, "context:hiking"), ["e2"]);
+        assert_eq!(found(&conn, "content:hiking"), ["e1"]);
+        // New rows get it from the trigger; another session's turn is not context.
+        turn(&conn, "e4", "s1", 4, "with my sister");
+        turn(&conn, "e5", "s2", 5, "a reply");
+        assert_eq!(found(&conn, "context:mountain"), ["e4"]);
+        assert_eq!(found(&conn, "context:nothing"), ["e5"]);
+        // A deleted row leaves the index without its text being recomputed
+        // (the next turn keeps it as context: a snapshot taken at write time).
+        conn.execute("DELETE FROM episodes WHERE id = 'e2'", [])
+            .unwrap();
+        assert!(found(&conn, "content:mountain").is_empty());
+        assert_eq!(found(&conn, "mountain"), ["e4"]);
+        let rows: i64 = conn
+            .query_row("SELECT COUNT(*) FROM episodes_fts", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rows, 4);
+    }
 
     #[test]
     fn version_2_reindexes_cjk_rows_written_under_version_1() {

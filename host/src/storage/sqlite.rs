@@ -504,9 +504,15 @@ impl Storage for SqliteStore {
         terms: &[String],
         f: &SearchFilter,
         limit: u32,
+        context_weight: f32,
     ) -> R<Vec<ScoredId>> {
         let t = table(target);
         let terms = self.without_common_terms(t, terms)?;
+        // Column weights: an episode's own words, then the turn before it.
+        let weights = match target {
+            Target::Episodes => format!("1.0, {:.4}", context_weight.max(0.0)),
+            Target::Memories => "1.0, 1.0".to_string(),
+        };
         let Some(query) = fts_match(&terms) else {
             return Ok(Vec::new());
         };
@@ -515,7 +521,7 @@ impl Storage for SqliteStore {
         params.extend(w.params);
         params.push(Value::Integer(limit as i64));
         let mut stmt = sql(self.conn.prepare_cached(&format!(
-            "SELECT x.id, -bm25({t}_fts) AS s FROM {t}_fts JOIN {t} x ON x.rowid = {t}_fts.rowid \
+            "SELECT x.id, -bm25({t}_fts, {weights}) AS s FROM {t}_fts JOIN {t} x ON x.rowid = {t}_fts.rowid \
              WHERE {t}_fts MATCH ? AND {} ORDER BY s DESC, x.id LIMIT ?",
             w.clause
         )))?;
