@@ -667,9 +667,7 @@ fn run(cli: Cli) -> Out {
                     .store
                     .reset_vectors(&info.model, info.dimension)?;
             }
-            let bar = indicatif::ProgressBar::new_spinner();
-            let n = mnemo.backfill_all(256, |n| bar.set_message(format!("{n} embedded")))?;
-            bar.finish_and_clear();
+            let n = backfill_with_progress(&mut mnemo)?;
             println!("embedded {n} rows");
         }
         Command::Audit(a) if a.run => {
@@ -754,7 +752,7 @@ fn run(cli: Cli) -> Out {
                 bar.set_message(format!("{n} lines"))
             })?;
             bar.finish_and_clear();
-            let embedded = mnemo.backfill_all(256, |_| {})?;
+            let embedded = backfill_with_progress(&mut mnemo)?;
             if a.json {
                 return print_json(&serde_json::json!({ "counts": c, "embedded": embedded }));
             }
@@ -1100,4 +1098,15 @@ fn ner(config: &Config, a: &NerArgs) -> Out {
         );
     }
     Ok(())
+}
+
+/// Embeds every row still without a vector, behind a progress bar sized by
+/// the store's count of missing vectors (drawn on a terminal only).
+fn backfill_with_progress(mnemo: &mut Mnemo) -> anyhow::Result<usize> {
+    let missing = mnemo.ports().store.integrity()?.missing_vectors;
+    let bar = indicatif::ProgressBar::new(missing);
+    bar.set_message("embedding");
+    let n = mnemo.backfill_all(256, |n| bar.set_position(n as u64))?;
+    bar.finish_and_clear();
+    Ok(n)
 }
