@@ -511,13 +511,22 @@ fn filters_paging_and_access_reinforcement() {
         dry: true,
         ..Default::default()
     };
+    // Tags are a soft boost: the tagged memory leads, the other still comes.
     let r = m
         .recall(RecallRequest {
             tags: vec!["dev".into()],
             ..dry("rust")
         })
         .unwrap();
-    assert_eq!(r.hits.len(), 1);
+    assert_eq!(r.hits.len(), 2);
+    assert!(r.hits[0].item.content().contains("caching"));
+    assert!(
+        r.hits[0]
+            .explanation
+            .notes
+            .iter()
+            .any(|n| n.starts_with("requested tags"))
+    );
     let r = m
         .recall(RecallRequest {
             kinds: vec![Kind::Semantic],

@@ -237,6 +237,7 @@ fn filters_restrict_every_channel() {
         ..Default::default()
     })
     .unwrap();
+    // Tags rank, they do not filter.
     let r = e
         .recall(RecallRequest {
             query: "rust".into(),
@@ -244,7 +245,15 @@ fn filters_restrict_every_channel() {
             ..Default::default()
         })
         .unwrap();
-    assert_eq!(r.hits.len(), 1);
+    assert_eq!(r.hits.len(), 2);
+    assert!(r.hits[0].item.content().contains("build"));
+    assert!(
+        r.hits[0]
+            .explanation
+            .notes
+            .iter()
+            .any(|n| n.starts_with("requested tags"))
+    );
     let r = e
         .recall(RecallRequest {
             query: "rust".into(),

@@ -56,6 +56,7 @@ impl<P: Ports> Engine<P> {
                 "query is longer than {MAX_CONTENT_CHARS} characters"
             )));
         }
+        validate::tags(&req.tags)?;
         let limit = if req.limit == 0 {
             DEFAULT_RECALL_LIMIT
         } else {
@@ -75,7 +76,8 @@ impl<P: Ports> Engine<P> {
             namespaces: readable_namespaces(&namespace),
             layers: req.layers.clone(),
             kinds: req.kinds.clone(),
-            tags: validate::tags(&req.tags)?,
+            // Tags rank, they do not filter: see `TAG_BOOST`.
+            tags: Vec::new(),
             since: req.since,
             until: req.until,
             source: validate::short_field("source", req.source.as_deref(), MAX_SOURCE_CHARS)?,
@@ -451,6 +453,13 @@ impl<P: Ports> Engine<P> {
                 _ => continue,
             };
             let content_tokens = text::token_set(item.content());
+            let tag_share = match &item {
+                Item::Memory(m) if !req.tags.is_empty() => {
+                    req.tags.iter().filter(|t| m.tags.contains(*t)).count() as Score
+                        / req.tags.len() as Score
+                }
+                _ => 0.0,
+            };
             let speaker_named = match &item {
                 Item::Episode(e) => {
                     let who = text::content_words(&e.source_role);
@@ -476,6 +485,7 @@ impl<P: Ports> Engine<P> {
                 has_query_term: terms.iter().any(|t| content_tokens.contains(t)),
                 short_cjk,
                 speaker_named,
+                tag_share,
             };
             let mut notes = Vec::new();
             let relevance = scoring::relevance(&evidence, &mut notes);

@@ -23,6 +23,8 @@ pub struct Evidence {
     pub short_cjk: bool,
     /// The query names who said this (an episode's role).
     pub speaker_named: bool,
+    /// Share of the requested tags the memory carries, in [0, 1].
+    pub tag_share: Score,
 }
 
 /// Relevance in [0, ∞) before the final cap, and the notes explaining it.
@@ -61,6 +63,11 @@ pub fn relevance(ev: &Evidence, notes: &mut Vec<String>) -> Score {
             "entity match: relevance raised to {ENTITY_RELEVANCE}"
         ));
         rel = ENTITY_RELEVANCE;
+    }
+    if ev.tag_share > 0.0 {
+        let factor = 1.0 + TAG_BOOST * ev.tag_share.min(1.0);
+        notes.push(format!("requested tags x{factor:.3}"));
+        rel *= factor;
     }
     if ev.speaker_named {
         notes.push(format!("the query names the speaker x{SPEAKER_BOOST}"));
@@ -154,6 +161,26 @@ mod tests {
             ..Default::default()
         });
         assert!((without - with * KEYWORD_AFFINITY_PENALTY).abs() < 1e-6);
+    }
+
+    #[test]
+    fn requested_tags_lift_in_proportion() {
+        let base = Evidence {
+            semantic: Some(0.5),
+            fts: Some(0.5),
+            has_query_term: true,
+            ..Default::default()
+        };
+        let half = rel(Evidence {
+            tag_share: 0.5,
+            ..base
+        });
+        let all = rel(Evidence {
+            tag_share: 1.0,
+            ..base
+        });
+        assert!(rel(base) < half && half < all);
+        assert!((all - rel(base) * (1.0 + TAG_BOOST)).abs() < 1e-6);
     }
 
     #[test]

@@ -81,6 +81,10 @@ pub const CJK_SHORT_QUERY_CHARS: usize = 10;
 pub const SPEAKER_BOOST: f32 = 1.25;
 /// Semantic-only hits sharing no query term: `relevance *= KEYWORD_AFFINITY_PENALTY`.
 pub const KEYWORD_AFFINITY_PENALTY: f32 = 0.7;
+/// Tags in a recall request rank, they do not filter: a memory carrying all
+/// of them gets `relevance × (1 + TAG_BOOST)`, a share of them a share of
+/// that. Not in the seeds (the retrieval issue asks for a soft boost).
+pub const TAG_BOOST: f32 = 0.2;
 /// Fact-linked memories get this relevance (seed 004 §4.1).
 pub const FACT_RELEVANCE: f32 = 1.0;
 /// Relevance floor of an entity-channel hit (not in the seeds: seed 003 fuses

@@ -17,7 +17,7 @@ fn tools() -> Value {
         {"name": "search_memory", "description": "Hybrid search over remembered facts and past dialogue. The main retrieval tool.",
          "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer", "minimum": 1, "maximum": 50},
                          "namespace": ns}, "required": ["query"]}},
-        {"name": "recall", "description": "Recall memories with filters (layers, kinds, tags, time range, min_score, token_budget, sort, dry), optional LLM query expansion and rerank, and a score explanation per hit.",
+        {"name": "recall", "description": "Recall memories with filters (layers, kinds, time range, min_score, token_budget, sort, dry), tags as a soft boost, optional LLM query expansion and rerank, and a score explanation per hit.",
          "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}, "namespace": ns,
                          "layers": {"type": "array", "items": {"enum": ["buffer", "working", "core"]}},
                          "kinds": {"type": "array", "items": {"enum": ["episodic", "semantic", "procedural"]}},

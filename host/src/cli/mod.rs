@@ -319,6 +319,7 @@ struct RecallArgs {
     offset: u32,
     #[command(flatten)]
     ns: Ns,
+    /// Rank memories with this tag higher (repeatable; a soft boost, not a filter).
     #[arg(long = "tag")]
     tags: Vec<String>,
     #[arg(long = "kind")]
