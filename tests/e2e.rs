@@ -49,6 +49,25 @@ fn remember_then_recall_through_the_component() {
     let expected =
         ((0.2 * ex.importance + 0.2 * ex.recency + 0.6 * ex.relevance) * ex.layer_bonus).min(1.0);
     assert!((r.hits[0].score - expected).abs() < 1e-5);
+    // Seed 004's own cosine-led relevance, on request.
+    let seed = m
+        .recall(RecallRequest {
+            query: "which editor mode does the user prefer?".into(),
+            relevance: Relevance::Semantic,
+            dry: true,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(seed.hits[0].item.id(), dark.memory.id);
+    assert!(
+        seed.hits[0]
+            .explanation
+            .notes
+            .iter()
+            .any(|n| n.starts_with("dual-hit boost")),
+        "{:?}",
+        seed.hits[0].explanation.notes
+    );
     // Stored for real: the row is in the SQLite file.
     assert_eq!(count(&m, "SELECT COUNT(*) FROM memories"), 3);
     assert_eq!(count(&m, "SELECT COUNT(*) FROM vec_memories"), 3);

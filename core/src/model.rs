@@ -75,6 +75,12 @@ str_enum!(
     LlmLevel { Off => "off", Auto => "auto", Full => "full" }
 );
 str_enum!(
+    /// How recall turns channel evidence into relevance: `blend` weighs BM25
+    /// and the cosine equally (for a small local embedder); `semantic` is
+    /// seed 004 §4.3's cosine-led relevance (for a strong embedder).
+    Relevance { Blend => "blend", Semantic => "semantic" }
+);
+str_enum!(
     ListState { Active => "active", Deleted => "deleted", All => "all" }
 );
 
@@ -528,6 +534,8 @@ pub struct RecallRequest {
     pub expand: Option<bool>,
     /// Let the LLM re-order the page of hits (seed 004 §4.5).
     pub rerank: bool,
+    /// How channel evidence becomes relevance.
+    pub relevance: Relevance,
 }
 
 impl Default for RecallRequest {
@@ -552,6 +560,7 @@ impl Default for RecallRequest {
             exclude_session: None,
             expand: None,
             rerank: false,
+            relevance: Relevance::Blend,
         }
     }
 }

@@ -488,7 +488,7 @@ impl<P: Ports> Engine<P> {
                 tag_share,
             };
             let mut notes = Vec::new();
-            let relevance = scoring::relevance(&evidence, &mut notes);
+            let relevance = scoring::relevance(&evidence, req.relevance, &mut notes);
             let age_hours = (now - reference).max(0) as f32 / MS_PER_HOUR;
             let recency = scoring::recency(decay_rate, age_hours);
             let layer_bonus = scoring::layer_bonus(layer);

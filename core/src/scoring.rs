@@ -4,7 +4,7 @@
 //! seed 004 §4.2's `score = (0.2·importance + 0.2·recency + 0.6·relevance) ×
 //! layer_bonus`, capped at 1.
 
-use crate::model::{Layer, Score};
+use crate::model::{Layer, Relevance, Score};
 use crate::thresholds::*;
 
 /// What the channels found out about one candidate.
@@ -28,11 +28,36 @@ pub struct Evidence {
 }
 
 /// Relevance in [0, ∞) before the final cap, and the notes explaining it.
-pub fn relevance(ev: &Evidence, notes: &mut Vec<String>) -> Score {
+pub fn relevance(ev: &Evidence, model: Relevance, notes: &mut Vec<String>) -> Score {
     if ev.fact {
         notes.push("fact-linked: relevance 1.0".into());
         return FACT_RELEVANCE;
     }
+    let mut rel = match model {
+        Relevance::Blend => blend(ev, notes),
+        Relevance::Semantic => semantic_led(ev, notes),
+    };
+    if ev.entity && rel < ENTITY_RELEVANCE {
+        notes.push(format!(
+            "entity match: relevance raised to {ENTITY_RELEVANCE}"
+        ));
+        rel = ENTITY_RELEVANCE;
+    }
+    if ev.tag_share > 0.0 {
+        let factor = 1.0 + TAG_BOOST * ev.tag_share.min(1.0);
+        notes.push(format!("requested tags x{factor:.3}"));
+        rel *= factor;
+    }
+    if ev.speaker_named {
+        notes.push(format!("the query names the speaker x{SPEAKER_BOOST}"));
+        rel *= SPEAKER_BOOST;
+    }
+    rel
+}
+
+/// `w × bm25/best + (1 − w) × cosine`, with seed 004's keyword-affinity
+/// penalty for hits the index did not find and its short-CJK floor.
+fn blend(ev: &Evidence, notes: &mut Vec<String>) -> Score {
     let sem = ev.semantic.unwrap_or(0.0).max(0.0);
     let lexical = ev.fts.unwrap_or(0.0).clamp(0.0, 1.0);
     let w = if ev.short_cjk {
@@ -58,22 +83,52 @@ pub fn relevance(ev: &Evidence, notes: &mut Vec<String>) -> Score {
         ));
         rel *= KEYWORD_AFFINITY_PENALTY;
     }
-    if ev.entity && rel < ENTITY_RELEVANCE {
-        notes.push(format!(
-            "entity match: relevance raised to {ENTITY_RELEVANCE}"
-        ));
-        rel = ENTITY_RELEVANCE;
-    }
-    if ev.tag_share > 0.0 {
-        let factor = 1.0 + TAG_BOOST * ev.tag_share.min(1.0);
-        notes.push(format!("requested tags x{factor:.3}"));
-        rel *= factor;
-    }
-    if ev.speaker_named {
-        notes.push(format!("the query names the speaker x{SPEAKER_BOOST}"));
-        rel *= SPEAKER_BOOST;
-    }
     rel
+}
+
+/// Seed 004 §4.3: the cosine (above the similarity floor) is the relevance;
+/// a dual hit is boosted by its BM25, an FTS-only hit is capped, a
+/// semantic-only hit without any query term is penalised.
+fn semantic_led(ev: &Evidence, notes: &mut Vec<String>) -> Score {
+    let sem = ev.semantic.filter(|s| *s >= DEFAULT_SIM_FLOOR);
+    match (sem, ev.fts) {
+        (Some(sem), Some(fts)) => {
+            let gate = (sem / DUAL_HIT_SEM_GATE).min(1.0);
+            let boost = if ev.short_cjk {
+                CJK_SHORT_FTS_BOOST
+            } else {
+                DUAL_HIT_FTS_BOOST
+            };
+            let factor = 1.0 + fts * boost * gate;
+            notes.push(format!("dual-hit boost x{factor:.3}"));
+            let mut rel = sem * factor;
+            if ev.short_cjk {
+                let floor = CJK_SHORT_FLOOR_BASE + fts * CJK_SHORT_FLOOR_SCALE;
+                if rel < floor {
+                    notes.push(format!("short CJK floor {floor:.3}"));
+                    rel = floor;
+                }
+            }
+            rel
+        }
+        (Some(sem), None) if ev.has_query_term => sem,
+        (Some(sem), None) => {
+            notes.push(format!(
+                "keyword affinity penalty x{KEYWORD_AFFINITY_PENALTY}"
+            ));
+            sem * KEYWORD_AFFINITY_PENALTY
+        }
+        (None, Some(fts)) => {
+            let cap = if ev.short_cjk {
+                FTS_ONLY_CAP_CJK
+            } else {
+                FTS_ONLY_CAP
+            };
+            notes.push(format!("fts-only cap x{cap}"));
+            fts * cap
+        }
+        (None, None) => 0.0,
+    }
 }
 
 /// `exp(-decay_rate × age_hours / 168)`.
@@ -101,7 +156,42 @@ mod tests {
     use super::*;
 
     fn rel(ev: Evidence) -> Score {
-        relevance(&ev, &mut Vec::new())
+        relevance(&ev, Relevance::Blend, &mut Vec::new())
+    }
+
+    fn seed(ev: Evidence) -> Score {
+        relevance(&ev, Relevance::Semantic, &mut Vec::new())
+    }
+
+    #[test]
+    fn seed_004_dual_hits_are_boosted_and_fts_only_hits_capped() {
+        let both = seed(Evidence {
+            semantic: Some(0.6),
+            fts: Some(0.8),
+            has_query_term: true,
+            ..Default::default()
+        });
+        // 0.6 × (1 + 0.8 × 0.3 × min(1, 0.6 / 0.45))
+        assert!((both - 0.744).abs() < 1e-5);
+        let fts_only = seed(Evidence {
+            fts: Some(1.0),
+            has_query_term: true,
+            ..Default::default()
+        });
+        assert!((fts_only - FTS_ONLY_CAP).abs() < 1e-6);
+        // A cosine under the floor is no semantic evidence.
+        let weak = seed(Evidence {
+            semantic: Some(DEFAULT_SIM_FLOOR - 0.01),
+            fts: Some(1.0),
+            has_query_term: true,
+            ..Default::default()
+        });
+        assert!((weak - FTS_ONLY_CAP).abs() < 1e-6);
+        let bare = seed(Evidence {
+            semantic: Some(0.5),
+            ..Default::default()
+        });
+        assert!((bare - 0.5 * KEYWORD_AFFINITY_PENALTY).abs() < 1e-6);
     }
 
     #[test]

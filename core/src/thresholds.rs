@@ -65,6 +65,15 @@ pub const DEFAULT_SIM_FLOOR: f32 = 0.30;
 /// 0.4, 0.5, 0.6 (speaker ×1.2) → 0.738–0.747 / 0.463–0.467; the seed's dual-hit boost or
 /// FTS-only cap on top of the blend lowered Hit@1 (0.451, 0.454).
 pub const LEXICAL_WEIGHT: f32 = 0.5;
+/// Seed 004 §4.3's own relevance (`Relevance::Semantic`), for strong
+/// embedders: dual hits `× (1 + fts × DUAL_HIT_FTS_BOOST × min(1, cos /
+/// DUAL_HIT_SEM_GATE))`, FTS-only hits capped at `fts × FTS_ONLY_CAP`.
+pub const DUAL_HIT_FTS_BOOST: f32 = 0.3;
+pub const DUAL_HIT_SEM_GATE: f32 = 0.45;
+pub const FTS_ONLY_CAP: f32 = 0.25;
+/// Short CJK queries (seed 004 §4.3): dual-hit boost 0.6, FTS-only cap 0.40.
+pub const CJK_SHORT_FTS_BOOST: f32 = 0.6;
+pub const FTS_ONLY_CAP_CJK: f32 = 0.40;
 /// Short CJK queries lean further on the index: seed 004 §4.3 found the
 /// embedding weak on them (it doubled the FTS boost, 0.3 → 0.6).
 pub const LEXICAL_WEIGHT_CJK_SHORT: f32 = 0.7;

@@ -49,6 +49,7 @@ enum_conv!(
 );
 enum_conv!(api::Channel, Channel, [Fts, Vector, Entity, Fact]);
 enum_conv!(api::SortOrder, SortOrder, [Score, Recent, Accessed]);
+enum_conv!(api::Relevance, Relevance, [Blend, Semantic]);
 enum_conv!(llm::LlmLevel, LlmLevel, [Off, Auto, Full]);
 enum_conv!(storage::ListState, ListState, [Active, Deleted, All]);
 
@@ -607,6 +608,7 @@ impl api::Guest for Component {
             exclude_session: req.exclude_session,
             expand: req.expand,
             rerank: req.rerank,
+            relevance: req.relevance.into(),
         })?;
         Ok(api::RecallResponse {
             hits: out.hits.into_iter().map(hit_out).collect(),

@@ -35,6 +35,9 @@ pub struct LocomoArgs {
     /// Keep the evaluation database here (default: a temporary file).
     #[arg(long)]
     keep_db: Option<PathBuf>,
+    /// How evidence becomes relevance (`blend` or seed 004's `semantic`).
+    #[arg(long, default_value = "blend")]
+    relevance: Relevance,
 }
 
 const MONTHS: [&str; 12] = [
@@ -291,6 +294,7 @@ pub fn run(config: &Config, cmd: EvalCommand) -> anyhow::Result<()> {
                 episodes_only: true,
                 limit: args.k,
                 dry: true,
+                relevance: args.relevance,
                 ..Default::default()
             })?;
             latencies.push(start.elapsed());

@@ -343,6 +343,11 @@ struct RecallArgs {
     /// Let the LLM re-order the hits.
     #[arg(long)]
     rerank: bool,
+    /// How evidence becomes relevance: `blend` (BM25 and cosine weighed
+    /// equally; for the local model) or `semantic` (seed 004's cosine-led
+    /// relevance; for a strong embedder).
+    #[arg(long, default_value = "blend")]
+    relevance: Relevance,
     /// Print how each hit was scored.
     #[arg(long)]
     explain: bool,
@@ -550,6 +555,7 @@ fn run(cli: Cli) -> Out {
                     _ => None,
                 },
                 rerank: a.rerank,
+                relevance: a.relevance,
                 min_score: a.min_score,
                 ..Default::default()
             })?;

@@ -66,6 +66,7 @@ enum_conv!(
 );
 enum_conv!(api::Channel, Channel, [Fts, Vector, Entity, Fact]);
 enum_conv!(api::SortOrder, SortOrder, [Score, Recent, Accessed]);
+enum_conv!(api::Relevance, Relevance, [Blend, Semantic]);
 enum_conv!(llm::LlmLevel, LlmLevel, [Off, Auto, Full]);
 enum_conv!(storage::ListState, ListState, [Active, Deleted, All]);
 
@@ -315,7 +316,7 @@ record_conv!(
         expand,
         rerank
     ],
-    [sort],
+    [sort, relevance],
     [layers, kinds],
     []
 );
