@@ -71,11 +71,7 @@ fn blend(ev: &Evidence, notes: &mut Vec<String>) -> Score {
         1.0 - w
     ));
     if ev.short_cjk && ev.fts.is_some() && sem >= DEFAULT_SIM_FLOOR {
-        let floor = CJK_SHORT_FLOOR_BASE + lexical * CJK_SHORT_FLOOR_SCALE;
-        if rel < floor {
-            notes.push(format!("short CJK floor {floor:.3}"));
-            rel = floor;
-        }
+        rel = cjk_floor(rel, lexical, notes);
     }
     if ev.fts.is_none() && !ev.has_query_term {
         notes.push(format!(
@@ -101,15 +97,12 @@ fn semantic_led(ev: &Evidence, notes: &mut Vec<String>) -> Score {
             };
             let factor = 1.0 + fts * boost * gate;
             notes.push(format!("dual-hit boost x{factor:.3}"));
-            let mut rel = sem * factor;
+            let rel = sem * factor;
             if ev.short_cjk {
-                let floor = CJK_SHORT_FLOOR_BASE + fts * CJK_SHORT_FLOOR_SCALE;
-                if rel < floor {
-                    notes.push(format!("short CJK floor {floor:.3}"));
-                    rel = floor;
-                }
+                cjk_floor(rel, fts, notes)
+            } else {
+                rel
             }
-            rel
         }
         (Some(sem), None) if ev.has_query_term => sem,
         (Some(sem), None) => {
@@ -128,6 +121,17 @@ fn semantic_led(ev: &Evidence, notes: &mut Vec<String>) -> Score {
             fts * cap
         }
         (None, None) => 0.0,
+    }
+}
+
+/// Seed 004 §4.3's floor for short CJK queries both channels answered.
+fn cjk_floor(rel: Score, fts: Score, notes: &mut Vec<String>) -> Score {
+    let floor = CJK_SHORT_FLOOR_BASE + fts * CJK_SHORT_FLOOR_SCALE;
+    if rel < floor {
+        notes.push(format!("short CJK floor {floor:.3}"));
+        floor
+    } else {
+        rel
     }
 }
 
