@@ -60,8 +60,9 @@ pub const DEFAULT_SIM_FLOOR: f32 = 0.30;
 /// for dual hits (`× 1 + fts × 0.3 × min(1, cos / 0.45)`) and FTS-only hits
 /// are capped at `fts × 0.25` — right for text-embedding-3-small, wrong for
 /// all-MiniLM-L6-v2, which ranks worse than BM25 on dialogue. Measured on
-/// LoCoMo dev (760 questions, prototype over the same vectors, with the
-/// context column and speaker factor): seed shape R@10 0.645 / Hit@1 0.358; blend at
+/// LoCoMo dev (760 questions, with the context column and speaker factor):
+/// seed shape R@10 0.647 / Hit@1 0.346 (`mnemo eval locomo --relevance
+/// semantic`); in a prototype over the same vectors, blend at
 /// 0.4, 0.5, 0.6 (speaker ×1.2) → 0.738–0.747 / 0.463–0.467; the seed's dual-hit boost or
 /// FTS-only cap on top of the blend lowered Hit@1 (0.451, 0.454).
 pub const LEXICAL_WEIGHT: f32 = 0.5;
