@@ -612,16 +612,26 @@ fn export_import_round_trip_is_lossless_and_import_dedups() {
     a.ingest(t("s2", "Melanie painted the lake")).unwrap();
     a.enrich(50).unwrap();
     a.backfill_all(64, |_| {}).unwrap();
+    let fact = |object: &str, exclusive| FactInput {
+        subject: "Caroline".into(),
+        predicate: "lives in".into(),
+        object: object.into(),
+        exclusive,
+        ..Default::default()
+    };
+    a.add_fact(fact("Lisbon", false)).unwrap();
+    let porto = a.add_fact(fact("Porto", true)).unwrap();
+    assert_eq!(porto.superseded.len(), 1, "the history is part of the data");
 
     let mut dump = Vec::new();
     let c = mnemo_host::transfer::export(&a, &mut dump, None, true).unwrap();
-    assert_eq!((c.memories, c.episodes, c.sessions), (4, 2, 2));
+    assert_eq!((c.memories, c.episodes, c.sessions, c.facts), (4, 2, 2, 2));
     assert!(c.entities >= 2 && c.vectors == 6, "{c:?}");
 
     let b_dir = tempfile::tempdir().unwrap();
     let mut b = open(b_dir.path());
-    let ci = mnemo_host::transfer::import(&mut b, &dump[..], |_| {}).unwrap();
-    assert_eq!(ci.created, 4 + 2 + 2 + c.entities);
+    let ci = mnemo_host::transfer::import(&mut b, &dump[..], |_, _| {}).unwrap();
+    assert_eq!(ci.created, 4 + 2 + 2 + c.entities + 2);
     assert_eq!((ci.existing, ci.merged, ci.vectors), (0, 0, 6));
     {
         let (sa, sb) = (&a.ports().store, &b.ports().store);
@@ -642,6 +652,11 @@ fn export_import_round_trip_is_lossless_and_import_dedups() {
             sa.all_entities(None).unwrap(),
             sb.all_entities(None).unwrap()
         );
+        assert_eq!(
+            sa.all_facts(None).unwrap(),
+            sb.all_facts(None).unwrap(),
+            "facts, superseded ones included, field for field"
+        );
         let ids: Vec<String> = sa
             .all_memories(None)
             .unwrap()
@@ -659,7 +674,7 @@ fn export_import_round_trip_is_lossless_and_import_dedups() {
     );
 
     // Importing again changes nothing.
-    let again = mnemo_host::transfer::import(&mut b, &dump[..], |_| {}).unwrap();
+    let again = mnemo_host::transfer::import(&mut b, &dump[..], |_, _| {}).unwrap();
     assert_eq!(again.created, 0);
     assert_eq!(b.ports().store.all_memories(None).unwrap().len(), 4);
 
@@ -667,8 +682,18 @@ fn export_import_round_trip_is_lossless_and_import_dedups() {
     let c_dir = tempfile::tempdir().unwrap();
     let mut cm = open(c_dir.path());
     let own = remember(&mut cm, "", "Caroline lives in Lisbon").memory;
-    let ci = mnemo_host::transfer::import(&mut cm, &dump[..], |_| {}).unwrap();
-    assert_eq!(ci.merged, 1);
+    let own_fact = cm.add_fact(fact("Porto", false)).unwrap().fact;
+    let ci = mnemo_host::transfer::import(&mut cm, &dump[..], |_, _| {}).unwrap();
+    assert_eq!(ci.merged, 2, "the memory and the current fact");
+    let current = cm
+        .query_facts(FactQuery {
+            entity: Some("Caroline".into()),
+            limit: 10,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(current.len(), 1, "{current:?}");
+    assert_eq!(current[0].id, own_fact.id);
     let kept = cm.get("", &own.id).unwrap();
     assert_eq!(kept.repetition_count, 2, "its own 0 + the import's 1 + 1");
     assert_eq!(cm.stats(None).unwrap().active, 3);
@@ -678,7 +703,7 @@ fn export_import_round_trip_is_lossless_and_import_dedups() {
     let mut d = open(d_dir.path());
     let mut broken = dump.clone();
     broken.extend_from_slice(b"{\"kind\": \"memory\", \"oops\": 1}\n");
-    let err = mnemo_host::transfer::import(&mut d, &broken[..], |_| {}).unwrap_err();
+    let err = mnemo_host::transfer::import(&mut d, &broken[..], |_, _| {}).unwrap_err();
     assert!(format!("{err:#}").contains("line"), "{err:#}");
     assert_eq!(count(&d, "SELECT COUNT(*) FROM memories"), 0);
     assert_eq!(count(&d, "SELECT COUNT(*) FROM episodes"), 0);
@@ -856,4 +881,51 @@ fn very_common_terms_do_not_drive_the_bm25_pass() {
         .fts_search(Target::Memories, &["weather".to_string()], &filter, 20, 0.0)
         .unwrap();
     assert_eq!(hits.len(), 20);
+}
+
+#[test]
+fn scheduled_runs_do_the_work_and_log_their_outcome() {
+    use mnemo_host::scheduler::{self, Task};
+    use mnemo_host::storage::AuditFilter;
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = open(dir.path());
+    remember(&mut m, "", "The user keeps bees on the roof");
+    let first = scheduler::run(&mut m, Task::Interval);
+    assert!(first.starts_with("ok: epoch"), "{first}");
+    // Seed 004: the interval skips a cycle when nothing was written since.
+    let idle = scheduler::run(&mut m, Task::Interval);
+    assert_eq!(idle, "skipped: nothing written since the last cycle");
+    remember(&mut m, "", "The bees swarmed in May");
+    assert!(scheduler::run(&mut m, Task::Interval).starts_with("ok"));
+    for task in [Task::Consolidate, Task::Decay, Task::Enrich, Task::Reflect] {
+        let outcome = scheduler::run(&mut m, task);
+        assert!(outcome.starts_with("ok"), "{}: {outcome}", task.name());
+    }
+    let log = m
+        .ports()
+        .store
+        .audit_log(&AuditFilter {
+            action: Some("scheduled".into()),
+            limit: 20,
+            ..Default::default()
+        })
+        .unwrap();
+    let runs: Vec<(&str, bool)> = log
+        .iter()
+        .rev()
+        .map(|e| (e.target_id.as_str(), e.detail.starts_with("ok")))
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            ("interval", true),
+            ("interval", false),
+            ("interval", true),
+            ("consolidate", true),
+            ("decay", true),
+            ("enrich", true),
+            ("reflect", true),
+        ]
+    );
+    assert_eq!(log[5].detail, idle, "the outcome is what is logged");
 }

@@ -513,3 +513,333 @@ fn lifecycle_routes_answer_and_refuse_bad_input() {
     let (_, stats) = get("/stats");
     assert!(stats["total"].as_u64().unwrap() >= 3);
 }
+
+#[test]
+fn every_failure_answers_json_even_from_axum_itself() {
+    let s = start(None);
+    let get = |path: &str| call(ureq::get(&format!("{}{path}", s.base)), None);
+    for (path, code) in [
+        ("/stats?limit=abc", "invalid_request"),
+        ("/memories?colour=red", "invalid_request"),
+        ("/memories?layer=attic", "invalid_input"),
+        ("/sessions?pending=maybe", "invalid_request"),
+    ] {
+        let (st, v) = get(path);
+        assert_eq!(
+            (st, v["error"]["code"].as_str()),
+            (400, Some(code)),
+            "{path}: {v}"
+        );
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty())
+        );
+    }
+    let (st, v) = call(ureq::put(&format!("{}/memories", s.base)), Some("{}"));
+    assert_eq!(
+        (st, v["error"]["code"].as_str()),
+        (405, Some("method_not_allowed"))
+    );
+    // Over the limit without a declared length (chunked): still a JSON 413.
+    let big = format!("{{\"content\": \"{}\"}}", "a".repeat(2 * 1024 * 1024));
+    let resp = ureq::post(&format!("{}/memories", s.base))
+        .set("Content-Type", "application/json")
+        .send(std::io::Cursor::new(big.into_bytes()));
+    let Err(ureq::Error::Status(413, r)) = resp else {
+        panic!("expected 413")
+    };
+    let v: Value = serde_json::from_str(&r.into_string().unwrap()).unwrap();
+    assert_eq!(v["error"]["code"], "payload_too_large");
+    let (st, v) = get("/health");
+    assert_eq!(st, 200, "still serving");
+    assert_eq!(v["vectors"]["state"], "enabled");
+}
+
+#[test]
+fn memories_update_list_filters_and_conflicts() {
+    let s = start(None);
+    let (_, a) = post(
+        &s,
+        "/memories",
+        json!({"content": "Standup is at 09:30", "kind": "procedural", "tags": ["work"]}),
+    );
+    let (_, b) = post(&s, "/memories", json!({"content": "The user likes jazz"}));
+    let (a, b) = (a["id"].as_str().unwrap(), b["id"].as_str().unwrap());
+    let url = |p: &str| format!("{}{p}", s.base);
+
+    let (st, v) = call(
+        ureq::request("PATCH", &url(&format!("/memories/{a}"))),
+        Some(r#"{"content": "Standup is at 10:00", "importance": 0.9, "tags": ["work", "daily"]}"#),
+    );
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(
+        (v["content"].as_str(), v["tags"].clone()),
+        (Some("Standup is at 10:00"), json!(["work", "daily"]))
+    );
+    let (_, found) = post(&s, "/recall", json!({"query": "standup time"}));
+    assert_eq!(
+        found["hits"][0]["content"], "Standup is at 10:00",
+        "re-indexed"
+    );
+    for (body, status) in [
+        (r#"{"importance": 7}"#, 400),
+        (r#"{"colour": "red"}"#, 422),
+        ("{oops", 400),
+    ] {
+        let (st, v) = call(
+            ureq::request("PATCH", &url(&format!("/memories/{a}"))),
+            Some(body),
+        );
+        assert_eq!(st, status, "{body}: {v}");
+    }
+    let (st, _) = call(
+        ureq::request("PATCH", &url("/memories/mem_missing")),
+        Some(r#"{"importance": 0.1}"#),
+    );
+    assert_eq!(st, 404);
+
+    let ids = |v: &Value| -> Vec<String> {
+        v["memories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        ids(&call(ureq::get(&url("/memories?kind=procedural")), None).1),
+        [a]
+    );
+    assert_eq!(
+        ids(&call(ureq::get(&url("/memories?tag=work,daily")), None).1),
+        [a]
+    );
+    assert_eq!(
+        ids(&call(
+            ureq::get(&url("/memories?kind=semantic&layer=buffer")),
+            None
+        )
+        .1),
+        [b]
+    );
+    assert!(ids(&call(ureq::get(&url("/memories?layer=core")), None).1).is_empty());
+    assert_eq!(
+        ids(&call(ureq::get(&url("/memories?limit=1&offset=1")), None).1).len(),
+        1
+    );
+
+    // Restoring what is not deleted, deleting twice: 409; the trash lists it.
+    let (st, v) = post(&s, &format!("/memories/{b}/restore"), json!({}));
+    assert_eq!(
+        (st, v["error"]["code"].as_str()),
+        (409, Some("conflict")),
+        "{v}"
+    );
+    assert_eq!(
+        call(ureq::delete(&url(&format!("/memories/{b}"))), None).0,
+        200
+    );
+    assert_eq!(
+        call(ureq::delete(&url(&format!("/memories/{b}"))), None).0,
+        409
+    );
+    assert_eq!(
+        ids(&call(ureq::get(&url("/trash?kind=semantic")), None).1),
+        [b]
+    );
+    let (st, v) = call(ureq::get(&url(&format!("/memories/{b}"))), None);
+    assert!(
+        st == 200 && v["valid_until"].is_i64(),
+        "readable, marked deleted: {v}"
+    );
+    let (st, _) = post(&s, "/memories/mem_missing/restore", json!({}));
+    assert_eq!(st, 404);
+}
+
+#[test]
+fn sessions_are_listed_read_and_consolidated() {
+    let s = start(None);
+    let url = |p: &str| format!("{}{p}", s.base);
+    for (session, text) in [
+        ("trip", "I am planning a trip to Kyoto in April."),
+        ("trip", "My budget is 3000 euros."),
+        ("other", "What should I cook tonight?"),
+    ] {
+        let (st, _) = post(
+            &s,
+            "/episodes",
+            json!({"session_id": session, "role": "user", "content": text}),
+        );
+        assert_eq!(st, 201);
+    }
+    let (st, v) = call(ureq::get(&url("/sessions")), None);
+    assert_eq!(st, 200);
+    let listed: Vec<&str> = v["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, ["other", "trip"], "most recently active first");
+    assert_eq!(v["sessions"][1]["turn_count"], 2);
+
+    let (st, v) = call(ureq::get(&url("/sessions/trip")), None);
+    assert_eq!(st, 200);
+    let turns: Vec<&str> = v["episodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        turns,
+        [
+            "I am planning a trip to Kyoto in April.",
+            "My budget is 3000 euros."
+        ]
+    );
+    let (_, v) = call(ureq::get(&url("/sessions/trip?offset=1&limit=1")), None);
+    assert_eq!(v["episodes"].as_array().unwrap().len(), 1);
+    assert_eq!(call(ureq::get(&url("/sessions/nope")), None).0, 404);
+
+    // "trip" was closed by the switch to "other" and is consolidated in the
+    // background; "other" is consolidated on request.
+    let (st, report) = post(&s, "/sessions/other/consolidate", json!({}));
+    assert_eq!(st, 200, "{report}");
+    assert_eq!(report["sessions"], json!(["other"]));
+    let (_, again) = post(&s, "/sessions/other/consolidate", json!({}));
+    assert_eq!(again["sessions"], json!([]), "already consolidated");
+    let (st, v) = post(&s, "/sessions/nope/consolidate", json!({}));
+    assert_eq!((st, v["error"]["code"].as_str()), (404, Some("not_found")));
+    let mut pending = Value::Null;
+    for _ in 0..100 {
+        pending = call(ureq::get(&url("/sessions?pending=true")), None).1;
+        if pending["sessions"].as_array().is_some_and(Vec::is_empty) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(pending["sessions"], json!([]), "{pending}");
+    // Sessions are namespaced like everything else.
+    let (_, v) = call(
+        ureq::get(&url("/sessions")).set("X-Namespace", "elsewhere"),
+        None,
+    );
+    assert_eq!(v["sessions"], json!([]));
+    assert_eq!(
+        call(
+            ureq::get(&url("/sessions/trip")).set("X-Namespace", "elsewhere"),
+            None
+        )
+        .0,
+        404
+    );
+}
+
+#[test]
+fn export_import_over_http_between_two_servers() {
+    let a = start(None);
+    let b = start(None);
+    for (ns, text) in [
+        ("default", "The user drinks oat milk"),
+        ("work", "The release train leaves on Thursdays"),
+    ] {
+        let (st, _) = call(
+            ureq::post(&format!("{}/memories", a.base)).set("X-Namespace", ns),
+            Some(&json!({"content": text, "tags": ["t"]}).to_string()),
+        );
+        assert_eq!(st, 201);
+    }
+    post(
+        &a,
+        "/facts",
+        json!({"subject": "The user", "predicate": "drinks", "object": "oat milk"}),
+    );
+    let text = |r: ureq::Request| r.call().unwrap().into_string().unwrap();
+    let all = text(ureq::get(&format!("{}/export", a.base)));
+    let work_only = text(ureq::get(&format!("{}/export", a.base)).set("X-Namespace", "work"));
+    assert!(all.contains("oat milk") && all.contains("release train"));
+    assert!(!work_only.contains("oat milk") && work_only.contains("release train"));
+
+    let import = |body: &str| call(ureq::post(&format!("{}/import", b.base)), Some(body));
+    // A broken line: 400, and nothing of the dump is stored.
+    let (st, v) = import(&format!("{all}{{not json\n"));
+    assert_eq!(
+        (st, v["error"]["code"].as_str()),
+        (400, Some("invalid_input")),
+        "{v}"
+    );
+    assert_eq!(
+        call(ureq::get(&format!("{}/stats", b.base)), None).1["total"],
+        0
+    );
+    let (st, counts) = import(&all);
+    assert_eq!(st, 200, "{counts}");
+    let (_, again) = import(&all);
+    assert_ne!(counts, again, "the second import only dedups");
+    let (_, stats) = call(ureq::get(&format!("{}/stats", b.base)), None);
+    assert_eq!(stats["total"], 2, "{stats}");
+    let (_, facts) = call(
+        ureq::get(&format!("{}/facts?entity=The%20user", b.base)),
+        None,
+    );
+    assert_eq!(facts["facts"][0]["object"], "oat milk");
+    let (_, v) = call(
+        ureq::post(&format!("{}/recall", b.base)).set("X-Namespace", "work"),
+        Some(r#"{"query": "release train"}"#),
+    );
+    assert_eq!(
+        v["hits"][0]["content"],
+        "The release train leaves on Thursdays"
+    );
+    assert_eq!(v["hits"][0]["tags"], json!(["t"]));
+}
+
+#[test]
+fn observability_usage_entities_and_the_audit_log() {
+    let s = start(None);
+    let url = |p: &str| format!("{}{p}", s.base);
+    post(
+        &s,
+        "/memories",
+        json!({"content": "Ask @carol about the #apollo launch"}),
+    );
+    call(
+        ureq::post(&url("/memories")).set("X-Namespace", "other"),
+        Some(r#"{"content": "Unrelated note"}"#),
+    );
+    let (st, usage) = call(ureq::get(&url("/llm-usage")), None);
+    assert_eq!(st, 200);
+    assert_eq!(usage["summary"][0]["component"], "embedding", "{usage}");
+    assert!(usage["latest"].as_array().is_some_and(|l| !l.is_empty()));
+
+    let (st, v) = call(ureq::get(&url("/entities/carol")), None);
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(
+        v["entities"][0]["memories"][0]["content"], "Ask @carol about the #apollo launch",
+        "{v}"
+    );
+    assert_eq!(call(ureq::get(&url("/entities/nobody")), None).0, 404);
+
+    let (_, list) = call(ureq::get(&url("/memories")), None);
+    let id = list["memories"][0]["id"].as_str().unwrap().to_string();
+    call(ureq::delete(&url(&format!("/memories/{id}"))), None);
+    call(
+        ureq::post(&url(&format!("/memories/{id}/restore"))),
+        Some("{}"),
+    );
+    let actions = |q: &str| -> Vec<String> {
+        call(ureq::get(&url(&format!("/audit{q}"))), None).1["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["action"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(actions("?action=restore"), ["restore"]);
+    assert_eq!(actions(&format!("?target={id}&limit=1")), ["restore"]);
+    assert_eq!(actions("?since=99999999999999"), Vec::<String>::new());
+    assert!(actions("?namespace=other").iter().all(|a| a != "delete"));
+    assert_eq!(call(ureq::get(&url("/audit?limit=x")), None).0, 400);
+}

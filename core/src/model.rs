@@ -700,6 +700,9 @@ pub enum ImportItem {
         memories: Vec<String>,
         episodes: Vec<String>,
     },
+    Fact {
+        fact: Fact,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -1,7 +1,8 @@
 //! Import of exported items (`mnemo import`): lossless — ids, times, layers,
 //! counts, validity and provenance are kept — and deduplicating: an id
 //! already stored is left alone, and a memory whose exact text is already
-//! active in its namespace reinforces that memory instead of doubling it.
+//! active in its namespace reinforces that memory instead of doubling it; a
+//! fact whose triple is already current in its namespace is not stored twice.
 
 use crate::engine::Engine;
 use crate::error::CoreResult;
@@ -120,6 +121,39 @@ impl<P: Ports> Engine<P> {
                     storage.link_entity(Target::Episodes, &id, &stored.id)?;
                 }
                 Ok(outcome)
+            }
+            ImportItem::Fact { mut fact } => {
+                fact.namespace = validate::namespace(&fact.namespace)?;
+                for part in [&fact.subject, &fact.predicate, &fact.object] {
+                    validate::content(part)?;
+                }
+                let query = |q: FactQuery| storage.query_facts(&q);
+                let by_id = query(FactQuery {
+                    id: Some(fact.id.clone()),
+                    include_invalid: true,
+                    limit: 1,
+                    ..Default::default()
+                })?;
+                if !by_id.is_empty() {
+                    return Ok(ImportOutcome::Exists);
+                }
+                if fact.valid_until.is_none() && fact.superseded_by.is_none() {
+                    let same = query(FactQuery {
+                        namespaces: vec![fact.namespace.clone()],
+                        subject: Some(fact.subject.clone()),
+                        predicate: Some(fact.predicate.clone()),
+                        object: Some(fact.object.clone()),
+                        limit: 1,
+                        ..Default::default()
+                    })?;
+                    if let Some(mut kept) = same.into_iter().next() {
+                        kept.confidence = kept.confidence.max(fact.confidence);
+                        storage.put_fact(&kept)?;
+                        return Ok(ImportOutcome::Merged);
+                    }
+                }
+                storage.put_fact(&fact)?;
+                Ok(ImportOutcome::Created)
             }
         }
     }

@@ -713,6 +713,7 @@ impl api::Guest for Component {
                 memories,
                 episodes,
             },
+            api::ImportItem::Fact(f) => ImportItem::Fact { fact: f.into() },
         };
         Ok(match engine().import(item)? {
             ImportOutcome::Created => api::ImportOutcome::Created,

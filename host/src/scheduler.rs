@@ -1,11 +1,23 @@
 //! The scheduler of `mnemo serve`: 5-field cron expressions (minute hour
 //! day-of-month month day-of-week, UTC; `*`, lists, ranges, steps) for seed
-//! 003's nightly tasks — enrichment 02:00 and decay 04:00 by default. A task
-//! still running is not started again; every run is logged with its outcome.
+//! 003's nightly and weekly tasks (enrichment 02:00, consolidation 03:00,
+//! decay 04:00, reflection Sunday 03:00) and seed 004's 30-minute
+//! consolidation interval, which skips a cycle when nothing was written.
+//!
+//! [`Ticker`] decides what starts in a minute: each due task once, and not
+//! while its previous run is still going ([`RunGuard`]). [`run`] performs one
+//! task and logs it with its outcome — tracing, and the audit log (action
+//! `scheduled`, target the task's name, detail the outcome).
 
+use std::collections::HashSet;
 use std::str::FromStr;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use anyhow::{Context, bail};
+use mnemo_core::model::{AuditEntry, ConsolidateRequest};
+use mnemo_core::ports::Storage;
+
+use crate::Mnemo;
 
 /// One cron expression, as bit sets.
 #[derive(Debug, Clone, PartialEq)]
@@ -131,7 +143,7 @@ impl Cron {
 }
 
 /// The scheduled maintenance tasks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Task {
     /// Seed 003: accurate NER over items with few entities (02:00).
     Enrich,
@@ -222,6 +234,141 @@ impl Schedule {
     }
 }
 
+/// What starts when: every due task once per minute, none twice at a time.
+#[derive(Debug, Default)]
+pub struct Ticker {
+    schedule: Schedule,
+    last_minute: Option<i64>,
+    running: Arc<Mutex<HashSet<Task>>>,
+}
+
+/// Marks a task as running until dropped — when its run ends, or when the
+/// run is dropped without starting (the engine stopped).
+#[derive(Debug)]
+pub struct RunGuard {
+    task: Task,
+    running: Arc<Mutex<HashSet<Task>>>,
+}
+
+impl RunGuard {
+    pub fn task(&self) -> Task {
+        self.task
+    }
+}
+
+impl Drop for RunGuard {
+    fn drop(&mut self) {
+        self.running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.task);
+    }
+}
+
+impl Ticker {
+    pub fn new(schedule: Schedule) -> Self {
+        Self {
+            schedule,
+            ..Self::default()
+        }
+    }
+
+    /// The runs to start at `ms`: the tasks due in its minute, unless this
+    /// minute was already handled; a task whose last run still holds its
+    /// guard is skipped (and the skip logged).
+    pub fn tick(&mut self, ms: i64) -> Vec<RunGuard> {
+        let minute = ms.div_euclid(60_000);
+        if self.last_minute == Some(minute) {
+            return Vec::new();
+        }
+        self.last_minute = Some(minute);
+        let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut start = Vec::new();
+        for task in self.schedule.due(ms) {
+            if running.insert(task) {
+                start.push(RunGuard {
+                    task,
+                    running: self.running.clone(),
+                });
+            } else {
+                tracing::warn!(task = task.name(), "still running; this run is skipped");
+            }
+        }
+        start
+    }
+}
+
+/// Runs one task now, logs it (tracing and the audit log) and returns the
+/// outcome line: `ok: ...`, `skipped: ...` or `failed: ...`.
+pub fn run(m: &mut Mnemo, task: Task) -> String {
+    let started = std::time::Instant::now();
+    let outcome = perform(m, task).unwrap_or_else(|e| format!("failed: {e:#}"));
+    tracing::info!(
+        task = task.name(),
+        ms = started.elapsed().as_millis() as u64,
+        %outcome,
+        "scheduled task ran"
+    );
+    let entry = AuditEntry {
+        at: crate::ledger::now_ms(),
+        namespace: "*".into(),
+        action: "scheduled".into(),
+        target_id: task.name().into(),
+        detail: outcome.clone(),
+    };
+    if let Err(e) = m.ports().store.append_audit(&entry) {
+        tracing::warn!(error = %e, "could not log the scheduled run");
+    }
+    outcome
+}
+
+fn perform(m: &mut Mnemo, task: Task) -> anyhow::Result<String> {
+    let cycle = |m: &mut Mnemo, if_changed: bool| {
+        let req = ConsolidateRequest {
+            namespace: None,
+            dry: false,
+            if_changed,
+        };
+        let r = m.in_transaction(|m| m.consolidate(req).map_err(anyhow::Error::from))?;
+        Ok(if r.skipped {
+            "skipped: nothing written since the last cycle".to_string()
+        } else {
+            format!(
+                "ok: epoch {}, {} actions, {} sessions, {} facts, {} warnings",
+                r.epoch,
+                r.actions.len(),
+                r.sessions.len(),
+                r.facts_added,
+                r.warnings.len()
+            )
+        })
+    };
+    match task {
+        Task::Enrich => {
+            let r = m.enrich(0)?;
+            Ok(format!("ok: examined {}, linked {}", r.examined, r.linked))
+        }
+        Task::Decay => {
+            let r = m.in_transaction(|m| m.decay().map_err(anyhow::Error::from))?;
+            Ok(format!(
+                "ok: decayed {}, to the trash {}",
+                r.decayed, r.pruned
+            ))
+        }
+        Task::Consolidate => cycle(m, false),
+        Task::Interval => cycle(m, true),
+        Task::Reflect => {
+            let mut written = 0;
+            for ns in m.ports().store.namespaces()? {
+                if m.reflect(&ns, false)?.memory.is_some() {
+                    written += 1;
+                }
+            }
+            Ok(format!("ok: {written} reflections"))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -299,5 +446,41 @@ mod tests {
             [Task::Consolidate, Task::Interval, Task::Reflect]
         );
         assert!(Schedule::new(|t| (t == Task::Enrich).then(|| "nonsense".into())).is_err());
+    }
+
+    #[test]
+    fn a_minute_starts_once_and_a_running_task_is_not_started_twice() {
+        let mut t = Ticker::new(Schedule::new(|_| None).unwrap_or_default());
+        let names = |g: &[RunGuard]| g.iter().map(|g| g.task()).collect::<Vec<_>>();
+        let first = t.tick(MON_0200 + 5_000);
+        assert_eq!(names(&first), [Task::Enrich, Task::Interval]);
+        assert!(t.tick(MON_0200 + 15_000).is_empty(), "same minute");
+        // Enrichment still runs at 02:30 (it holds its guard); the interval ended.
+        let [enrich, interval] =
+            <[RunGuard; 2]>::try_from(first).unwrap_or_else(|_| unreachable!());
+        drop(interval);
+        assert_eq!(names(&t.tick(MON_0200 + 30 * 60_000)), [Task::Interval]);
+        let mut every = Ticker::new(
+            Schedule::new(|t| {
+                Some(
+                    if t == Task::Enrich {
+                        "* * * * *"
+                    } else {
+                        "off"
+                    }
+                    .into(),
+                )
+            })
+            .unwrap_or_default(),
+        );
+        let held = every.tick(MON_0200);
+        assert_eq!(names(&held), [Task::Enrich]);
+        assert!(
+            every.tick(MON_0200 + 60_000).is_empty(),
+            "still running: skipped"
+        );
+        drop(held);
+        assert_eq!(names(&every.tick(MON_0200 + 120_000)), [Task::Enrich]);
+        drop(enrich);
     }
 }

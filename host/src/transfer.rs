@@ -1,6 +1,7 @@
 //! `mnemo export` / `mnemo import`: JSON lines, lossless. The first line is a
 //! header naming the embedding model; then sessions, memories (the trash
-//! too), episodes and entities with their links, vectors optional. Import
+//! too), episodes, entities with their links and facts (superseded ones
+//! too), vectors optional. Import
 //! runs every item through the core (which keeps ids, times and counts and
 //! deduplicates) in one transaction: a bad line writes nothing.
 
@@ -32,6 +33,7 @@ pub struct Counts {
     pub memories: usize,
     pub episodes: usize,
     pub entities: usize,
+    pub facts: usize,
     pub vectors: usize,
     /// Import only: outcomes.
     pub created: usize,
@@ -103,15 +105,19 @@ pub fn export(
         )?;
         c.entities += 1;
     }
+    for fact in store.all_facts(namespace)? {
+        line(out, &ImportItem::Fact { fact })?;
+        c.facts += 1;
+    }
     out.flush()?;
     Ok(c)
 }
 
-/// Imports JSON lines; `progress` gets the number of lines done.
+/// Imports JSON lines; `progress` gets the lines done and the lines in all.
 pub fn import(
     m: &mut Mnemo,
     input: impl BufRead,
-    mut progress: impl FnMut(usize),
+    mut progress: impl FnMut(usize, usize),
 ) -> anyhow::Result<Counts> {
     let locked = match m.vector_state() {
         VectorState::Enabled { model, .. } => Some(model),
@@ -161,10 +167,11 @@ pub fn import(
                 ImportItem::Memory { .. } => counts.memories += 1,
                 ImportItem::Episode { .. } => counts.episodes += 1,
                 ImportItem::Entity { .. } => counts.entities += 1,
+                ImportItem::Fact { .. } => counts.facts += 1,
             }
             let outcome = m.import(item).with_context(|| format!("line {n}"))?;
             *outcomes.entry(outcome).or_default() += 1;
-            progress(n);
+            progress(n, lines.len());
         }
         Ok(())
     })?;

@@ -247,8 +247,7 @@ pub fn run(config: &Config, cmd: EvalCommand) -> anyhow::Result<()> {
         Ok(())
     })?;
     let stored = started.elapsed();
-    let bar = indicatif::ProgressBar::new(turns as u64);
-    bar.set_message("embedding");
+    let bar = super::progress(turns as u64, "embedding");
     let embedded = mnemo.backfill_all(128, |n| bar.set_position(n as u64))?;
     bar.finish_and_clear();
     let ingest_time = started.elapsed();
@@ -267,7 +266,7 @@ pub fn run(config: &Config, cmd: EvalCommand) -> anyhow::Result<()> {
         .iter()
         .map(|s| s["qa"].as_array().map_or(0, Vec::len))
         .sum();
-    let bar = indicatif::ProgressBar::new(questions as u64);
+    let bar = super::progress(questions as u64, "asking");
     for sample in &samples {
         let sid = sample["sample_id"].as_str().unwrap_or_default();
         let ns = namespace_of(sid);

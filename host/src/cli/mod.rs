@@ -11,6 +11,7 @@ use clap::{Args, Parser, Subcommand};
 use mnemo_core::CoreError;
 use mnemo_core::model::*;
 use mnemo_host::runtime::CallError;
+use mnemo_host::storage::AuditFilter;
 use mnemo_host::{Config, Mnemo};
 
 mod bench;
@@ -233,14 +234,20 @@ struct AuditArgs {
     /// With --run: show the proposals and verdicts; change nothing.
     #[arg(long, requires = "run")]
     dry_run: bool,
-    /// With --run: only this namespace.
-    #[arg(long, short = 'n', requires = "run")]
+    /// Only this namespace (and, reading the log, the store-wide entries
+    /// such as scheduled runs).
+    #[arg(long, short = 'n')]
     namespace: Option<String>,
+    /// How many entries to read, newest first.
     #[arg(long, default_value_t = 50)]
     limit: u32,
-    /// Only decisions about this memory or episode.
+    /// Only decisions about this memory, episode or session.
     #[arg(long)]
     target: Option<String>,
+    /// Only this action: promote, demote, merge, evict, supersede, inject,
+    /// delete, restore, reinforce, scheduled, ...
+    #[arg(long)]
+    action: Option<String>,
     #[arg(long)]
     json: bool,
 }
@@ -386,8 +393,18 @@ struct IdArgs {
 struct ListArgs {
     #[command(flatten)]
     ns: Ns,
+    /// List the trash (soft-deleted memories) instead.
     #[arg(long)]
     deleted: bool,
+    /// Only these layers (repeatable).
+    #[arg(long = "layer")]
+    layers: Vec<Layer>,
+    /// Only these kinds (repeatable).
+    #[arg(long = "kind")]
+    kinds: Vec<Kind>,
+    /// Only memories carrying every one of these tags (repeatable).
+    #[arg(long = "tag")]
+    tags: Vec<String>,
     #[arg(long, default_value_t = 50)]
     limit: u32,
     #[arg(long, default_value_t = 0)]
@@ -617,10 +634,12 @@ fn run(cli: Cli) -> Out {
         Command::List(a) => {
             let list = mnemo.list(ListRequest {
                 namespace: a.ns.namespace,
+                layers: a.layers,
+                kinds: a.kinds,
+                tags: a.tags,
                 deleted: a.deleted,
                 limit: a.limit,
                 offset: a.offset,
-                ..Default::default()
             })?;
             if a.json {
                 return print_json(&list);
@@ -707,10 +726,13 @@ fn run(cli: Cli) -> Out {
             }
         }
         Command::Audit(a) => {
-            let entries = mnemo
-                .ports()
-                .store
-                .audit_log(a.limit, a.target.as_deref())?;
+            let entries = mnemo.ports().store.audit_log(&AuditFilter {
+                limit: a.limit,
+                target: a.target.clone(),
+                action: a.action.clone(),
+                namespace: a.namespace.clone(),
+                since: None,
+            })?;
             if a.json {
                 return print_json(&entries);
             }
@@ -736,11 +758,12 @@ fn run(cli: Cli) -> Out {
                 a.vectors,
             )?;
             eprintln!(
-                "exported {} memories, {} episodes, {} sessions, {} entities, {} vectors to {}",
+                "exported {} memories, {} episodes, {} sessions, {} entities, {} facts, {} vectors to {}",
                 c.memories,
                 c.episodes,
                 c.sessions,
                 c.entities,
+                c.facts,
                 c.vectors,
                 path.display()
             );
@@ -754,9 +777,10 @@ fn run(cli: Cli) -> Out {
                         .with_context(|| format!("opening {}", a.file.display()))?,
                 ))
             };
-            let bar = indicatif::ProgressBar::new_spinner();
-            let c = mnemo_host::transfer::import(&mut mnemo, reader, |n| {
-                bar.set_message(format!("{n} lines"))
+            let bar = progress(0, "importing");
+            let c = mnemo_host::transfer::import(&mut mnemo, reader, |done, total| {
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
             })?;
             bar.finish_and_clear();
             let embedded = backfill_with_progress(&mut mnemo)?;
@@ -764,11 +788,12 @@ fn run(cli: Cli) -> Out {
                 return print_json(&serde_json::json!({ "counts": c, "embedded": embedded }));
             }
             println!(
-                "imported {} memories, {} episodes, {} sessions, {} entities: {} created, {} already there, {} merged; {} vectors kept, {} embedded",
+                "imported {} memories, {} episodes, {} sessions, {} entities, {} facts: {} created, {} already there, {} merged; {} vectors kept, {} embedded",
                 c.memories,
                 c.episodes,
                 c.sessions,
                 c.entities,
+                c.facts,
                 c.created,
                 c.existing,
                 c.merged,
@@ -1051,7 +1076,7 @@ fn ingest(mnemo: &mut Mnemo, a: IngestArgs) -> Out {
             attributes: t.attributes.map(|v| v.to_string()),
         });
     }
-    let bar = indicatif::ProgressBar::new(turns.len() as u64);
+    let bar = progress(turns.len() as u64, "ingesting");
     let stored = turns.len();
     mnemo.in_transaction(|m| -> Out {
         for (i, t) in turns.into_iter().enumerate() {
@@ -1107,12 +1132,25 @@ fn ner(config: &Config, a: &NerArgs) -> Out {
     Ok(())
 }
 
+/// The progress bar of a long job: what it does, the bar, done/total, rate
+/// and time left. indicatif draws it on a terminal only (stderr), so scripts
+/// and `--json` output are left clean.
+pub(crate) fn progress(len: u64, what: &'static str) -> indicatif::ProgressBar {
+    let style = indicatif::ProgressStyle::with_template(
+        "{msg:>10} [{bar:32}] {pos}/{len} {per_sec} eta {eta}",
+    )
+    .map(|s| s.progress_chars("=> "))
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    indicatif::ProgressBar::new(len)
+        .with_style(style)
+        .with_message(what)
+}
+
 /// Embeds every row still without a vector, behind a progress bar sized by
-/// the store's count of missing vectors (drawn on a terminal only).
+/// the store's count of missing vectors.
 fn backfill_with_progress(mnemo: &mut Mnemo) -> anyhow::Result<usize> {
     let missing = mnemo.ports().store.integrity()?.missing_vectors;
-    let bar = indicatif::ProgressBar::new(missing);
-    bar.set_message("embedding");
+    let bar = progress(missing, "embedding");
     let n = mnemo.backfill_all(256, |n| bar.set_position(n as u64))?;
     bar.finish_and_clear();
     Ok(n)

@@ -303,6 +303,7 @@ impl CoreInstance {
                 memories,
                 episodes,
             } => api::ImportItem::Entity((entity.into(), memories, episodes)),
+            ImportItem::Fact { fact } => api::ImportItem::Fact(fact.into()),
         };
         let out: api::ImportOutcome =
             self.call(|a, s| a.mnemo_core_engine().call_import(s, &item))?;

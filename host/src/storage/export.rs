@@ -46,6 +46,17 @@ impl SqliteStore {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// Every fact, superseded ones included (the history is part of the data).
+    pub fn all_facts(&self, ns: Option<&str>) -> anyhow::Result<Vec<Fact>> {
+        let (clause, p) = ns_clause(ns);
+        let mut stmt = self.connection().prepare(&format!(
+            "SELECT id, namespace, subject, predicate, object, confidence, valid_from, valid_until, \
+             superseded_by, memory_id FROM facts WHERE {clause} ORDER BY rowid"
+        ))?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(p), rows::fact)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// Entities with the ids of the memories and episodes linked to them.
     pub fn all_entities(&self, ns: Option<&str>) -> anyhow::Result<Vec<LinkedEntity>> {
         let (clause, p) = ns_clause(ns);

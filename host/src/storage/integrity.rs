@@ -1,11 +1,39 @@
-//! Reads for observability: the audit log of lifecycle decisions and the
-//! integrity counts `/health` reports.
+//! Reads the host serves to operators as they are, with no logic of the
+//! core's: the audit log of lifecycle decisions, the integrity counts
+//! `/health` reports, and the sessions seen so far.
 
-use mnemo_core::model::AuditEntry;
+use mnemo_core::model::{AuditEntry, Session};
 use rusqlite::params;
 use serde::Serialize;
 
-use super::SqliteStore;
+use super::{SqliteStore, rows};
+
+/// Which audit-log entries to read (every field narrows; newest first).
+#[derive(Debug, Clone)]
+pub struct AuditFilter {
+    pub limit: u32,
+    /// Only decisions about this memory, episode or session.
+    pub target: Option<String>,
+    /// Only this action (`promote`, `merge`, `evict`, `inject`, ...).
+    pub action: Option<String>,
+    /// Only this namespace, plus the store-wide entries (namespace `*`,
+    /// e.g. scheduled runs).
+    pub namespace: Option<String>,
+    /// Only entries at or after this time (Unix ms).
+    pub since: Option<i64>,
+}
+
+impl Default for AuditFilter {
+    fn default() -> Self {
+        Self {
+            limit: 100,
+            target: None,
+            action: None,
+            namespace: None,
+            since: None,
+        }
+    }
+}
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Integrity {
@@ -21,12 +49,15 @@ pub struct Integrity {
 
 impl SqliteStore {
     /// The latest lifecycle decisions, newest first; optionally for one id.
-    pub fn audit_log(&self, limit: u32, target: Option<&str>) -> anyhow::Result<Vec<AuditEntry>> {
+    pub fn audit_log(&self, f: &AuditFilter) -> anyhow::Result<Vec<AuditEntry>> {
         let mut stmt = self.connection().prepare_cached(
             "SELECT at, namespace, action, target_id, detail FROM audit_log \
-             WHERE (?2 IS NULL OR target_id = ?2) ORDER BY id DESC LIMIT ?1",
+             WHERE (?2 IS NULL OR target_id = ?2) AND (?3 IS NULL OR action = ?3) \
+             AND (?4 IS NULL OR namespace = ?4 OR namespace = '*') AND (?5 IS NULL OR at >= ?5) \
+             ORDER BY id DESC LIMIT ?1",
         )?;
-        let rows = stmt.query_map(params![limit, target], |r| {
+        let args = params![f.limit, f.target, f.action, f.namespace, f.since];
+        let rows = stmt.query_map(args, |r| {
             Ok(AuditEntry {
                 at: r.get(0)?,
                 namespace: r.get(1)?,
@@ -35,6 +66,23 @@ impl SqliteStore {
                 detail: r.get(4)?,
             })
         })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The sessions of a namespace, most recently active first; only those
+    /// not yet consolidated when `pending`.
+    pub fn sessions(
+        &self,
+        namespace: &str,
+        pending: bool,
+        limit: u32,
+    ) -> anyhow::Result<Vec<Session>> {
+        let mut stmt = self.connection().prepare_cached(
+            "SELECT namespace, id, first_seen_at, last_seen_at, turn_count, consolidated_at FROM sessions \
+             WHERE namespace = ?1 AND (?2 = 0 OR consolidated_at IS NULL) \
+             ORDER BY last_seen_at DESC, id LIMIT ?3",
+        )?;
+        let rows = stmt.query_map(params![namespace, pending, limit], rows::session)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 

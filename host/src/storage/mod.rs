@@ -18,7 +18,7 @@ use std::sync::Once;
 use anyhow::Context;
 use rusqlite::Connection;
 
-pub use integrity::Integrity;
+pub use integrity::{AuditFilter, Integrity};
 pub use sqlite::{ANN_MIN_ROWS, SqliteStore};
 pub use usage::UsageSummary;
 pub use vectors::VectorState;

@@ -7,7 +7,11 @@ use rusqlite::{Connection, OptionalExtension, params};
 pub const META_DIMENSION: &str = "embedding_dimension";
 pub const META_MODEL: &str = "embedding_model";
 
-#[derive(Debug, Clone, PartialEq)]
+/// Whether the vector channel runs, and for which model (`/health`,
+/// `mnemo stats`): `{"state": "enabled", "model", "dimension"}` or
+/// `{"state": "disabled", "reason"}`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "state", rename_all = "lowercase")]
 pub enum VectorState {
     Enabled { model: String, dimension: u32 },
     Disabled { reason: String },

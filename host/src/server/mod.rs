@@ -1,0 +1,345 @@
+//! The HTTP API (axum). The engine lives on one dedicated thread (wasmtime
+//! stores and SQLite are blocking); handlers send it jobs and await replies,
+//! so the async executor never blocks. Every 500 ms that thread also embeds
+//! a batch of rows that have no vector yet (seed 004's background batches).
+//!
+//! `mod.rs` holds the engine thread, the router and its layers (auth, body
+//! limits, JSON errors) and the scheduler thread; `routes.rs` the handlers;
+//! `error.rs` the JSON error type and the request parsing every handler
+//! shares.
+
+mod error;
+mod routes;
+
+use std::net::SocketAddr;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use anyhow::Context;
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use mnemo_host::scheduler::{self, Schedule, Ticker};
+use mnemo_host::{Config, Mnemo};
+
+use error::ApiError;
+use routes::*;
+
+/// Largest request body accepted.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+/// Largest body `POST /import` accepts.
+pub const MAX_IMPORT_BYTES: usize = 256 * 1024 * 1024;
+/// How often the engine thread embeds a batch of rows without vectors.
+const BACKFILL_EVERY: Duration = Duration::from_millis(500);
+const BACKFILL_BATCH: usize = 64;
+/// How often the scheduler thread looks at the clock (cron has minutes).
+const SCHEDULER_POLL: Duration = Duration::from_secs(10);
+
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// Address to bind (default 127.0.0.1, or MNEMO_HOST). Anything but
+    /// loopback exposes your memory: set MNEMO_API_KEY.
+    #[arg(long)]
+    host: Option<String>,
+    /// Port (default 7878, or MNEMO_PORT; 0 picks a free one).
+    #[arg(long)]
+    port: Option<u16>,
+}
+
+type Job = Box<dyn FnOnce(&mut Mnemo) + Send>;
+
+/// Handle to the engine thread.
+#[derive(Clone)]
+struct Engine {
+    tx: mpsc::Sender<Job>,
+}
+
+impl Engine {
+    fn spawn(config: Config) -> anyhow::Result<Self> {
+        let (tx, rx) = mpsc::channel::<Job>();
+        let (ready_tx, ready_rx) = mpsc::channel();
+        std::thread::Builder::new().name("mnemo-engine".into()).spawn(move || {
+            let mut mnemo = match Mnemo::open(&config) {
+                Ok(m) => {
+                    let _ = ready_tx.send(Ok(()));
+                    m
+                }
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e));
+                    return;
+                }
+            };
+            // Jobs first; every BACKFILL_EVERY, busy or not, one embedding batch.
+            let mut last_batch = std::time::Instant::now();
+            loop {
+                match rx.recv_timeout(BACKFILL_EVERY.saturating_sub(last_batch.elapsed())) {
+                    Ok(job) => job(&mut mnemo),
+                    Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(mpsc::RecvTimeoutError::Disconnected) => return,
+                }
+                if last_batch.elapsed() >= BACKFILL_EVERY {
+                    if let Err(e) = mnemo.backfill_vectors(BACKFILL_BATCH) {
+                        tracing::warn!(error = %format!("{e:#}"), "embedding backfill failed; will retry");
+                    }
+                    last_batch = std::time::Instant::now();
+                }
+            }
+        })?;
+        ready_rx
+            .recv()
+            .context("the engine thread died while starting")??;
+        Ok(Self { tx })
+    }
+
+    /// Seed 003's session-switch trigger: distil the sessions a new one left
+    /// open, on the engine thread after the reply (never in the request).
+    fn consolidate_sessions_later(&self, namespace: &str, ids: &[String]) {
+        let (namespace, ids) = (namespace.to_string(), ids.to_vec());
+        let job: Job = Box::new(move |m| {
+            let outcome = m.in_transaction(|m| {
+                m.consolidate_sessions(&namespace, &ids)
+                    .map_err(anyhow::Error::from)
+            });
+            match outcome {
+                Ok(r) => tracing::info!(
+                    sessions = r.sessions.len(),
+                    facts = r.facts_added,
+                    warnings = r.warnings.len(),
+                    "consolidated the sessions a new one left open"
+                ),
+                Err(e) => {
+                    tracing::warn!(error = %format!("{e:#}"), "session consolidation failed; the nightly run retries")
+                }
+            }
+        });
+        if self.tx.send(job).is_err() {
+            tracing::warn!("the engine stopped before consolidating the open sessions");
+        }
+    }
+
+    async fn run<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Mnemo) -> R + Send + 'static,
+    ) -> Result<R, ApiError> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.tx
+            .send(Box::new(move |m| {
+                let _ = tx.send(f(m));
+            }))
+            .map_err(|_| ApiError::unavailable("the engine stopped"))?;
+        rx.await
+            .map_err(|_| ApiError::unavailable("the engine dropped the request"))
+    }
+}
+
+#[derive(Clone)]
+struct AppState {
+    engine: Engine,
+    api_key: Option<String>,
+}
+
+pub fn router(engine_config: Config, api_key: Option<String>) -> anyhow::Result<Router> {
+    let schedule = engine_config.schedule.clone();
+    let state = AppState {
+        engine: Engine::spawn(engine_config)?,
+        api_key,
+    };
+    spawn_scheduler(state.engine.clone(), schedule)?;
+    Ok(Router::new()
+        .route("/health", get(health))
+        .route("/openapi.json", get(openapi))
+        .route("/stats", get(stats))
+        .route("/memories", post(create_memory).get(list_memories))
+        .route(
+            "/memories/{id}",
+            get(get_memory).patch(update_memory).delete(delete_memory),
+        )
+        .route("/memories/{id}/restore", post(restore_memory))
+        .route("/trash", get(trash))
+        .route("/recall", post(recall))
+        .route("/episodes", post(ingest))
+        .route("/sessions", get(list_sessions))
+        .route("/sessions/{id}", get(get_session))
+        .route("/sessions/{id}/consolidate", post(consolidate_session))
+        .route("/llm-usage", get(llm_usage))
+        .route("/audit", get(audit).post(run_audit))
+        .route("/memories/batch", post(create_batch))
+        .route("/entities/{name}", get(entity_info))
+        .route("/search", get(quick_search))
+        .route("/recent", get(recent))
+        .route("/resume", get(resume))
+        .route("/topics", get(list_topics))
+        .route("/topic", post(topic))
+        .route("/triggers", get(triggers))
+        .route("/triggers/{name}", get(trigger_memories))
+        .route("/context", post(context))
+        .route("/consolidate", post(consolidate))
+        .route("/reflect", post(reflect))
+        .route("/facts", post(add_fact).get(query_facts))
+        .route("/facts/graph", get(fact_graph))
+        .route("/facts/conflicts", get(fact_conflicts))
+        .route("/facts/history", get(fact_history))
+        .route("/export", get(export))
+        .route(
+            "/import",
+            post(import).layer(DefaultBodyLimit::max(MAX_IMPORT_BYTES)),
+        )
+        .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route") })
+        .layer(middleware::from_fn_with_state(state.clone(), auth))
+        .layer(middleware::from_fn(declared_length))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn(json_errors))
+        .with_state(state))
+}
+
+pub fn serve(config: Config, args: ServeArgs) -> anyhow::Result<()> {
+    let api_key = config.api_key.clone();
+    let host = args.host.unwrap_or_else(|| config.host.clone());
+    let port = args.port.unwrap_or(config.port);
+    let addr: SocketAddr = format!("{host}:{port}")
+        .parse()
+        .with_context(|| format!("`{host}:{port}` is not an address to listen on"))?;
+    if !addr.ip().is_loopback() && api_key.is_none() {
+        tracing::warn!(
+            "listening on {addr} without MNEMO_API_KEY: anyone who can reach it can read your memory"
+        );
+    }
+    let db_path = config.db_path.clone();
+    // Opening the database and loading the component block: done before the
+    // async runtime starts, never on it.
+    let app = router(config, api_key)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("binding {addr}"))?;
+        eprintln!(
+            "mnemo listening on http://{} (database {})",
+            listener.local_addr()?,
+            db_path.display()
+        );
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await?;
+        Ok(())
+    })
+}
+
+/// Constant-time comparison: the time taken does not depend on where the
+/// strings differ.
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = (a.len() ^ b.len()) as u8 | u8::from(a.len() != b.len());
+    for i in 0..a.len().max(b.len()) {
+        diff |= a.get(i).copied().unwrap_or(0) ^ b.get(i).copied().unwrap_or(0xff);
+    }
+    diff == 0
+}
+
+/// Every failure answers with a JSON error, including the ones axum writes
+/// itself as plain text (a query string or path it cannot parse, a method
+/// the route lacks, a body over the limit without a declared length).
+async fn json_errors(req: Request, next: Next) -> Response {
+    let res = next.run(req).await;
+    let status = res.status();
+    let is_json = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return res;
+    }
+    let text = axum::body::to_bytes(res.into_body(), 16 * 1024)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        .unwrap_or_default();
+    let message = if text.is_empty() {
+        status.canonical_reason().unwrap_or("error").to_lowercase()
+    } else {
+        text
+    };
+    ApiError::from_status(status, message).into_response()
+}
+
+/// Refuses a body whose declared length is over the route's limit before
+/// reading any of it, with a JSON error (the body limit layer still guards
+/// bodies of undeclared length).
+async fn declared_length(req: Request, next: Next) -> Response {
+    let limit = if req.uri().path() == "/import" {
+        MAX_IMPORT_BYTES
+    } else {
+        MAX_BODY_BYTES
+    };
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        return ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            format!("the body is over the {limit} byte limit"),
+        )
+        .into_response();
+    }
+    next.run(req).await
+}
+
+async fn auth(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let Some(key) = &state.api_key else {
+        return next.run(req).await;
+    };
+    if matches!(req.uri().path(), "/health" | "/openapi.json") {
+        return next.run(req).await;
+    }
+    let given = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("");
+    if same_secret(given.as_bytes(), key.as_bytes()) {
+        next.run(req).await
+    } else {
+        ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "missing or wrong bearer token",
+        )
+        .into_response()
+    }
+}
+
+/// Runs the scheduled tasks on the engine thread: the scheduler thread only
+/// watches the clock (`scheduler::Ticker`); `scheduler::run` does and logs
+/// the work.
+fn spawn_scheduler(engine: Engine, schedule: Schedule) -> anyhow::Result<()> {
+    if schedule.tasks.is_empty() {
+        return Ok(());
+    }
+    let mut ticker = Ticker::new(schedule);
+    std::thread::Builder::new()
+        .name("mnemo-scheduler".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(SCHEDULER_POLL);
+                for guard in ticker.tick(mnemo_host::ledger::now_ms()) {
+                    let job: Job = Box::new(move |m: &mut Mnemo| {
+                        scheduler::run(m, guard.task());
+                        drop(guard);
+                    });
+                    if engine.tx.send(job).is_err() {
+                        return;
+                    }
+                }
+            }
+        })?;
+    Ok(())
+}
