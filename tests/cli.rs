@@ -249,3 +249,175 @@ fn consolidate_resume_and_facts_from_the_command_line() {
     let bad = mnemo(d, &["consolidate", "--namespace", "no spaces allowed!"]);
     assert_eq!(bad.status.code(), Some(2), "invalid input exits 2");
 }
+
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stdout(o)
+}
+
+#[test]
+fn export_import_round_trip_and_reindex_from_the_command_line() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    ok(&mnemo(
+        a.path(),
+        &["remember", "The user's cat is called Miso", "--tag", "pets"],
+    ));
+    ok(&mnemo(
+        a.path(),
+        &[
+            "ingest",
+            "--session",
+            "s1",
+            "--role",
+            "user",
+            "Miso hates the vet",
+        ],
+    ));
+    ok(&mnemo(
+        a.path(),
+        &["facts", "add", "The user", "owns", "Miso"],
+    ));
+    let dump = a.path().join("dump.jsonl");
+    let o = mnemo(
+        a.path(),
+        &["export", "--out", dump.to_str().unwrap(), "--vectors"],
+    );
+    ok(&o);
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains("1 memories, 1 episodes, 1 sessions") && said.contains("1 facts"),
+        "{said}"
+    );
+
+    let imported = ok(&mnemo(
+        b.path(),
+        &["import", dump.to_str().unwrap(), "--json"],
+    ));
+    let v: serde_json::Value = serde_json::from_str(&imported).unwrap();
+    assert_eq!(v["counts"]["facts"], 1, "{v}");
+    assert_eq!(v["counts"]["created"].as_u64(), Some(4), "{v}");
+    let again: serde_json::Value = serde_json::from_str(&ok(&mnemo(
+        b.path(),
+        &["import", dump.to_str().unwrap(), "--json"],
+    )))
+    .unwrap();
+    assert_eq!(again["counts"]["created"], 0, "import dedups: {again}");
+    assert_eq!(total(b.path()), 1);
+    assert!(ok(&mnemo(b.path(), &["recall", "cat name"])).contains("Miso"));
+    assert!(ok(&mnemo(b.path(), &["facts", "query", "Miso"])).contains("The user | owns | Miso"));
+
+    // Re-embedding everything keeps recall working.
+    ok(&mnemo(b.path(), &["reindex", "--embeddings"]));
+    let stats: serde_json::Value =
+        serde_json::from_str(&ok(&mnemo(b.path(), &["stats", "--json"]))).unwrap();
+    assert_eq!(
+        (
+            stats["memory_vectors"].as_u64(),
+            stats["episode_vectors"].as_u64()
+        ),
+        (Some(1), Some(1)),
+        "{stats}"
+    );
+    assert!(ok(&mnemo(b.path(), &["recall", "cat name"])).contains("Miso"));
+
+    let missing = mnemo(b.path(), &["import", "/no/such/file.jsonl"]);
+    assert!(!missing.status.success());
+    assert_eq!(String::from_utf8_lossy(&missing.stderr).lines().count(), 1);
+}
+
+#[test]
+fn eval_and_bench_run_on_small_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let turn = |dia: &str, speaker: &str, text: &str| serde_json::json!({"dia_id": dia, "speaker": speaker, "text": text});
+    let data = serde_json::json!([{
+        "sample_id": "conv-test",
+        "conversation": {
+            "speaker_a": "Ana", "speaker_b": "Ben",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                turn("D1:1", "Ana", "I started learning the cello last week."),
+                turn("D1:2", "Ben", "Nice! I went hiking in the Alps."),
+                turn("D1:3", "Ana", "My teacher is called Rosa."),
+            ]
+        },
+        "qa": [
+            {"question": "What instrument is Ana learning?", "answer": "cello", "evidence": ["D1:1"], "category": 4},
+            {"question": "Where did Ben go hiking?", "answer": "the Alps", "evidence": ["D1:2"], "category": 4},
+        ]
+    }]);
+    let file = d.join("locomo.json");
+    std::fs::write(&file, data.to_string()).unwrap();
+    let out = d.join("rankings.jsonl");
+    let table = ok(&mnemo(
+        d,
+        &[
+            "eval",
+            "locomo",
+            "--data",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    ));
+    assert!(table.contains("| all (1-4) | 2 | 1.000 |"), "{table}");
+    let ranked = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(ranked.lines().count(), 2);
+    assert!(ranked.contains("\"conv-test#0\""), "{ranked}");
+    let bad = mnemo(d, &["eval", "locomo", "--data", "/no/such.json"]);
+    assert!(!bad.status.success());
+
+    let bench = ok(&mnemo(
+        d,
+        &[
+            "bench",
+            "--memories",
+            "300",
+            "--queries",
+            "5",
+            "--writes",
+            "20",
+        ],
+    ));
+    for row in [
+        "core component: compile",
+        "ingest throughput",
+        "recall at 300 memories: p50",
+    ] {
+        assert!(bench.contains(row), "{row}: {bench}");
+    }
+}
+
+#[test]
+fn every_command_has_help() {
+    let dir = tempfile::tempdir().unwrap();
+    for cmd in [
+        "serve",
+        "mcp",
+        "remember",
+        "recall",
+        "ingest",
+        "resume",
+        "consolidate",
+        "export",
+        "import",
+        "stats",
+        "reindex",
+        "eval",
+        "bench",
+        "list",
+        "audit",
+        "facts",
+    ] {
+        let o = mnemo(dir.path(), &[cmd, "--help"]);
+        let text = ok(&o);
+        assert!(text.contains("Usage: mnemo"), "{cmd}: {text}");
+        let about = text.lines().next().unwrap_or_default();
+        assert!(about.len() > 10, "{cmd} says what it does: {about}");
+    }
+}

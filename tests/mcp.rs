@@ -181,6 +181,19 @@ fn an_mcp_client_session() {
         c.tool("get_entity_info", json!({"name": "nobody"}))["isError"],
         true
     );
+    c.tool(
+        "remember_fact",
+        json!({"content": "Ask @carol for the Porto photos"}),
+    );
+    let carol = c.tool("get_entity_info", json!({"name": "carol"}));
+    assert_eq!(carol["isError"], false, "{carol}");
+    assert!(
+        carol["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Ask @carol for the Porto photos"),
+        "{carol}"
+    );
     assert_eq!(c.tool("no_such_tool", json!({}))["isError"], true);
     // Resume reads the session-recovery context; an unknown topic is an error.
     let resume = c.tool("resume", json!({"hours": 48}));

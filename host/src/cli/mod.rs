@@ -52,7 +52,7 @@ enum Command {
     Restore(IdArgs),
     /// Counts of memories, episodes, entities and vectors.
     Stats(StatsArgs),
-    /// Write everything (memories incl. the trash, episodes, sessions, entities) as JSON lines.
+    /// Write everything (memories incl. the trash, episodes, sessions, entities, facts) as JSON lines.
     Export(ExportArgs),
     /// Read an export back: ids, times and counts kept; duplicates folded.
     Import(ImportArgs),
