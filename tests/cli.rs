@@ -240,6 +240,15 @@ fn consolidate_resume_and_facts_from_the_command_line() {
         "{}",
         stdout(&facts)
     );
+    let sessions = ok(&mnemo(d, &["sessions"]));
+    assert!(
+        sessions.starts_with("s2  1 turns")
+            && sessions.lines().all(|l| l.contains("consolidated at")),
+        "{sessions}"
+    );
+    assert_eq!(ok(&mnemo(d, &["sessions", "--pending"])), "");
+    assert!(ok(&mnemo(d, &["sessions", "s1"])).contains("user: I work at Globex."));
+    assert_eq!(mnemo(d, &["sessions", "nope"]).status.code(), Some(3));
     let resume = mnemo(d, &["resume"]);
     assert!(
         stdout(&resume).starts_with("=== Core (0) ==="),

@@ -73,6 +73,8 @@ enum Command {
     Resume(ResumeArgs),
     /// The topic index, or the memories of the topics named.
     Topics(TopicsArgs),
+    /// Sessions seen so far (most recently active first), or one session's turns.
+    Sessions(SessionsArgs),
     /// The markdown block of relevant earlier facts for a prompt (seed 003 context injection).
     Context(ContextArgs),
     /// Write the weekly reflection (at most one in six days unless --force).
@@ -125,6 +127,21 @@ struct TopicsArgs {
     /// Rebuild the trees first.
     #[arg(long)]
     rebuild: bool,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct SessionsArgs {
+    /// A session id: print its turns in dialogue order.
+    id: Option<String>,
+    #[command(flatten)]
+    ns: Ns,
+    /// Only the sessions not yet consolidated.
+    #[arg(long)]
+    pending: bool,
+    #[arg(long, default_value_t = 100)]
+    limit: u32,
     #[arg(long)]
     json: bool,
 }
@@ -887,6 +904,44 @@ fn run(cli: Cli) -> Out {
                 return print_json(&r);
             }
             print!("{}", r.text);
+        }
+        Command::Sessions(a) => {
+            use mnemo_core::ports::Storage;
+            let store = &mnemo.ports().store;
+            let ns = &a.ns.namespace;
+            let Some(id) = &a.id else {
+                let sessions = store.sessions(ns, a.pending, a.limit)?;
+                if a.json {
+                    return print_json(&sessions);
+                }
+                for s in &sessions {
+                    let state = match s.consolidated_at {
+                        Some(at) => format!("consolidated at {at}"),
+                        None => "pending".to_string(),
+                    };
+                    println!(
+                        "{}  {} turns  last seen {}  {state}",
+                        s.id, s.turn_count, s.last_seen_at
+                    );
+                }
+                return Ok(());
+            };
+            let session = store
+                .get_session(ns, id)
+                .map_err(anyhow::Error::from)?
+                .ok_or_else(|| Failure {
+                    code: 3,
+                    message: format!("no session `{id}` in namespace `{ns}`"),
+                })?;
+            let turns = store
+                .session_episodes(ns, id, 0, a.limit)
+                .map_err(anyhow::Error::from)?;
+            if a.json {
+                return print_json(&serde_json::json!({ "session": session, "episodes": turns }));
+            }
+            for t in &turns {
+                println!("{}  {}: {}", t.event_time, t.source_role, t.content);
+            }
         }
         Command::Topics(a) => {
             if a.rebuild {
