@@ -44,8 +44,8 @@ pub(super) async fn health(State(s): State<AppState>) -> ApiResult {
         .engine
         .run(|m| (m.version(), m.ports().store.integrity(), m.vector_state()))
         .await?;
-    let integrity = integrity
-        .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "storage", format!("{e:#}")))?;
+    // An unreadable store is a 503: the server is up, its data is not.
+    let integrity = integrity?;
     Ok(Json(json!({
         "status": "ok",
         "core_version": version?,
@@ -322,13 +322,7 @@ pub(super) async fn llm_usage(State(s): State<AppState>, Query(q): Query<NsQuery
             Ok::<_, anyhow::Error>((store.usage_summary()?, store.usage(limit)?))
         })
         .await?
-        .map_err(|e| {
-            ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "storage",
-                format!("{e:#}"),
-            )
-        })?;
+        .map_err(ApiError::storage)?;
     Ok(Json(json!({ "summary": summary, "latest": latest })).into_response())
 }
 
@@ -381,13 +375,7 @@ pub(super) async fn export(
             mnemo_host::transfer::export(m, &mut out, ns.as_deref(), q.vectors).map(|_| out)
         })
         .await?
-        .map_err(|e| {
-            ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "storage",
-                format!("{e:#}"),
-            )
-        })?;
+        .map_err(ApiError::storage)?;
     Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], body).into_response())
 }
 
@@ -426,13 +414,7 @@ pub(super) async fn audit(
         .engine
         .run(move |m| m.ports().store.audit_log(&filter))
         .await?
-        .map_err(|e| {
-            ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "storage",
-                format!("{e:#}"),
-            )
-        })?;
+        .map_err(ApiError::storage)?;
     Ok(Json(json!({ "entries": entries })).into_response())
 }
 
