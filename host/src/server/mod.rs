@@ -192,6 +192,7 @@ pub fn router(engine_config: Config, api_key: Option<String>) -> anyhow::Result<
         .layer(middleware::from_fn(declared_length))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn(json_errors))
+        .layer(middleware::from_fn(access_log))
         .with_state(state))
 }
 
@@ -240,6 +241,21 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
         diff |= a.get(i).copied().unwrap_or(0) ^ b.get(i).copied().unwrap_or(0xff);
     }
     diff == 0
+}
+
+/// One structured log event per request: method, path, status and time
+/// taken (`MNEMO_LOG=info` shows them; failures at `warn` for 5xx).
+async fn access_log(req: Request, next: Next) -> Response {
+    let (method, path) = (req.method().clone(), req.uri().path().to_string());
+    let started = std::time::Instant::now();
+    let res = next.run(req).await;
+    let (status, ms) = (res.status().as_u16(), started.elapsed().as_millis() as u64);
+    if res.status().is_server_error() {
+        tracing::warn!(%method, path, status, ms, "request failed");
+    } else {
+        tracing::info!(%method, path, status, ms, "request");
+    }
+    res
 }
 
 /// Every failure answers with a JSON error, including the ones axum writes
