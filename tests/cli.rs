@@ -321,7 +321,8 @@ fn export_import_round_trip_and_reindex_from_the_command_line() {
     assert!(ok(&mnemo(b.path(), &["facts", "query", "Miso"])).contains("The user | owns | Miso"));
 
     // Re-embedding everything keeps recall working.
-    ok(&mnemo(b.path(), &["reindex", "--embeddings"]));
+    let reindexed = ok(&mnemo(b.path(), &["reindex", "--embeddings", "--json"]));
+    assert!(reindexed.contains("\"embedded\": 2"), "{reindexed}");
     let stats: serde_json::Value =
         serde_json::from_str(&ok(&mnemo(b.path(), &["stats", "--json"]))).unwrap();
     assert_eq!(
@@ -381,7 +382,16 @@ fn eval_and_bench_run_on_small_inputs() {
     let bad = mnemo(d, &["eval", "locomo", "--data", "/no/such.json"]);
     assert!(!bad.status.success());
 
-    let bench = ok(&mnemo(
+    let json: serde_json::Value = serde_json::from_str(&ok(&mnemo(
+        d,
+        &["eval", "locomo", "--data", file.to_str().unwrap(), "--json"],
+    )))
+    .unwrap();
+    assert_eq!(json["all"]["n"], 2, "{json}");
+    assert_eq!(json["all"]["r@10"], 1.0, "{json}");
+    assert_eq!(json["categories"]["4 single-hop"]["n"], 2, "{json}");
+
+    let bench: serde_json::Value = serde_json::from_str(&ok(&mnemo(
         d,
         &[
             "bench",
@@ -391,14 +401,22 @@ fn eval_and_bench_run_on_small_inputs() {
             "5",
             "--writes",
             "20",
+            "--json",
         ],
-    ));
+    )))
+    .unwrap();
+    let figures: Vec<&str> = bench
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["figure"].as_str().unwrap())
+        .collect();
     for row in [
-        "core component: compile",
-        "ingest throughput",
-        "recall at 300 memories: p50",
+        "core component: compile (cold, Cranelift)",
+        "ingest throughput (episodes, one commit each)",
+        "recall at 300 memories: p50 (component, HNSW)",
     ] {
-        assert!(bench.contains(row), "{row}: {bench}");
+        assert!(figures.contains(&row), "{row}: {figures:?}");
     }
 }
 

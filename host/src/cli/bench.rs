@@ -28,6 +28,9 @@ pub struct BenchArgs {
     /// Work folder (default: a fresh temporary one, removed afterwards).
     #[arg(long)]
     dir: Option<PathBuf>,
+    /// Print the rows as one JSON array at the end instead of the table.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Deterministic text: xorshift over a fixed vocabulary.
@@ -87,12 +90,30 @@ fn ms(d: Duration) -> String {
     format!("{:.3}", d.as_secs_f64() * 1e3)
 }
 
-struct Table(Vec<(String, String, String, String)>);
+/// The figures measured: printed as they come, or kept for `--json`.
+struct Table {
+    json: bool,
+    rows: Vec<serde_json::Value>,
+}
 
 impl Table {
     fn row(&mut self, figure: &str, value: String, unit: &str, how: &str) {
-        println!("{figure:<44} {value:>12} {unit:<8} {how}");
-        self.0.push((figure.into(), value, unit.into(), how.into()));
+        if self.json {
+            self.rows.push(serde_json::json!({
+                "figure": figure, "value": value, "unit": unit, "how": how,
+            }));
+        } else {
+            println!("{figure:<44} {value:>12} {unit:<8} {how}");
+        }
+    }
+
+    /// A remark that is not a figure (stderr under `--json`).
+    fn note(&self, text: &str) {
+        if self.json {
+            eprintln!("{text}");
+        } else {
+            println!("{text}");
+        }
     }
 }
 
@@ -115,12 +136,17 @@ pub fn run(base: &Config, args: BenchArgs) -> anyhow::Result<()> {
             tmp.0.clone()
         }
     };
-    println!(
-        "{:<44} {:>12} {:<8} how measured",
-        "figure", "value", "unit"
-    );
-    println!("{}", "-".repeat(100));
-    let mut t = Table(Vec::new());
+    let mut t = Table {
+        json: args.json,
+        rows: Vec::new(),
+    };
+    if !t.json {
+        println!(
+            "{:<44} {:>12} {:<8} how measured",
+            "figure", "value", "unit"
+        );
+        println!("{}", "-".repeat(100));
+    }
 
     // Start-up: cold compile, then the cached artifact, then InstancePre.
     let cache = dir.join("cache");
@@ -331,20 +357,24 @@ pub fn run(base: &Config, args: BenchArgs) -> anyhow::Result<()> {
         "x",
         "",
     );
-    local_model_rows(base, &mut t, &mut corpus)
+    local_model_rows(base, &mut t, &mut corpus)?;
+    if t.json {
+        println!("{}", serde_json::to_string_pretty(&t.rows)?);
+    }
+    Ok(())
 }
 
 /// Throughput and query latency of the local embedding model, if installed.
 fn local_model_rows(base: &Config, t: &mut Table, corpus: &mut Corpus) -> anyhow::Result<()> {
     use mnemo_host::embedding::{EmbeddingProvider, LocalEmbedder};
     let EmbedderChoice::Local { dir, dimension } = &base.embedder else {
-        println!("(local embedding model not configured: MNEMO_EMBEDDER is not `local`)");
+        t.note("(local embedding model not configured: MNEMO_EMBEDDER is not `local`)");
         return Ok(());
     };
     let model = match LocalEmbedder::load(dir, *dimension) {
         Ok(m) => m,
         Err(e) => {
-            println!("(local embedding model skipped: {e:#})");
+            t.note(&format!("(local embedding model skipped: {e:#})"));
             return Ok(());
         }
     };

@@ -35,6 +35,9 @@ pub struct LocomoArgs {
     /// Keep the evaluation database here (default: a temporary file).
     #[arg(long)]
     keep_db: Option<PathBuf>,
+    /// Print the scores as one JSON object instead of the table.
+    #[arg(long)]
+    json: bool,
     /// How evidence becomes relevance (`blend` or seed 004's `semantic`).
     #[arg(long, default_value = "blend")]
     relevance: Relevance,
@@ -158,6 +161,19 @@ impl Scores {
             .map(|i| 1.0 / (i as f64 + 2.0).log2())
             .sum();
         self.ndcg10 += dcg / idcg;
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let n = self.n.max(1) as f64;
+        serde_json::json!({
+            "n": self.n,
+            "r@5": self.r5 / n,
+            "r@10": self.r10 / n,
+            "all@10": self.all10 / n,
+            "hit@1": self.hit1 / n,
+            "mrr": self.mrr / n,
+            "ndcg@10": self.ndcg10 / n,
+        })
     }
 
     fn row(&self, label: &str) -> String {
@@ -331,9 +347,10 @@ pub fn run(config: &Config, cmd: EvalCommand) -> anyhow::Result<()> {
             .copied()
             .unwrap_or_default()
     };
-    println!("| questions | n | R@5 | R@10 | all@10 | Hit@1 | MRR | NDCG@10 |");
-    println!("|---|---|---|---|---|---|---|---|");
-    println!("{}", overall.row("all (1-4)"));
+    if args.keep_db.is_none() {
+        drop(mnemo);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     let names = [
         "",
         "1 multi-hop",
@@ -341,6 +358,34 @@ pub fn run(config: &Config, cmd: EvalCommand) -> anyhow::Result<()> {
         "3 open-domain",
         "4 single-hop",
     ];
+    if args.json {
+        let categories: serde_json::Map<String, Value> = by_cat
+            .iter()
+            .map(|(c, s)| {
+                let name = names.get(*c as usize).copied().unwrap_or("other");
+                (name.to_string(), s.json())
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "all": overall.json(),
+                "categories": categories,
+                "conversations": samples.len(),
+                "turns": turns,
+                "stored_s": stored.as_secs_f64(),
+                "embedded": embedded,
+                "embed_s": (ingest_time - stored).as_secs_f64(),
+                "recall_p50_ms": pct(0.5).as_secs_f64() * 1e3,
+                "recall_p95_ms": pct(0.95).as_secs_f64() * 1e3,
+                "relevance": format!("{:?}", args.relevance).to_lowercase(),
+            }))?
+        );
+        return Ok(());
+    }
+    println!("| questions | n | R@5 | R@10 | all@10 | Hit@1 | MRR | NDCG@10 |");
+    println!("|---|---|---|---|---|---|---|---|");
+    println!("{}", overall.row("all (1-4)"));
     for (c, s) in &by_cat {
         println!(
             "{}",
@@ -357,10 +402,6 @@ pub fn run(config: &Config, cmd: EvalCommand) -> anyhow::Result<()> {
         pct(0.95).as_secs_f64() * 1e3,
         latencies.len()
     );
-    if args.keep_db.is_none() {
-        drop(mnemo);
-        let _ = std::fs::remove_dir_all(&dir);
-    }
     Ok(())
 }
 

@@ -455,6 +455,8 @@ struct ReindexArgs {
     /// Forget all vectors and re-embed everything with the configured embedder.
     #[arg(long)]
     embeddings: bool,
+    #[arg(long)]
+    json: bool,
 }
 
 /// A failure and its exit code.
@@ -713,6 +715,9 @@ fn run(cli: Cli) -> Out {
                     .reset_vectors(&info.model, info.dimension)?;
             }
             let n = backfill_with_progress(&mut mnemo)?;
+            if a.json {
+                return print_json(&serde_json::json!({ "embedded": n, "reset": a.embeddings }));
+            }
             println!("embedded {n} rows");
         }
         Command::Audit(a) if a.run => {
