@@ -448,3 +448,32 @@ fn every_command_has_help() {
         assert!(about.len() > 10, "{cmd} says what it does: {about}");
     }
 }
+
+#[test]
+fn logs_can_be_json_lines_and_a_bad_format_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |format: &str| {
+        Command::new(env!("CARGO_BIN_EXE_mnemo"))
+            .arg("--db")
+            .arg(dir.path().join("m.db"))
+            .args(["remember", "logs as JSON"])
+            .env("MNEMO_DATA_DIR", dir.path())
+            .env("MNEMO_EMBEDDER", "hash")
+            .env("MNEMO_LOG", "debug")
+            .env("MNEMO_LOG_FORMAT", format)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run mnemo")
+    };
+    let o = run("json");
+    ok(&o);
+    let logs = String::from_utf8_lossy(&o.stderr);
+    assert!(logs.lines().count() > 0);
+    for line in logs.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).expect(line);
+        assert!(v["level"].is_string() && v["fields"].is_object(), "{line}");
+    }
+    let bad = run("xml");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("MNEMO_LOG_FORMAT"));
+}

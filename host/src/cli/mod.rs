@@ -495,12 +495,21 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let filter =
         tracing_subscriber::EnvFilter::try_from_env("MNEMO_LOG").unwrap_or_else(|_| "warn".into());
-    // Colours on a terminal only: a log file or journal gets plain key=value.
-    tracing_subscriber::fmt()
+    // `MNEMO_LOG_FORMAT=json`: one JSON object per event, for log shippers.
+    // Otherwise text, coloured on a terminal only (a file gets key=value).
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+        .with_writer(std::io::stderr);
+    match std::env::var("MNEMO_LOG_FORMAT").as_deref() {
+        Ok("json") => builder.json().init(),
+        Ok("text") | Err(_) => builder
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init(),
+        Ok(other) => {
+            eprintln!("mnemo: MNEMO_LOG_FORMAT `{other}` is not `text` or `json`");
+            return ExitCode::from(2);
+        }
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
