@@ -574,6 +574,15 @@ fn every_failure_answers_json_even_from_axum_itself() {
         (st, v["error"]["code"].as_str()),
         (405, Some("method_not_allowed"))
     );
+    let Err(ureq::Error::Status(405, r)) =
+        ureq::put(&format!("{}/memories", s.base)).send_string("{}")
+    else {
+        panic!("expected 405")
+    };
+    assert!(
+        r.header("allow").is_some_and(|a| a.contains("POST")),
+        "a 405 names the methods the route has"
+    );
     // Over the limit without a declared length (chunked): still a JSON 413.
     // The whole body is sent before the answer is read, and is only a little
     // over the limit, so the server's early answer cannot race the writes.

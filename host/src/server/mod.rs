@@ -271,7 +271,8 @@ async fn json_errors(req: Request, next: Next) -> Response {
     if !(status.is_client_error() || status.is_server_error()) || is_json {
         return res;
     }
-    let text = axum::body::to_bytes(res.into_body(), 16 * 1024)
+    let (parts, body) = res.into_parts();
+    let text = axum::body::to_bytes(body, 16 * 1024)
         .await
         .map(|b| String::from_utf8_lossy(&b).trim().to_string())
         .unwrap_or_default();
@@ -280,7 +281,12 @@ async fn json_errors(req: Request, next: Next) -> Response {
     } else {
         text
     };
-    ApiError::from_status(status, message).into_response()
+    let mut out = ApiError::from_status(status, message).into_response();
+    // A 405 still says which methods the route has.
+    if let Some(allow) = parts.headers.get(header::ALLOW) {
+        out.headers_mut().insert(header::ALLOW, allow.clone());
+    }
+    out
 }
 
 /// Refuses a body whose declared length is over the route's limit before
