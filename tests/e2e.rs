@@ -895,6 +895,8 @@ fn scheduled_runs_do_the_work_and_log_their_outcome() {
     // Seed 004: the interval skips a cycle when nothing was written since.
     let idle = scheduler::run(&mut m, Task::Interval);
     assert_eq!(idle, "skipped: nothing written since the last cycle");
+    // Writes are told from the cycle's own by millisecond timestamps.
+    std::thread::sleep(std::time::Duration::from_millis(5));
     remember(&mut m, "", "The bees swarmed in May");
     assert!(scheduler::run(&mut m, Task::Interval).starts_with("ok"));
     for task in [Task::Consolidate, Task::Decay, Task::Enrich, Task::Reflect] {

@@ -275,7 +275,10 @@ impl<P: Ports> Engine<P> {
         }
     }
 
-    /// Whether anything was written since the last cycle.
+    /// Whether anything was written since the last cycle: an open session,
+    /// or a memory modified after the cycle's timestamp. The cycle stamps its
+    /// own writes with that same millisecond, so a write landing in that very
+    /// millisecond waits for the next write or the nightly cycle.
     fn changed_since_last_cycle(&self, namespace: Option<&str>) -> CoreResult<bool> {
         let storage = self.ports().storage();
         let Some(last) = storage
