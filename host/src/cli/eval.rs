@@ -378,7 +378,7 @@ pub fn run(config: &Config, cmd: EvalCommand) -> anyhow::Result<()> {
                 "embed_s": (ingest_time - stored).as_secs_f64(),
                 "recall_p50_ms": pct(0.5).as_secs_f64() * 1e3,
                 "recall_p95_ms": pct(0.95).as_secs_f64() * 1e3,
-                "relevance": format!("{:?}", args.relevance).to_lowercase(),
+                "relevance": args.relevance.as_str(),
             }))?
         );
         return Ok(());

@@ -9,6 +9,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use mnemo_core::model::*;
 use mnemo_core::ports::Storage;
+use mnemo_host::runtime::CallError;
 use mnemo_host::storage::AuditFilter;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -16,27 +17,24 @@ use serde_json::{Value, json};
 use super::AppState;
 use super::error::{ApiError, ApiResult, parse};
 
+/// The `X-Namespace` header, if any.
+fn header_namespace(headers: &HeaderMap) -> Option<&str> {
+    headers.get("x-namespace").and_then(|v| v.to_str().ok())
+}
+
 /// The body's namespace, else the `X-Namespace` header, else `default`.
 pub fn namespace(headers: &HeaderMap, body_ns: &str) -> String {
     if !body_ns.is_empty() {
         return body_ns.to_string();
     }
-    headers
-        .get("x-namespace")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("default")
-        .to_string()
+    header_namespace(headers).unwrap_or("default").to_string()
 }
 
-/// The query's namespace, else the `X-Namespace` header, else none: the
-/// operator's reads (stats, audit, export) then cover every namespace.
-fn namespace_or_all(headers: &HeaderMap, query_ns: Option<String>) -> Option<String> {
-    query_ns.or_else(|| {
-        headers
-            .get("x-namespace")
-            .and_then(|v| v.to_str().ok())
-            .map(String::from)
-    })
+/// The given namespace, else the `X-Namespace` header, else none: the
+/// operator's reads and runs (stats, audit, export, consolidate) then cover
+/// every namespace.
+fn namespace_or_all(headers: &HeaderMap, given: Option<String>) -> Option<String> {
+    given.or_else(|| header_namespace(headers).map(String::from))
 }
 
 pub(super) async fn health(State(s): State<AppState>) -> ApiResult {
@@ -110,33 +108,32 @@ pub(super) struct ListQuery {
     offset: Option<u32>,
 }
 
-/// The values of a comma-separated filter, each parsed (a bad one is a 400
-/// that names the accepted values).
-fn split<T: std::str::FromStr<Err = mnemo_core::CoreError>>(
-    list: Option<&str>,
-) -> Result<Vec<T>, ApiError> {
+/// The values of a comma-separated filter.
+fn items(list: Option<&str>) -> impl Iterator<Item = &str> {
     list.into_iter()
         .flat_map(|l| l.split(','))
         .map(str::trim)
         .filter(|v| !v.is_empty())
-        .map(|v| v.parse::<T>())
+}
+
+/// The values of a comma-separated filter, each parsed: a bad one is the
+/// core's invalid-input error (400), naming the accepted values.
+fn parse_items<T: std::str::FromStr<Err = mnemo_core::CoreError>>(
+    list: Option<&str>,
+) -> Result<Vec<T>, ApiError> {
+    items(list)
+        .map(str::parse)
         .collect::<Result<_, _>>()
-        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_input", e.to_string()))
+        .map_err(|e| ApiError::from(CallError::Core(e)))
 }
 
 /// Active memories (or the trash), newest first.
 async fn listing(s: AppState, headers: HeaderMap, q: ListQuery, deleted: bool) -> ApiResult {
     let req = ListRequest {
         namespace: namespace(&headers, q.namespace.as_deref().unwrap_or("")),
-        layers: split(q.layer.as_deref())?,
-        kinds: split(q.kind.as_deref())?,
-        tags: q
-            .tag
-            .iter()
-            .flat_map(|t| t.split(','))
-            .map(|t| t.trim().to_string())
-            .filter(|t| !t.is_empty())
-            .collect(),
+        layers: parse_items(q.layer.as_deref())?,
+        kinds: parse_items(q.kind.as_deref())?,
+        tags: items(q.tag.as_deref()).map(String::from).collect(),
         deleted,
         limit: q.limit.unwrap_or(50),
         offset: q.offset.unwrap_or(0),
@@ -630,9 +627,7 @@ pub(super) async fn consolidate(
     } else {
         parse(&body)?
     };
-    if let Some(ns) = headers.get("x-namespace").and_then(|v| v.to_str().ok()) {
-        req.namespace.get_or_insert_with(|| ns.to_string());
-    }
+    req.namespace = namespace_or_all(&headers, req.namespace.take());
     let report = s
         .engine
         .run(move |m| m.in_transaction(|m| m.consolidate(req).map_err(ApiError::from)))
