@@ -19,13 +19,13 @@ pub struct MemStorage {
     pub links: RefCell<Vec<(Target, String, String)>>,
     pub vectors: RefCell<BTreeMap<(Target, String), Vec<f32>>>,
     pub facts: RefCell<Vec<Fact>>,
-    pub audit: RefCell<Vec<AuditEntry>>,
+    pub audit: RefCell<Vec<Decision>>,
     pub meta: RefCell<BTreeMap<String, String>>,
     pub vectors_disabled: Cell<bool>,
 }
 
 fn filter_memory(m: &Memory, f: &SearchFilter) -> bool {
-    crate::recall::admits(f, m)
+    crate::read::admits(f, m)
 }
 
 fn filter_episode(e: &Episode, f: &SearchFilter) -> bool {
@@ -108,7 +108,7 @@ impl Storage for MemStorage {
             .cloned())
     }
     fn list_memories(&self, q: &ListQuery) -> CoreResult<Vec<Memory>> {
-        let state = q.state.unwrap_or(ListState::Active);
+        let state = q.state;
         let mut out: Vec<Memory> = self
             .memories
             .borrow()
@@ -344,7 +344,7 @@ impl Storage for MemStorage {
         target: Target,
         max_entities: u32,
         limit: u32,
-    ) -> CoreResult<Vec<(String, String, String)>> {
+    ) -> CoreResult<Vec<EnrichmentCandidate>> {
         let links = self.links.borrow();
         let count = |id: &str| {
             links
@@ -384,7 +384,11 @@ impl Storage for MemStorage {
         Ok(rows
             .into_iter()
             .filter(|(id, _, _, attrs)| !attrs.contains("enriched_at") && count(id) <= max_entities)
-            .map(|(id, ns, c, _)| (id, ns, c))
+            .map(|(id, namespace, content, _)| EnrichmentCandidate {
+                id,
+                namespace,
+                content,
+            })
             .take(limit as usize)
             .collect())
     }
@@ -494,7 +498,7 @@ impl Storage for MemStorage {
         s.entities = self.entities.borrow().len() as u64;
         Ok(s)
     }
-    fn append_audit(&self, entry: &AuditEntry) -> CoreResult<()> {
+    fn log_decision(&self, entry: &Decision) -> CoreResult<()> {
         self.audit.borrow_mut().push(entry.clone());
         Ok(())
     }
@@ -544,16 +548,16 @@ impl Embedder for BowEmbedder {
 #[derive(Default)]
 pub struct ScriptedLlm {
     pub level: Cell<Option<LlmLevel>>,
-    pub answers: RefCell<BTreeMap<String, Vec<String>>>,
+    pub answers: RefCell<BTreeMap<LlmComponent, Vec<String>>>,
     pub requests: RefCell<Vec<ChatRequest>>,
 }
 
 impl ScriptedLlm {
-    pub fn script(&self, level: LlmLevel, component: &str, answer: &str) {
+    pub fn script(&self, level: LlmLevel, component: LlmComponent, answer: &str) {
         self.level.set(Some(level));
         self.answers
             .borrow_mut()
-            .entry(component.into())
+            .entry(component)
             .or_default()
             .push(answer.into());
     }
@@ -569,7 +573,7 @@ impl Llm for ScriptedLlm {
             return Err(CoreError::Unavailable("llm is off".into()));
         }
         let mut answers = self.answers.borrow_mut();
-        let queue = answers.entry(req.component.clone()).or_default();
+        let queue = answers.entry(req.component).or_default();
         if queue.is_empty() {
             return Err(CoreError::Llm(format!(
                 "nothing scripted for {}",
@@ -588,7 +592,7 @@ impl Llm for ScriptedLlm {
 /// Capitalised words are people; `#x` hashtags.
 pub struct CapsNer;
 impl Ner for CapsNer {
-    fn extract(&self, text: &str, _strategy: &str) -> CoreResult<Vec<Mention>> {
+    fn extract(&self, text: &str, _strategy: NerStrategy) -> CoreResult<Vec<Mention>> {
         let mut out = Vec::new();
         let mut offset = 0;
         for word in text.split(' ') {

@@ -2,41 +2,49 @@
 //! lifecycle, recall channels, rank fusion and scoring — with every effect
 //! behind the port traits of [`ports`], so it runs as a WASM component or
 //! natively against in-memory fakes.
+//!
+//! The modules follow the flows of the design (`docs/design/`):
+//! `write/` (remember, ingest, dedup, entity links, facts, import), `read/`
+//! (recall's channels, fusion and scoring, the fact walk, entity info),
+//! `lifecycle/` (the consolidation cycle and its steps, fading, the LLM
+//! review, topics, reflection, enrichment), `agent/` (resume, context
+//! injection), `prompts/` (every LLM prompt beside its parser) and `wasm/`
+//! (the component's edge). They are private: what a host may use is
+//! re-exported below.
 
-pub mod audit;
-pub mod consolidate;
-pub mod decay;
-pub mod dedup;
-pub mod engine;
-pub mod entities;
-pub mod error;
-pub mod extract;
-pub mod facts;
-pub mod fusion;
-pub mod ids;
+mod cross;
+mod engine;
+mod error;
+mod ids;
 pub mod model;
-pub mod ner_llm;
 pub mod ports;
-pub mod prompts;
-pub mod recall;
-pub mod resume;
-pub mod scoring;
-pub mod text;
+mod text;
 pub mod thresholds;
-pub mod topics;
-pub mod transfer;
-pub mod validate;
-pub mod vector;
+mod validate;
+mod vector;
+
+mod agent;
+mod lifecycle;
+mod prompts;
+mod read;
+mod write;
 
 #[cfg(test)]
-mod engine_tests;
+mod fakes;
 #[cfg(test)]
-pub mod fakes;
-#[cfg(test)]
-mod lifecycle_tests;
+mod tests;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;
 
+pub use cross::Cross;
 pub use engine::Engine;
 pub use error::{CoreError, CoreResult};
+pub use write::entities::merge_mentions;
+
+/// The tokenizer the full-text index and its queries share: a host stores
+/// [`search_text::index_text`] in its index and the core queries it with the
+/// same tokens (CJK segmented, seed 004 §9).
+pub mod search_text {
+    pub use crate::text::{estimate_tokens, index_text, is_stop_word, tokens};
+}

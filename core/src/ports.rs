@@ -72,7 +72,7 @@ pub trait Storage {
         target: Target,
         max_entities: u32,
         limit: u32,
-    ) -> CoreResult<Vec<(String, String, String)>>;
+    ) -> CoreResult<Vec<EnrichmentCandidate>>;
     fn mark_enriched(&self, target: Target, id: &str, at: Millis) -> CoreResult<()>;
 
     fn put_fact(&self, f: &Fact) -> CoreResult<()>;
@@ -82,7 +82,9 @@ pub trait Storage {
     fn tag_counts(&self, namespaces: &[String], prefix: &str) -> CoreResult<Vec<(String, u64)>>;
 
     fn stats(&self, namespaces: &[String]) -> CoreResult<StoreStats>;
-    fn append_audit(&self, entry: &AuditEntry) -> CoreResult<()>;
+    /// Appends a line to the decision log (what the lifecycle and the
+    /// write paths decided, and why).
+    fn log_decision(&self, entry: &Decision) -> CoreResult<()>;
     fn get_meta(&self, key: &str) -> CoreResult<Option<String>>;
     fn set_meta(&self, key: &str, value: &str) -> CoreResult<()>;
 }
@@ -101,7 +103,7 @@ pub trait Llm {
 
 /// Named-entity recognition through the host's strategies.
 pub trait Ner {
-    fn extract(&self, text: &str, strategy: &str) -> CoreResult<Vec<Mention>>;
+    fn extract(&self, text: &str, strategy: NerStrategy) -> CoreResult<Vec<Mention>>;
     fn accurate_available(&self) -> bool;
 }
 

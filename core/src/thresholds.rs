@@ -235,3 +235,7 @@ pub const MAX_EXPANSIONS: usize = 6;
 /// Rerank interpolation: `score × (1 − w) + w × (1 − position / n)`. Not in
 /// the seeds, which only say the scores are interpolated.
 pub const RERANK_WEIGHT: f32 = 0.5;
+
+/// A context hit must be at least this relevant to be injected (seed 004's
+/// auto-expand threshold: below it, the best hit is a weak match).
+pub const CONTEXT_MIN_RELEVANCE: f32 = AUTO_EXPAND_THRESHOLD;

@@ -145,3 +145,12 @@ mod tests {
         assert!(attributes(Some(r#"{"a":1}"#)).is_ok());
     }
 }
+
+/// A project namespace also reads `default` (seed 004 §7).
+pub fn readable_namespaces(namespace: &str) -> Vec<String> {
+    let mut out = vec![namespace.to_string()];
+    if namespace != DEFAULT_NAMESPACE {
+        out.push(DEFAULT_NAMESPACE.to_string());
+    }
+    out
+}

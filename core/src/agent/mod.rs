@@ -1,0 +1,5 @@
+//! What an agent reads before it answers: seed 004's resume (Core, Recent,
+//! Topics, Triggers) and seed 003's context injection.
+
+mod context;
+pub(crate) mod resume;

@@ -1,0 +1,209 @@
+//! What an agent reads at the start of a turn or a session:
+//! - `resume` (seed 004 §7): Core, Recent, Topics and Triggers within fixed
+//!   token budgets; reads only, never touches a memory;
+//! - `context` (seed 003): the facts from earlier sessions relevant to the
+//!   prompt, plus the latest weekly reflection, as a markdown block;
+//! - `reflect` (seed 003): the weekly reflection, a protected Core memory;
+//! - `recent` and `triggers`.
+
+use std::collections::BTreeMap;
+
+use crate::engine::Engine;
+use crate::error::CoreResult;
+use crate::model::*;
+use crate::ports::{Clock, Ports, Storage};
+use crate::validate::readable_namespaces;
+use crate::text;
+use crate::thresholds::*;
+use crate::validate;
+
+/// Tag prefix of trigger memories (`trigger:deploy`).
+pub const TRIGGER_PREFIX: &str = "trigger:";
+pub const REFLECTION_TAG: &str = "reflection";
+/// Most memories a resume section reads before cutting to its budget.
+const SECTION_READ: u32 = 500;
+const MS_PER_HOUR: i64 = 3_600_000;
+
+fn kind_boost(kind: Kind) -> f32 {
+    match kind {
+        Kind::Procedural => KIND_BOOST_PROCEDURAL,
+        Kind::Semantic => KIND_BOOST_SEMANTIC,
+        Kind::Episodic => KIND_BOOST_EPISODIC,
+    }
+}
+
+/// Seed 004's Core order: `importance × kind_boost × (1 + rep × 2.5)`.
+pub fn core_weight(m: &Memory) -> f32 {
+    m.importance * kind_boost(m.kind) * (1.0 + m.repetition_count as f32 * REPETITION_WEIGHT)
+}
+
+/// The longest prefix of `items` whose texts fit in `budget` tokens.
+fn within_budget(items: Vec<Memory>, budget: usize) -> Vec<Memory> {
+    let mut used = 0;
+    items
+        .into_iter()
+        .take_while(|m| {
+            used += text::estimate_tokens(&m.content);
+            used <= budget
+        })
+        .collect()
+}
+
+pub(crate) fn date(ms: Millis) -> String {
+    // Days since the epoch → civil date (Howard Hinnant's algorithm).
+    let days = ms.div_euclid(86_400_000);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+impl<P: Ports> Engine<P> {
+    pub fn resume(&self, req: ResumeRequest) -> CoreResult<ResumeBlock> {
+        let namespace = validate::namespace(&req.namespace)?;
+        let namespaces = readable_namespaces(&namespace);
+        let storage = self.ports().storage();
+        let now = self.ports().clock().now();
+        let hours = if req.hours == 0 {
+            RESUME_DEFAULT_HOURS
+        } else {
+            req.hours
+        };
+
+        let mut core = storage.list_memories(&ListQuery {
+            namespaces: namespaces.clone(),
+            layers: vec![Layer::Core],
+            limit: SECTION_READ,
+            ..Default::default()
+        })?;
+        core.sort_by(|a, b| core_weight(b).total_cmp(&core_weight(a)));
+        let core = within_budget(core, RESUME_CORE_TOKENS);
+
+        let recent = storage.list_memories(&ListQuery {
+            namespaces: namespaces.clone(),
+            layers: vec![Layer::Buffer, Layer::Working],
+            modified_since: Some(now - i64::from(hours) * MS_PER_HOUR),
+            by_modified: true,
+            limit: SECTION_READ,
+            ..Default::default()
+        })?;
+        let recent = within_budget(recent, RESUME_RECENT_TOKENS);
+
+        let mut topics: Vec<TopicSummary> = self
+            .stored_topics(&namespace)?
+            .into_iter()
+            .map(|t| TopicSummary {
+                id: t.id,
+                name: t.name,
+                size: t.members.len() as u32,
+            })
+            .collect();
+        topics.sort_by(|a, b| b.size.cmp(&a.size).then_with(|| a.id.cmp(&b.id)));
+        let mut used = 0;
+        topics.retain(|t| {
+            used += text::estimate_tokens(&t.name) + 4;
+            used <= RESUME_TOPIC_TOKENS
+        });
+
+        let mut triggers = self.triggers(&namespace)?;
+        let mut used = 0;
+        triggers.retain(|(t, _)| {
+            used += text::estimate_tokens(t) + 1;
+            used <= RESUME_TRIGGER_TOKENS
+        });
+        let triggers: Vec<String> = triggers.into_iter().map(|(t, _)| t).collect();
+
+        let stats = storage.stats(&namespaces)?;
+        let mut out = format!("=== Core ({}) ===\n", core.len());
+        for m in &core {
+            out.push_str(&m.content);
+            out.push('\n');
+        }
+        out.push_str(&format!("\n=== Recent ({hours}h) ===\n"));
+        for m in &recent {
+            out.push_str(&format!("[{}] {}\n", date(m.modified_at), m.content));
+        }
+        if !topics.is_empty() {
+            out.push_str(&format!(
+                "\n=== Topics (Working: {}, Buffer: {}) ===\n",
+                stats.working, stats.buffer
+            ));
+            for t in &topics {
+                out.push_str(&format!("{}: \"{}\" [{}]\n", t.id, t.name, t.size));
+            }
+        }
+        if !triggers.is_empty() {
+            out.push_str(&format!("\nTriggers: {}\n", triggers.join(", ")));
+        }
+        Ok(ResumeBlock {
+            text: out,
+            core,
+            recent,
+            topics,
+            triggers,
+        })
+    }
+
+    /// Memories modified in the last `hours`, newest first.
+    pub fn recent(&self, namespace: &str, hours: u32, limit: u32) -> CoreResult<Vec<Memory>> {
+        let namespace = validate::namespace(namespace)?;
+        let now = self.ports().clock().now();
+        self.ports().storage().list_memories(&ListQuery {
+            namespaces: readable_namespaces(&namespace),
+            modified_since: Some(now - i64::from(hours.max(1)) * MS_PER_HOUR),
+            by_modified: true,
+            limit: limit.clamp(1, MAX_RECALL_LIMIT),
+            ..Default::default()
+        })
+    }
+
+    /// `trigger:*` tags (without the prefix) by summed access count.
+    pub fn triggers(&self, namespace: &str) -> CoreResult<Vec<(String, u64)>> {
+        let namespace = validate::namespace(namespace)?;
+        let counts = self
+            .ports()
+            .storage()
+            .tag_counts(&readable_namespaces(&namespace), TRIGGER_PREFIX)?;
+        let mut merged: BTreeMap<String, u64> = BTreeMap::new();
+        for (tag, n) in counts {
+            if let Some(name) = tag.strip_prefix(TRIGGER_PREFIX) {
+                *merged.entry(name.to_string()).or_default() += n;
+            }
+        }
+        let mut out: Vec<(String, u64)> = merged.into_iter().collect();
+        out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        Ok(out)
+    }
+
+    pub(crate) fn latest_reflection(&self, namespaces: &[String]) -> CoreResult<Option<Memory>> {
+        Ok(self
+            .ports()
+            .storage()
+            .list_memories(&ListQuery {
+                namespaces: namespaces.to_vec(),
+                tags: vec![REFLECTION_TAG.into()],
+                limit: 1,
+                ..Default::default()
+            })?
+            .pop())
+    }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_civil() {
+        assert_eq!(date(0), "1970-01-01");
+        assert_eq!(date(1_700_000_000_000), "2023-11-14");
+    }
+}
+

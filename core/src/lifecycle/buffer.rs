@@ -1,0 +1,171 @@
+//! The Buffer's steps of a cycle (seed 004 §2.2–2.4): mechanical
+//! promotion, LLM triage, cosine dedup and the capacity cap.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::text;
+use crate::engine::Engine;
+use crate::error::CoreResult;
+use crate::model::*;
+use crate::ports::{Llm, Ports, Storage};
+use crate::thresholds::*;
+use super::cycle::*;
+use crate::prompts::{self};
+use crate::write::dedup;
+
+impl<P: Ports> Engine<P> {
+    /// Buffer→Working, mechanically: reinforcement score, or lessons and
+    /// procedures after `KIND_PROMOTE_EPOCHS` in Buffer.
+    pub(super) fn promote_buffer(&self, cycle: &mut Cycle, ns: &str) {
+        let epoch = cycle.epoch;
+        let mut promote = Vec::new();
+        for id in cycle.ids_where(ns, |m| m.layer == Layer::Buffer && !has(m, "distilled")) {
+            let Some(m) = cycle.memories.get(&id) else {
+                continue;
+            };
+            let score = m.reinforcement_score();
+            if score >= BUFFER_PROMOTE_SCORE {
+                promote.push((id, format!("reinforcement score {score:.1}")));
+            } else if (has(m, "lesson") || m.kind == Kind::Procedural)
+                && epoch.saturating_sub(m.created_epoch) >= KIND_PROMOTE_EPOCHS
+            {
+                promote.push((id, format!("{} after {KIND_PROMOTE_EPOCHS} epochs", m.kind)));
+            }
+        }
+        for (id, why) in promote {
+            cycle.act(&id, Action::Promote, Some(Layer::Working), why);
+        }
+    }
+
+    /// LLM triage of the Buffer (not with the LLM level `off`).
+    pub(super) fn triage(&self, cycle: &mut Cycle, ns: &str) {
+        if self.ports().llm().level() == LlmLevel::Off {
+            return;
+        }
+        let now = cycle.now;
+        let mut batch: Vec<Memory> = cycle
+            .ids_where(ns, |m| {
+                m.layer == Layer::Buffer
+                    && now - m.created_at > TRIAGE_MIN_AGE_MS
+                    && ![TAG_TRIAGED, "distilled", "ephemeral"]
+                        .iter()
+                        .any(|t| has(m, t))
+            })
+            .into_iter()
+            .filter_map(|id| cycle.memories.get(&id).cloned())
+            .collect();
+        batch.sort_by_key(|m| std::cmp::Reverse(m.created_at));
+        batch.truncate(TRIAGE_BATCH);
+        if batch.is_empty() {
+            return;
+        }
+        let answer = self
+            .ports()
+            .llm()
+            .complete(&prompts::triage::request(&batch, now))
+            .and_then(|a| prompts::triage::parse(&a.content, &batch));
+        let verdicts = match answer {
+            Ok(v) => v,
+            Err(e) => {
+                cycle.warnings.push(format!("triage skipped: {e}"));
+                return;
+            }
+        };
+        for v in verdicts {
+            if v.promote {
+                if let (Some(kind), Some(m)) = (v.kind, cycle.memories.get_mut(&v.id)) {
+                    m.kind = kind;
+                }
+                cycle.act(
+                    &v.id,
+                    Action::Promote,
+                    Some(Layer::Working),
+                    format!("triage: {}", v.reason),
+                );
+            } else if let Some(m) = cycle.memories.get_mut(&v.id) {
+                add_tag(m, TAG_TRIAGED);
+                cycle.act(&v.id, Action::TriageKeep, None, v.reason);
+            }
+        }
+    }
+
+    /// Cosine duplicates inside the Buffer fold into the stronger memory.
+    pub(super) fn dedup_buffer(&self, cycle: &mut Cycle, ns: &str) -> CoreResult<()> {
+        let ids = cycle.ids_where(ns, |m| m.layer == Layer::Buffer);
+        if ids.len() < 2 {
+            return Ok(());
+        }
+        let vectors: BTreeMap<String, Vec<f32>> = self
+            .ports()
+            .storage()
+            .get_vectors(Target::Memories, &ids)?
+            .into_iter()
+            .collect();
+        let mut gone: BTreeSet<String> = BTreeSet::new();
+        for (i, a) in ids.iter().enumerate() {
+            for b in &ids[i + 1..] {
+                if gone.contains(a) || gone.contains(b) {
+                    continue;
+                }
+                let (Some(va), Some(vb)) = (vectors.get(a), vectors.get(b)) else {
+                    continue;
+                };
+                let sim = crate::vector::cosine(va, vb);
+                let (Some(ma), Some(mb)) = (cycle.memories.get(a), cycle.memories.get(b)) else {
+                    continue;
+                };
+                let jaccard =
+                    text::jaccard(&text::token_set(&ma.content), &text::token_set(&mb.content));
+                if sim < TRIAGE_DEDUP_SIM
+                    || jaccard <= DEDUP_JACCARD_PREFILTER
+                    || dedup::is_substitution(&ma.content, &mb.content)
+                {
+                    continue;
+                }
+                let strength = |m: &Memory| (m.reinforcement_score(), m.importance, -m.created_at);
+                let (winner, loser) = if strength(ma) >= strength(mb) {
+                    (a.clone(), b.clone())
+                } else {
+                    (b.clone(), a.clone())
+                };
+                fold(cycle, &winner, &loser);
+                cycle.evict(
+                    &loser,
+                    "merged",
+                    format!("buffer duplicate of {winner} (cosine {sim:.3})"),
+                );
+                gone.insert(loser);
+            }
+        }
+        Ok(())
+    }
+
+    /// Over `BUFFER_CAP`, the weakest Buffer memories leave (oldest first
+    /// among equals).
+    pub(super) fn cap_buffer(&self, cycle: &mut Cycle, ns: &str) {
+        let mut buffer: Vec<(f32, f32, Millis, String)> = cycle
+            .ids_where(ns, |m| m.layer == Layer::Buffer)
+            .into_iter()
+            .filter_map(|id| {
+                let m = cycle.memories.get(&id)?;
+                Some((m.reinforcement_score(), m.importance, m.created_at, id))
+            })
+            .collect();
+        if buffer.len() <= BUFFER_CAP {
+            return;
+        }
+        buffer.sort_by(|a, b| {
+            a.0.total_cmp(&b.0)
+                .then(a.1.total_cmp(&b.1))
+                .then(a.2.cmp(&b.2))
+        });
+        let excess = buffer.len() - BUFFER_CAP;
+        for (_, _, _, id) in buffer.into_iter().take(excess) {
+            cycle.evict(
+                &id,
+                "evicted",
+                format!("buffer over its cap of {BUFFER_CAP}"),
+            );
+        }
+    }
+}

@@ -1,0 +1,316 @@
+//! One consolidation cycle — the layer lifecycle of seed 004 §2–3 and the
+//! session consolidation of seed 003 — as a plan of lifecycle actions that a
+//! dry run reports and a real run applies:
+//!
+//! 1. sessions left open are distilled into facts (LLM `extract`, or the
+//!    rule extractor of `extract.rs` when the LLM level is `off`);
+//! 2. Core hygiene: session notes and `ephemeral` memories go back to Working;
+//! 3. Working→Core candidates pass the gate (whitelist; LLM or heuristic),
+//!    rejections escalate with epoch cooldowns (48, 144, never);
+//! 4. Buffer→Working by reinforcement score or, for lessons and procedures,
+//!    after a few epochs; then LLM triage of the rest (not with `off`);
+//! 5. Buffer dedup by cosine (with the same guards as insert dedup);
+//! 6. the Buffer capacity cap, importance decay by kind, and eviction of
+//!    Buffer memories decayed to nothing;
+//! 7. the epoch advances and the topic trees are rebuilt.
+//!
+//! Nothing is deleted: evictions and merges set `valid_until` and a reason
+//! (restorable from the trash); every decision is written to the audit log.
+
+
+use super::importance::decay;
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::engine::{Engine, META_EPOCH};
+use crate::error::CoreResult;
+use crate::model::*;
+use crate::ports::{Clock, Ports, Storage};
+use crate::thresholds::*;
+use crate::validate;
+
+/// Metadata key: when the last (non-dry) cycle finished.
+pub const META_CONSOLIDATED_AT: &str = "consolidated_at";
+/// Memories read per page.
+pub(super) const PAGE: u32 = 500;
+
+pub(super) const TAG_REJECTED: &str = "gate-rejected";
+pub(super) const TAG_REJECTED_2: &str = "gate-rejected-2";
+pub(super) const TAG_REJECTED_FINAL: &str = "gate-rejected-final";
+pub(super) const TAG_TRIAGED: &str = "_triaged";
+/// Tags that keep a memory out of Core (seed 004 §2.5).
+pub(super) const NOT_FOR_CORE: [&str; 4] = ["session", "ephemeral", "distilled", "auto-distilled"];
+
+pub(super) fn has(m: &Memory, tag: &str) -> bool {
+    m.tags.iter().any(|t| t == tag)
+}
+
+pub(super) fn attr_u64(m: &Memory, key: &str) -> Option<u64> {
+    serde_json::from_str::<serde_json::Value>(&m.attributes).ok()?[key].as_u64()
+}
+
+pub(super) fn set_attr(m: &mut Memory, key: &str, value: serde_json::Value) {
+    let mut attrs: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&m.attributes).unwrap_or_default();
+    attrs.insert(key.into(), value);
+    m.attributes = serde_json::Value::Object(attrs).to_string();
+}
+
+/// Adds a tag unless present or the memory is at the tag limit.
+pub(super) fn add_tag(m: &mut Memory, tag: &str) {
+    if !has(m, tag) && m.tags.len() < MAX_TAGS {
+        m.tags.push(tag.into());
+    }
+}
+
+pub(super) fn is_session_note(m: &Memory) -> bool {
+    m.source.as_deref() == Some("session") || has(m, "session")
+}
+
+/// The cycle's working copies and the decisions taken on them.
+pub(super) struct Cycle {
+    pub(super) epoch: u64,
+    pub(super) now: Millis,
+    pub(super) memories: BTreeMap<String, Memory>,
+    /// Ids whose row must be written back.
+    pub(super) dirty: BTreeSet<String>,
+    pub(super) actions: Vec<LifecycleAction>,
+    pub(super) decayed: u32,
+    pub(super) warnings: Vec<String>,
+    /// New memories (distillations) to insert.
+    pub(super) inserts: Vec<Memory>,
+    /// Memories whose content changed: their vectors are redone.
+    pub(super) reembed: BTreeSet<String>,
+    /// Pairs judged distinct, never asked about again.
+    pub(super) judged: Vec<String>,
+}
+
+impl Cycle {
+    pub(super) fn act(&mut self, id: &str, action: Action, to: Option<Layer>, detail: String) {
+        let Some(m) = self.memories.get_mut(id) else {
+            return;
+        };
+        let from = m.layer;
+        if let Some(layer) = to {
+            m.layer = layer;
+            m.modified_at = self.now;
+        }
+        self.dirty.insert(id.to_string());
+        self.actions.push(LifecycleAction {
+            action,
+            memory_id: id.into(),
+            namespace: m.namespace.clone(),
+            from_layer: Some(from),
+            to_layer: to,
+            detail,
+        });
+    }
+
+    pub(super) fn evict(&mut self, id: &str, reason: &str, detail: String) {
+        if let Some(m) = self.memories.get_mut(id) {
+            m.valid_until = Some(self.now);
+            m.invalid_reason = Some(reason.into());
+        }
+        self.act(id, Action::Evict, None, detail);
+    }
+
+    pub(super) fn ids_where(&self, namespace: &str, f: impl Fn(&Memory) -> bool) -> Vec<String> {
+        self.memories
+            .values()
+            .filter(|m| m.namespace == namespace && m.is_active() && f(m))
+            .map(|m| m.id.clone())
+            .collect()
+    }
+}
+
+impl<P: Ports> Engine<P> {
+    pub fn consolidate(&self, req: ConsolidateRequest) -> CoreResult<ConsolidateReport> {
+        let namespace = req
+            .namespace
+            .as_deref()
+            .map(validate::namespace)
+            .transpose()?;
+        let storage = self.ports().storage();
+        let now = self.ports().clock().now();
+        let epoch = self.epoch()? + 1;
+        let mut report = ConsolidateReport {
+            epoch,
+            dry: req.dry,
+            ..Default::default()
+        };
+        if req.if_changed && !self.changed_since_last_cycle(namespace.as_deref())? {
+            report.skipped = true;
+            return Ok(report);
+        }
+
+        let pending = storage.pending_sessions(namespace.as_deref().unwrap_or(""), None)?;
+        self.distill_sessions(pending, req.dry, &mut report);
+
+        let mut cycle = Cycle {
+            epoch,
+            now,
+            memories: self
+                .active_memories(namespace.as_deref())?
+                .into_iter()
+                .map(|m| (m.id.clone(), m))
+                .collect(),
+            dirty: BTreeSet::new(),
+            actions: Vec::new(),
+            decayed: 0,
+            warnings: Vec::new(),
+            inserts: Vec::new(),
+            reembed: BTreeSet::new(),
+            judged: Vec::new(),
+        };
+        let since = storage
+            .get_meta(META_CONSOLIDATED_AT)?
+            .and_then(|v| v.parse::<Millis>().ok())
+            .unwrap_or(0);
+        report.examined = cycle.memories.len() as u32;
+        let namespaces: BTreeSet<String> = cycle
+            .memories
+            .values()
+            .map(|m| m.namespace.clone())
+            .collect();
+        for ns in &namespaces {
+            self.core_hygiene(&mut cycle, ns);
+            self.gate(&mut cycle, ns);
+            self.promote_buffer(&mut cycle, ns);
+            self.triage(&mut cycle, ns);
+            self.dedup_buffer(&mut cycle, ns)?;
+            self.llm_pairs(&mut cycle, ns, since)?;
+            self.distill_notes(&mut cycle, ns)?;
+            self.cap_buffer(&mut cycle, ns);
+        }
+        decay(&mut cycle);
+
+        report.decayed = cycle.decayed;
+        report.warnings.append(&mut cycle.warnings);
+        if !req.dry {
+            for id in &cycle.dirty {
+                if let Some(m) = cycle.memories.get(id) {
+                    storage.update_memory(m)?;
+                }
+            }
+            for m in &cycle.inserts {
+                storage.insert_memory(m)?;
+                cycle.reembed.insert(m.id.clone());
+            }
+            for id in &cycle.reembed {
+                let content = match cycle.memories.get(id) {
+                    Some(m) => m.content.clone(),
+                    None => match cycle.inserts.iter().find(|m| &m.id == id) {
+                        Some(m) => m.content.clone(),
+                        None => continue,
+                    },
+                };
+                // A provider failure leaves the row to the background backfill.
+                if let Some(v) = self.embed_one(&content)? {
+                    storage.put_vector(Target::Memories, id, &v)?;
+                }
+            }
+            for key in &cycle.judged {
+                storage.set_meta(key, "keep_both")?;
+            }
+            for a in &cycle.actions {
+                self.log_decision(&a.namespace, a.action, &a.memory_id, a.detail.clone())?;
+            }
+            storage.set_meta(META_EPOCH, &epoch.to_string())?;
+            storage.set_meta(META_CONSOLIDATED_AT, &now.to_string())?;
+            for ns in &namespaces {
+                report.topics += self.rebuild_topics_in(ns)?;
+            }
+        }
+        report.actions = cycle.actions;
+        Ok(report)
+    }
+
+    /// Whether anything was written since the last cycle: an open session,
+    /// or a memory modified after the cycle's timestamp. The cycle stamps its
+    /// own writes with that same millisecond, so a write landing in that very
+    /// millisecond waits for the next write or the nightly cycle.
+    fn changed_since_last_cycle(&self, namespace: Option<&str>) -> CoreResult<bool> {
+        let storage = self.ports().storage();
+        let Some(last) = storage
+            .get_meta(META_CONSOLIDATED_AT)?
+            .and_then(|v| v.parse::<Millis>().ok())
+        else {
+            return Ok(true);
+        };
+        if !storage
+            .pending_sessions(namespace.unwrap_or(""), None)?
+            .is_empty()
+        {
+            return Ok(true);
+        }
+        let touched = storage.list_memories(&ListQuery {
+            namespaces: namespace.map(|n| vec![n.to_string()]).unwrap_or_default(),
+            state: ListState::All,
+            modified_since: Some(last + 1),
+            limit: 1,
+            ..Default::default()
+        })?;
+        Ok(!touched.is_empty())
+    }
+
+    fn active_memories(&self, namespace: Option<&str>) -> CoreResult<Vec<Memory>> {
+        let mut out = Vec::new();
+        loop {
+            let page = self.ports().storage().list_memories(&ListQuery {
+                namespaces: namespace.map(|n| vec![n.to_string()]).unwrap_or_default(),
+                state: ListState::Active,
+                limit: PAGE,
+                offset: out.len() as u32,
+                ..Default::default()
+            })?;
+            let done = page.len() < PAGE as usize;
+            out.extend(page);
+            if done {
+                return Ok(out);
+            }
+        }
+    }
+}
+
+/// A stable metadata key for a pair of memories.
+pub(super) fn pair_key(a: &str, b: &str) -> String {
+    let (x, y) = if a <= b { (a, b) } else { (b, a) };
+    format!("pair:{x}:{y}")
+}
+
+/// An LLM merge or update: the winner takes the merged content, the higher
+/// layer of the two, and the loser's counts, tags and provenance.
+pub(super) fn combine(cycle: &mut Cycle, winner: &Memory, loser: &Memory, content: String) {
+    fold(cycle, &winner.id, &loser.id);
+    if let Some(w) = cycle.memories.get_mut(&winner.id) {
+        w.content = content;
+        w.layer = w.layer.max(loser.layer);
+        cycle.reembed.insert(w.id.clone());
+    }
+}
+
+/// The winner absorbs the loser's counts, tags and provenance.
+pub(super) fn fold(cycle: &mut Cycle, winner: &str, loser: &str) {
+    let Some(l) = cycle.memories.get(loser).cloned() else {
+        return;
+    };
+    if let Some(w) = cycle.memories.get_mut(winner) {
+        w.repetition_count = w
+            .repetition_count
+            .saturating_add(l.repetition_count)
+            .saturating_add(1);
+        w.access_count = w.access_count.saturating_add(l.access_count);
+        w.importance = w.importance.max(l.importance);
+        for t in &l.tags {
+            add_tag(w, t);
+        }
+        if !w.source_ids.contains(&l.id) {
+            w.source_ids.push(l.id.clone());
+        }
+        w.modified_at = cycle.now;
+    }
+    if let Some(l) = cycle.memories.get_mut(loser) {
+        l.superseded_by = Some(winner.to_string());
+    }
+    cycle.act(winner, Action::Merge, None, format!("absorbed {loser}"));
+}
+

@@ -1,0 +1,64 @@
+//! Seed 003's nightly enrichment: the `accurate` NER strategy re-reads
+//! items that have few entities and were never enriched.
+
+use crate::write::entities::{link_mentions, merge_mentions};
+use crate::engine::Engine;
+use crate::error::CoreResult;
+use crate::model::*;
+use crate::ports::Ports;
+
+/// Seed 003's enrichment: items linked to at most this many entities are re-read.
+pub const ENRICH_MAX_ENTITIES: u32 = 2;
+/// Items per target per enrichment run (seed 003: limit 50).
+pub const ENRICH_LIMIT: u32 = 50;
+
+
+impl<P: Ports> Engine<P> {
+    /// Re-extracts entities with the `accurate` strategy for items that have
+    /// few and were never enriched; skipped when only `fast` providers exist.
+    pub fn enrich(&self, limit: u32) -> CoreResult<crate::model::EnrichReport> {
+        use crate::ports::{Clock, Llm, Ner, Storage};
+        let ports = self.ports();
+        let mut report = crate::model::EnrichReport::default();
+        let use_llm = ports.llm().level() != crate::model::LlmLevel::Off;
+        if !ports.ner().accurate_available() && !use_llm {
+            return Ok(report);
+        }
+        report.ran = true;
+        let limit = if limit == 0 { ENRICH_LIMIT } else { limit };
+        for target in [Target::Memories, Target::Episodes] {
+            for EnrichmentCandidate { id, namespace, content } in
+                ports
+                    .storage()
+                    .enrichment_candidates(target, ENRICH_MAX_ENTITIES, limit)?
+            {
+                report.examined += 1;
+                // A failing provider skips the item this run; it stays a candidate.
+                let Ok(mut mentions) = ports.ner().extract(&content, NerStrategy::Accurate) else {
+                    continue;
+                };
+                if use_llm {
+                    match crate::prompts::ner::extract(ports.llm(), &content) {
+                        Ok(found) => {
+                            mentions = merge_mentions(mentions.into_iter().chain(found).collect())
+                        }
+                        // Malformed or failed: retried on the next run (the ledger has the call).
+                        Err(_) => continue,
+                    }
+                }
+                report.linked += link_mentions(
+                    ports.storage(),
+                    ports.clock(),
+                    &namespace,
+                    target,
+                    &id,
+                    &mentions,
+                )?;
+                ports
+                    .storage()
+                    .mark_enriched(target, &id, ports.clock().now())?;
+            }
+        }
+        Ok(report)
+    }
+}

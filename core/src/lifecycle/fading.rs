@@ -1,0 +1,158 @@
+//! Ebbinghaus confidence decay (seed 003's nightly task):
+//! `confidence × exp(−decay_rate × days)` over the days since the memory was
+//! last accessed or last decayed, so running it twice a night decays no more
+//! than once. Memories below the prune threshold are soft-deleted (reason
+//! `decayed`, restorable); `decay_rate = 0` is protected.
+
+use crate::engine::Engine;
+use crate::error::CoreResult;
+use crate::model::*;
+use crate::ports::{Clock, Ports, Storage};
+use crate::thresholds::CONFIDENCE_PRUNE_THRESHOLD;
+
+const MS_PER_DAY: f64 = 86_400_000.0;
+/// Memories read per page.
+const PAGE: u32 = 500;
+
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FadeReport {
+    pub examined: u32,
+    pub decayed: u32,
+    pub pruned: u32,
+}
+
+/// The decayed confidence after `days`.
+pub fn decayed(confidence: f32, decay_rate: f32, days: f64) -> f32 {
+    (f64::from(confidence) * (-f64::from(decay_rate.max(0.0)) * days.max(0.0)).exp()) as f32
+}
+
+fn decayed_at(attributes: &str) -> Option<Millis> {
+    serde_json::from_str::<serde_json::Value>(attributes).ok()?["decayed_at"].as_i64()
+}
+
+impl<P: Ports> Engine<P> {
+    pub fn decay(&self) -> CoreResult<FadeReport> {
+        let storage = self.ports().storage();
+        let now = self.ports().clock().now();
+        let mut report = FadeReport::default();
+        let mut offset = 0;
+        loop {
+            let page = storage.list_memories(&ListQuery {
+                state: ListState::Active,
+                limit: PAGE,
+                offset,
+                ..Default::default()
+            })?;
+            if page.is_empty() {
+                break;
+            }
+            offset += page.len() as u32;
+            for mut m in page {
+                report.examined += 1;
+                if m.decay_rate <= 0.0 {
+                    continue;
+                }
+                let since = m
+                    .last_accessed
+                    .unwrap_or(m.created_at)
+                    .max(decayed_at(&m.attributes).unwrap_or(0));
+                let days = (now - since) as f64 / MS_PER_DAY;
+                if days <= 0.0 {
+                    continue;
+                }
+                m.confidence = decayed(m.confidence, m.decay_rate, days);
+                let mut attrs: serde_json::Map<String, serde_json::Value> =
+                    serde_json::from_str(&m.attributes).unwrap_or_default();
+                attrs.insert("decayed_at".into(), serde_json::json!(now));
+                m.attributes = serde_json::Value::Object(attrs).to_string();
+                report.decayed += 1;
+                if m.confidence < CONFIDENCE_PRUNE_THRESHOLD {
+                    m.valid_until = Some(now);
+                    m.invalid_reason = Some("decayed".into());
+                    report.pruned += 1;
+                    storage.update_memory(&m)?;
+                    self.log_decision(
+                        &m.namespace,
+                        Action::Evict,
+                        &m.id,
+                        format!(
+                            "confidence {:.3} under {CONFIDENCE_PRUNE_THRESHOLD}",
+                            m.confidence
+                        ),
+                    )?;
+                    // The page shifted by one: the next read must not skip a memory.
+                    offset -= 1;
+                } else {
+                    storage.update_memory(&m)?;
+                }
+            }
+        }
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fakes::FakePorts;
+
+    #[test]
+    fn the_curve() {
+        assert_eq!(decayed(1.0, 0.0, 100.0), 1.0);
+        assert!((decayed(1.0, 0.1, 10.0) - (-1.0f32).exp()).abs() < 1e-6);
+        // Two steps compose into one.
+        let twice = decayed(decayed(0.9, 0.1, 3.0), 0.1, 4.0);
+        assert!((twice - decayed(0.9, 0.1, 7.0)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn decay_prunes_softly_spares_protected_and_is_idempotent() {
+        let e = Engine::new(FakePorts::default());
+        let keep = e
+            .remember(RememberRequest {
+                content: "recently useful".into(),
+                ..Default::default()
+            })
+            .unwrap_or_else(|_| unreachable!())
+            .memory;
+        let old = e
+            .remember(RememberRequest {
+                content: "long forgotten".into(),
+                ..Default::default()
+            })
+            .unwrap_or_else(|_| unreachable!())
+            .memory;
+        let safe = e
+            .remember(RememberRequest {
+                content: "confirmed forever".into(),
+                ..Default::default()
+            })
+            .unwrap_or_else(|_| unreachable!())
+            .memory;
+        e.confirm("", &safe.id).unwrap_or_else(|_| unreachable!());
+        e.ports().clock.advance_hours(24 * 40); // 40 days: 0.1/day → exp(-4) ≈ 0.018
+        e.ports()
+            .storage
+            .touch_memories(
+                std::slice::from_ref(&keep.id),
+                e.ports().clock.now.get() - 86_400_000,
+            )
+            .unwrap_or_default();
+        let r = e.decay().unwrap_or_default();
+        assert_eq!((r.examined, r.decayed, r.pruned), (3, 2, 1));
+        let mems = e.ports().storage.memories.borrow().clone();
+        assert_eq!(mems[&old.id].invalid_reason.as_deref(), Some("decayed"));
+        assert!(
+            (mems[&keep.id].confidence - (-0.1f32).exp()).abs() < 1e-4,
+            "one day since access"
+        );
+        assert_eq!(mems[&safe.id].confidence, 1.0);
+        // A second run the same instant changes nothing.
+        let again = e.decay().unwrap_or_default();
+        assert_eq!((again.decayed, again.pruned), (0, 0));
+        assert!(
+            e.restore("", &old.id).is_ok(),
+            "nothing is lost: decayed memories come back"
+        );
+    }
+}

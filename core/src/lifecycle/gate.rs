@@ -1,0 +1,119 @@
+//! Working→Core (seed 004 §2.5): Core hygiene, then the gate — the
+//! whitelist, decided by the LLM or the heuristic — with escalating
+//! rejection cooldowns.
+
+
+use crate::engine::Engine;
+use crate::model::*;
+use crate::ports::{Llm, Ports};
+use crate::thresholds::*;
+use super::cycle::*;
+use crate::prompts::{self, Verdict};
+
+impl<P: Ports> Engine<P> {
+    /// Session notes and ephemeral memories do not belong in Core.
+    pub(super) fn core_hygiene(&self, cycle: &mut Cycle, ns: &str) {
+        for id in cycle.ids_where(ns, |m| {
+            m.layer == Layer::Core && (is_session_note(m) || has(m, "ephemeral"))
+        }) {
+            cycle.act(
+                &id,
+                Action::Demote,
+                Some(Layer::Working),
+                "session note or ephemeral in Core".into(),
+            );
+        }
+    }
+
+    /// Working→Core: candidates by reinforcement and importance (or age),
+    /// outside their rejection cooldown, through the gate.
+    pub(super) fn gate(&self, cycle: &mut Cycle, ns: &str) {
+        let (epoch, now) = (cycle.epoch, cycle.now);
+        let candidates: Vec<Memory> = cycle
+            .ids_where(ns, |m| {
+                if m.layer != Layer::Working
+                    || is_session_note(m)
+                    || NOT_FOR_CORE.iter().any(|t| has(m, t))
+                    || has(m, TAG_REJECTED_FINAL)
+                    || m.importance < PROMOTE_MIN_IMPORTANCE
+                {
+                    return false;
+                }
+                let rejected_at = attr_u64(m, "gate_rejected_epoch").unwrap_or(0);
+                let cooldown = if has(m, TAG_REJECTED_2) {
+                    GATE_RETRY2_EPOCHS
+                } else if has(m, TAG_REJECTED) {
+                    GATE_RETRY_EPOCHS
+                } else {
+                    0
+                };
+                if epoch.saturating_sub(rejected_at) < cooldown {
+                    return false;
+                }
+                let score = m.reinforcement_score();
+                score >= PROMOTE_THRESHOLD
+                    || (now - m.created_at > WORKING_AGE_PROMOTE_MS && score > 0.0)
+            })
+            .into_iter()
+            .filter_map(|id| cycle.memories.get(&id).cloned())
+            .collect();
+        if candidates.is_empty() {
+            return;
+        }
+        let level = self.ports().llm().level();
+        let mut verdicts: Vec<Verdict> = Vec::new();
+        let mut for_llm: Vec<Memory> = Vec::new();
+        for m in &candidates {
+            match (level, prompts::gate::heuristic(m)) {
+                (LlmLevel::Full, _) => for_llm.push(m.clone()),
+                (_, Some(category)) => verdicts.push(Verdict {
+                    id: m.id.clone(),
+                    promote: true,
+                    kind: None,
+                    reason: format!("heuristic: {category}"),
+                }),
+                (LlmLevel::Off, None) => verdicts.push(Verdict {
+                    id: m.id.clone(),
+                    promote: false,
+                    kind: None,
+                    reason: "heuristic: not a lesson, identity, constraint or decision".into(),
+                }),
+                (LlmLevel::Auto, None) => for_llm.push(m.clone()),
+            }
+        }
+        if !for_llm.is_empty() {
+            let answer = self
+                .ports()
+                .llm()
+                .complete(&prompts::gate::request(&for_llm, now))
+                .and_then(|a| prompts::gate::parse(&a.content, &for_llm));
+            match answer {
+                Ok(v) => verdicts.extend(v),
+                Err(e) => cycle.warnings.push(format!("gate skipped: {e}")),
+            }
+        }
+        for v in verdicts {
+            if v.promote {
+                if let Some(m) = cycle.memories.get_mut(&v.id) {
+                    m.tags.retain(|t| !t.starts_with(TAG_REJECTED));
+                    if let Some(kind) = v.kind {
+                        m.kind = kind;
+                    }
+                }
+                cycle.act(&v.id, Action::Promote, Some(Layer::Core), v.reason);
+            } else if let Some(m) = cycle.memories.get_mut(&v.id) {
+                let next = if has(m, TAG_REJECTED_2) {
+                    TAG_REJECTED_FINAL
+                } else if has(m, TAG_REJECTED) {
+                    TAG_REJECTED_2
+                } else {
+                    TAG_REJECTED
+                };
+                m.tags.retain(|t| !t.starts_with(TAG_REJECTED));
+                add_tag(m, next);
+                set_attr(m, "gate_rejected_epoch", serde_json::json!(epoch));
+                cycle.act(&v.id, Action::GateReject, None, format!("{next}: {}", v.reason));
+            }
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! `define!`: turns the lists of `records.rs`, `api.rs` and `enums.rs` into
+//! Rust types. Records get `pub` fields; enums get `ALL`, `as_str`,
+//! `FromStr` (case-insensitive, a typed error naming the accepted values)
+//! and `Display`.
+
+macro_rules! define {
+    (records $( $(#[$m:meta])* $iface:ident :: $name:ident {
+        $( $(#[$fm:meta])* $f:ident : $t:ty ),* $(,)?
+    } )*) => {
+        $( $(#[$m])* pub struct $name { $( $(#[$fm])* pub $f: $t, )* } )*
+    };
+    (variants $( $(#[$m:meta])* $iface:ident :: $name:ident {
+        $( $v:ident ( $t:ty ) ),+ $(,)?
+    } )*) => {
+        $( $(#[$m])* pub enum $name { $( $v($t), )+ } )*
+    };
+    (enums $( $(#[$m:meta])* $iface:ident :: $name:ident {
+        $( $variant:ident => $s:literal ),+ $(,)?
+    } )*) => { $(
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(rename_all = "kebab-case")]
+        pub enum $name { $($variant),+ }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $s),+ }
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = crate::error::CoreError;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                match s.to_ascii_lowercase().as_str() {
+                    $($s => Ok($name::$variant),)+
+                    other => Err(crate::error::CoreError::InvalidInput(format!(
+                        concat!("unknown ", stringify!($name), " `{}`; expected one of: {}"),
+                        other,
+                        [$($s),+].join(", ")
+                    ))),
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    )* };
+}

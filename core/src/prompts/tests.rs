@@ -1,0 +1,63 @@
+//! Parsers of LLM answers: what they accept and what they refuse.
+
+use super::*;
+
+fn memory(id: &str, content: &str) -> Memory {
+    Memory::new(id.into(), "default".into(), content.into(), 0, 0)
+}
+
+#[test]
+fn gate_answers_resolve_short_ids_and_drop_unknown_ones() {
+    let ms = [
+        memory(
+            "mem_0123456789abcdef",
+            "Always run the tests before pushing",
+        ),
+        memory("mem_fedcba9876543210", "Deploy is at 5pm today"),
+    ];
+    let args = r#"{"decisions": [
+        {"id": "89abcdef", "decision": "approve", "kind": "procedural", "reason": "rule"},
+        {"id": "76543210", "decision": "reject"},
+        {"id": "nope", "decision": "approve"}]}"#;
+    let v = gate::parse(args, &ms).unwrap_or_default();
+    assert_eq!(v.len(), 2);
+    assert!(v[0].promote && v[0].kind == Some(Kind::Procedural));
+    assert_eq!(v[1].id, "mem_fedcba9876543210");
+    assert!(!v[1].promote);
+    assert!(gate::parse("{}", &ms).is_err());
+    assert!(gate::parse("not json", &ms).is_err());
+}
+
+#[test]
+fn the_heuristic_gate_follows_the_whitelist() {
+    assert_eq!(
+        gate::heuristic(&memory("a", "Never force-push to main")),
+        Some("constraint")
+    );
+    assert_eq!(
+        gate::heuristic(&memory("a", "Use the staging DB for now, never prod")),
+        None
+    );
+    assert_eq!(
+        gate::heuristic(&memory("a", "The meeting moved to Tuesday")),
+        None
+    );
+}
+
+#[test]
+fn extracted_facts_keep_triples_and_valid_turns() {
+    let args = r#"{"facts": [
+        {"content": "Caroline lives in Berlin", "subject": "Caroline", "predicate": "lives in",
+         "object": "Berlin", "single_valued": true, "turns": [0, 7]},
+        {"content": "  "},
+        {"content": "Melanie paints", "kind": "semantic", "importance": 3}]}"#;
+    let f = extract::parse(args, 2).unwrap_or_default();
+    assert_eq!(f.len(), 2);
+    assert_eq!(
+        f[0].triple,
+        Some(("Caroline".into(), "lives in".into(), "Berlin".into()))
+    );
+    assert!(f[0].exclusive);
+    assert_eq!(f[0].turns, vec![0]);
+    assert_eq!(f[1].importance, Some(1.0));
+}

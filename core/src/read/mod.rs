@@ -1,0 +1,12 @@
+//! The read paths: recall (channels, reciprocal rank fusion, scoring, LLM
+//! expansion and rerank), the fact walk, entity info, and reads by id.
+
+pub(crate) mod facts;
+mod entity_info;
+pub(crate) mod fusion;
+mod items;
+mod recall;
+pub(crate) mod scoring;
+
+#[cfg(test)]
+pub(crate) use recall::admits;
