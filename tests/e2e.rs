@@ -710,7 +710,7 @@ fn export_import_round_trip_is_lossless_and_import_dedups() {
 }
 
 #[test]
-fn nightly_decay_moves_forgotten_facts_to_the_trash() {
+fn nightly_fading_moves_forgotten_facts_to_the_trash() {
     let dir = tempfile::tempdir().unwrap();
     let mut m = open(dir.path());
     let fresh = remember(&mut m, "", "a fact learned just now").memory;
@@ -721,12 +721,12 @@ fn nightly_decay_moves_forgotten_facts_to_the_trash() {
     old.content = "a fact nobody asked about for months".into();
     old.created_at -= 100 * day;
     old.modified_at = old.created_at;
-    m.import(ImportItem::Memory {
+    m.import(ImportItem::Memory(MemoryLine {
         memory: old,
         vector: None,
-    })
+    }))
     .unwrap();
-    let r = m.decay().unwrap();
+    let r = m.fade().unwrap();
     assert_eq!((r.examined, r.pruned), (2, 1));
     let trashed = m
         .list(ListRequest {
@@ -735,10 +735,10 @@ fn nightly_decay_moves_forgotten_facts_to_the_trash() {
         })
         .unwrap();
     assert_eq!(trashed[0].id, "mem_old");
-    assert_eq!(trashed[0].invalid_reason.as_deref(), Some("decayed"));
+    assert_eq!(trashed[0].invalid_reason.as_deref(), Some("faded"));
     assert!(m.get("", &fresh.id).unwrap().confidence > 0.99);
     assert_eq!(
-        count(&m, "SELECT COUNT(*) FROM audit_log WHERE action = 'evict'"),
+        count(&m, "SELECT COUNT(*) FROM audit_log WHERE action = 'fade'"),
         1
     );
     m.restore("", "mem_old").unwrap();
@@ -853,7 +853,7 @@ fn very_common_terms_do_not_drive_the_bm25_pass() {
     use mnemo_core::ports::Storage;
     let dir = tempfile::tempdir().unwrap();
     let mut m = common::open(dir.path());
-    m.in_transaction(|m| -> anyhow::Result<()> {
+    m.atomically(|m| -> anyhow::Result<()> {
         for i in 0..5_100 {
             let text = if i % 1000 == 0 {
                 format!("weather report {i} mentions zephyr")

@@ -26,13 +26,10 @@ fn turn(m: &mut mnemo_host::Mnemo, session: &str, role: &str, text: &str) -> Ing
 }
 
 fn consolidate(m: &mut mnemo_host::Mnemo, dry: bool) -> ConsolidateReport {
-    m.in_transaction(|m| {
-        m.consolidate(ConsolidateRequest {
-            namespace: None,
-            dry,
-            if_changed: false,
-        })
-        .map_err(anyhow::Error::from)
+    m.consolidate(ConsolidateRequest {
+        namespace: None,
+        dry,
+        if_changed: false,
     })
     .unwrap()
 }
@@ -98,7 +95,7 @@ fn a_day_in_the_life_without_an_llm() {
         report
             .actions
             .iter()
-            .any(|a| a.action == "promote" && a.memory_id == rule.memory.id)
+            .any(|a| a.action == Action::Promote && a.memory_id == rule.memory.id)
     );
     assert_eq!(
         m.get("default", &rule.memory.id).unwrap().layer,
@@ -353,7 +350,7 @@ fn the_llm_extracts_facts_gates_and_names_topics() {
     );
 
     // The audit proposes; the sandbox refuses a delete and nothing runs.
-    let audit = m.audit_memories(None, false).unwrap();
+    let audit = m.review(None, false).unwrap();
     assert_eq!((audit.ops.len(), audit.executed), (1, 0));
     assert!(audit.ops[0].verdict.contains("whatever"), "{audit:?}");
 

@@ -195,7 +195,7 @@ fn an_mcp_client_session() {
         "{carol}"
     );
     assert_eq!(c.tool("no_such_tool", json!({}))["isError"], true);
-    // Resume reads the session-recovery context; an unknown topic is an error.
+    // ResumeBlock reads the session-recovery context; an unknown topic is an error.
     let resume = c.tool("resume", json!({"hours": 48}));
     assert_eq!(resume["isError"], false, "{resume}");
     let text = resume["content"][0]["text"].as_str().unwrap();

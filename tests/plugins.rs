@@ -208,17 +208,19 @@ fn strategies_merge_by_span_and_survive_a_failing_provider() {
         ["NER strategy `accurate` names `names`, which is not loaded"]
     );
     // Both answer; overlapping spans keep the more confident mention.
-    let (found, failures) = pipeline.extract_reporting("Mail Alice@example.com today", "fast");
+    let (found, failures) =
+        pipeline.extract_reporting("Mail Alice@example.com today", NerStrategy::Fast);
     assert!(failures.is_empty());
     let texts: Vec<&str> = found.iter().map(|m| m.text.as_str()).collect();
     assert_eq!(texts, ["Mail", "Alice@example.com", "today"]);
     assert_eq!(found[1].provider, "regex");
     // One provider traps: it is named, the other still answers.
-    let (found, failures) = pipeline.extract_reporting("trap", "fast");
+    let (found, failures) = pipeline.extract_reporting("trap", NerStrategy::Fast);
     assert_eq!(failures.len(), 1);
     assert!(failures[0].contains("misbehave"));
     assert!(found.is_empty());
-    let (found, failures) = pipeline.extract_reporting("see https://mnemo.dev now", "fast");
+    let (found, failures) =
+        pipeline.extract_reporting("see https://mnemo.dev now", NerStrategy::Fast);
     assert!(failures.is_empty());
     assert_eq!(found[0].entity_type, EntityType::Url);
 }

@@ -50,7 +50,7 @@ fn client(default: Endpoint, ledger: &Ledger) -> LlmClient {
 
 fn ask(component: &str, json_mode: bool) -> ChatRequest {
     ChatRequest {
-        component: component.into(),
+        component: component.parse().unwrap(),
         messages: vec![
             ChatMessage {
                 role: "system".into(),
@@ -238,13 +238,13 @@ fn components_route_to_their_tier_and_fall_back_to_the_global_model() {
     };
     config
         .tiers
-        .insert("gate".into(), endpoint(&gate, Provider::OpenAi, "big"));
+        .insert(LlmTier::Gate, endpoint(&gate, Provider::OpenAi, "big"));
     let llm = LlmClient::new(config, Ledger::default());
     // triage and distill use the gate tier; audit falls back to gate; rerank to the global model.
     for (component, expected) in [
         ("triage", "gate"),
         ("gate", "gate"),
-        ("audit", "gate"),
+        ("review", "gate"),
         ("distill", "gate"),
         ("rerank", "global"),
     ] {
@@ -409,8 +409,11 @@ fn the_config_file_configures_providers_and_is_validated() {
     let cfg = mnemo_host::Config::from_settings(None, &s).unwrap();
     assert_eq!(cfg.llm.level, LlmLevel::Auto);
     assert_eq!(cfg.llm.policy.retries, 5);
-    assert_eq!(cfg.llm.tiers["gate"].model, "big-model");
-    assert_eq!(cfg.llm.tiers["gate"].base_url, "http://127.0.0.1:9/v1");
+    assert_eq!(cfg.llm.tiers[&LlmTier::Gate].model, "big-model");
+    assert_eq!(
+        cfg.llm.tiers[&LlmTier::Gate].base_url,
+        "http://127.0.0.1:9/v1"
+    );
     assert!(matches!(cfg.embedder, EmbedderChoice::Hash { .. }));
     assert_eq!(cfg.ner.fast, ["regex", "names"]);
     assert_eq!(

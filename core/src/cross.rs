@@ -17,7 +17,7 @@ macro_rules! same {
         }
     )* };
 }
-same!(String, bool, u8, u32, u64, i64, f32);
+same!((), String, bool, u8, u32, u64, i64, f32);
 
 impl<A: Cross<B>, B> Cross<Vec<B>> for Vec<A> {
     fn cross(self) -> Vec<B> {

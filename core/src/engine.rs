@@ -1,10 +1,10 @@
 //! The engine: the write paths (remember, ingest), reads by id and listing,
 //! updates, soft delete and restore. Recall lives in `recall.rs`.
 
-use crate::write::entities;
 use crate::error::CoreResult;
 use crate::model::*;
 use crate::ports::{Clock, Embedder, Ner, Ports, Storage};
+use crate::write::entities;
 
 /// Metadata key of the current consolidation epoch.
 pub const META_EPOCH: &str = "epoch";
@@ -87,5 +87,4 @@ impl<P: Ports> Engine<P> {
             &mentions,
         )
     }
-
 }

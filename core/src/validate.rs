@@ -109,6 +109,15 @@ pub fn unit_interval(name: &str, v: Option<f32>) -> CoreResult<Option<f32>> {
     }
 }
 
+/// A project namespace also reads `default` (seed 004 §7).
+pub fn readable_namespaces(namespace: &str) -> Vec<String> {
+    let mut out = vec![namespace.to_string()];
+    if namespace != DEFAULT_NAMESPACE {
+        out.push(DEFAULT_NAMESPACE.to_string());
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,13 +153,4 @@ mod tests {
         assert!(attributes(Some("{bad")).is_err());
         assert!(attributes(Some(r#"{"a":1}"#)).is_ok());
     }
-}
-
-/// A project namespace also reads `default` (seed 004 §7).
-pub fn readable_namespaces(namespace: &str) -> Vec<String> {
-    let mut out = vec![namespace.to_string()];
-    if namespace != DEFAULT_NAMESPACE {
-        out.push(DEFAULT_NAMESPACE.to_string());
-    }
-    out
 }

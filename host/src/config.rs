@@ -162,7 +162,7 @@ impl Settings {
                 || TIERS.iter().any(|t| {
                     ["URL", "KEY", "MODEL", "PROVIDER"]
                         .iter()
-                        .any(|f| name == format!("MNEMO_{}_{f}", t.to_uppercase()))
+                        .any(|f| name == format!("MNEMO_{}_{f}", t.as_str().to_uppercase()))
                 });
             if !known {
                 bail!("unknown setting `{key}` in {}", path.display());
@@ -370,7 +370,7 @@ pub fn llm_from_settings(settings: &Settings) -> anyhow::Result<LlmConfig> {
     });
     let mut tiers = HashMap::new();
     for tier in TIERS {
-        let var = |field: &str| env(&format!("MNEMO_{}_{field}", tier.to_uppercase()));
+        let var = |field: &str| env(&format!("MNEMO_{}_{field}", tier.as_str().to_uppercase()));
         let (url, key, model, prov) = (var("URL"), var("KEY"), var("MODEL"), var("PROVIDER"));
         if url.is_none() && key.is_none() && model.is_none() && prov.is_none() {
             continue;
@@ -378,16 +378,19 @@ pub fn llm_from_settings(settings: &Settings) -> anyhow::Result<LlmConfig> {
         let Some(base_url) = url.or_else(|| global_url.clone()) else {
             bail!(
                 "MNEMO_{}_MODEL is set but no URL: set MNEMO_{}_URL or MNEMO_LLM_URL",
-                tier.to_uppercase(),
-                tier.to_uppercase()
+                tier.as_str().to_uppercase(),
+                tier.as_str().to_uppercase()
             );
         };
         let provider = match prov {
-            Some(p) => provider(&format!("MNEMO_{}_PROVIDER", tier.to_uppercase()), &p)?,
+            Some(p) => provider(
+                &format!("MNEMO_{}_PROVIDER", tier.as_str().to_uppercase()),
+                &p,
+            )?,
             None => global_provider,
         };
         tiers.insert(
-            tier.to_string(),
+            *tier,
             Endpoint {
                 provider,
                 base_url,

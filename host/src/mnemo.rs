@@ -135,29 +135,6 @@ impl Mnemo {
         Ok(done)
     }
 
-    /// Runs `f` in one SQLite transaction: everything it wrote is rolled back
-    /// if it fails (used for batches, so a bad item writes nothing).
-    pub fn in_transaction<R, E: From<anyhow::Error>>(
-        &mut self,
-        f: impl FnOnce(&mut Self) -> Result<R, E>,
-    ) -> Result<R, E> {
-        self.core
-            .ports()
-            .store
-            .connection()
-            .execute_batch("BEGIN IMMEDIATE")
-            .map_err(|e| E::from(e.into()))?;
-        let result = f(self);
-        let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
-        self.core
-            .ports()
-            .store
-            .connection()
-            .execute_batch(end)
-            .map_err(|e| E::from(e.into()))?;
-        result
-    }
-
     /// Backfills until no row lacks a vector; `progress` gets the running count.
     pub fn backfill_all(
         &mut self,

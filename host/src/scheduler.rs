@@ -14,7 +14,7 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use anyhow::{Context, bail};
-use mnemo_core::model::{AuditEntry, ConsolidateRequest};
+use mnemo_core::model::{Action, ConsolidateRequest, Decision};
 use mnemo_core::ports::Storage;
 
 use crate::Mnemo;
@@ -309,14 +309,14 @@ pub fn run(m: &mut Mnemo, task: Task) -> String {
         %outcome,
         "scheduled task ran"
     );
-    let entry = AuditEntry {
+    let entry = Decision {
         at: crate::ledger::now_ms(),
         namespace: "*".into(),
-        action: "scheduled".into(),
+        action: Action::Scheduled,
         target_id: task.name().into(),
         detail: outcome.clone(),
     };
-    if let Err(e) = m.ports().store.append_audit(&entry) {
+    if let Err(e) = m.ports().store.log_decision(&entry) {
         tracing::warn!(error = %e, "could not log the scheduled run");
     }
     outcome
@@ -329,7 +329,7 @@ fn perform(m: &mut Mnemo, task: Task) -> anyhow::Result<String> {
             dry: false,
             if_changed,
         };
-        let r = m.in_transaction(|m| m.consolidate(req).map_err(anyhow::Error::from))?;
+        let r = m.consolidate(req)?;
         Ok(if r.skipped {
             "skipped: nothing written since the last cycle".to_string()
         } else {
@@ -349,11 +349,8 @@ fn perform(m: &mut Mnemo, task: Task) -> anyhow::Result<String> {
             Ok(format!("ok: examined {}, linked {}", r.examined, r.linked))
         }
         Task::Decay => {
-            let r = m.in_transaction(|m| m.decay().map_err(anyhow::Error::from))?;
-            Ok(format!(
-                "ok: decayed {}, to the trash {}",
-                r.decayed, r.pruned
-            ))
+            let r = m.fade()?;
+            Ok(format!("ok: faded {}, to the trash {}", r.faded, r.pruned))
         }
         Task::Consolidate => cycle(m, false),
         Task::Interval => cycle(m, true),

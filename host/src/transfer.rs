@@ -79,34 +79,34 @@ pub fn export(
             .map(|(_, v)| v))
     };
     for session in store.all_sessions(namespace)? {
-        line(out, &ImportItem::Session { session })?;
+        line(out, &ImportItem::Session(SessionLine { session }))?;
         c.sessions += 1;
     }
     for memory in store.all_memories(namespace)? {
         let vector = vector_of(Target::Memories, &memory.id)?;
         c.vectors += usize::from(vector.is_some());
-        line(out, &ImportItem::Memory { memory, vector })?;
+        line(out, &ImportItem::Memory(MemoryLine { memory, vector }))?;
         c.memories += 1;
     }
     for episode in store.all_episodes(namespace)? {
         let vector = vector_of(Target::Episodes, &episode.id)?;
         c.vectors += usize::from(vector.is_some());
-        line(out, &ImportItem::Episode { episode, vector })?;
+        line(out, &ImportItem::Episode(EpisodeLine { episode, vector }))?;
         c.episodes += 1;
     }
     for (entity, memories, episodes) in store.all_entities(namespace)? {
         line(
             out,
-            &ImportItem::Entity {
+            &ImportItem::Entity(EntityLine {
                 entity,
                 memories,
                 episodes,
-            },
+            }),
         )?;
         c.entities += 1;
     }
     for fact in store.all_facts(namespace)? {
-        line(out, &ImportItem::Fact { fact })?;
+        line(out, &ImportItem::Fact(FactLine { fact }))?;
         c.facts += 1;
     }
     out.flush()?;
@@ -130,7 +130,7 @@ pub fn import(
         .lines()
         .collect::<Result<_, _>>()
         .context("reading the import")?;
-    m.in_transaction(|m| -> anyhow::Result<()> {
+    m.atomically(|m| -> anyhow::Result<()> {
         for (i, text) in lines.iter().enumerate() {
             let n = i + 1;
             if text.trim().is_empty() {
@@ -149,7 +149,8 @@ pub fn import(
             let mut item: ImportItem = serde_json::from_str(text)
                 .with_context(|| format!("line {n}: not an export item"))?;
             match &mut item {
-                ImportItem::Memory { vector, .. } | ImportItem::Episode { vector, .. }
+                ImportItem::Memory(MemoryLine { vector, .. })
+                | ImportItem::Episode(EpisodeLine { vector, .. })
                     if !keep_vectors =>
                 {
                     *vector = None
@@ -157,7 +158,8 @@ pub fn import(
                 _ => {}
             }
             match &item {
-                ImportItem::Memory { vector, .. } | ImportItem::Episode { vector, .. } => {
+                ImportItem::Memory(MemoryLine { vector, .. })
+                | ImportItem::Episode(EpisodeLine { vector, .. }) => {
                     counts.vectors += usize::from(vector.is_some())
                 }
                 _ => {}

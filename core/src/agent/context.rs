@@ -1,6 +1,7 @@
 //! Seed 003's context injection: the facts from earlier sessions relevant to
 //! the prompt, plus the latest weekly reflection, as a markdown block.
 
+use super::resume::REFLECTION_TAG;
 use super::resume::date;
 use crate::engine::Engine;
 use crate::error::CoreResult;
@@ -9,7 +10,6 @@ use crate::ports::Ports;
 use crate::thresholds::*;
 use crate::validate;
 use crate::validate::readable_namespaces;
-use super::resume::REFLECTION_TAG;
 
 impl<P: Ports> Engine<P> {
     /// Seed 003 context injection: facts from earlier sessions relevant to

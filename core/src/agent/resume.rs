@@ -12,10 +12,10 @@ use crate::engine::Engine;
 use crate::error::CoreResult;
 use crate::model::*;
 use crate::ports::{Clock, Ports, Storage};
-use crate::validate::readable_namespaces;
 use crate::text;
 use crate::thresholds::*;
 use crate::validate;
+use crate::validate::readable_namespaces;
 
 /// Tag prefix of trigger memories (`trigger:deploy`).
 pub const TRIGGER_PREFIX: &str = "trigger:";
@@ -195,7 +195,6 @@ impl<P: Ports> Engine<P> {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,4 +205,3 @@ mod tests {
         assert_eq!(date(1_700_000_000_000), "2023-11-14");
     }
 }
-

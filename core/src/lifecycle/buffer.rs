@@ -3,14 +3,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::text;
+use super::cycle::*;
 use crate::engine::Engine;
 use crate::error::CoreResult;
 use crate::model::*;
 use crate::ports::{Llm, Ports, Storage};
-use crate::thresholds::*;
-use super::cycle::*;
 use crate::prompts::{self};
+use crate::text;
+use crate::thresholds::*;
 use crate::write::dedup;
 
 impl<P: Ports> Engine<P> {

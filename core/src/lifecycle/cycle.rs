@@ -17,7 +17,6 @@
 //! Nothing is deleted: evictions and merges set `valid_until` and a reason
 //! (restorable from the trash); every decision is written to the audit log.
 
-
 use super::importance::decay;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -313,4 +312,3 @@ pub(super) fn fold(cycle: &mut Cycle, winner: &str, loser: &str) {
     }
     cycle.act(winner, Action::Merge, None, format!("absorbed {loser}"));
 }
-

@@ -1,17 +1,16 @@
 //! Seed 003's nightly enrichment: the `accurate` NER strategy re-reads
 //! items that have few entities and were never enriched.
 
-use crate::write::entities::{link_mentions, merge_mentions};
 use crate::engine::Engine;
 use crate::error::CoreResult;
 use crate::model::*;
 use crate::ports::Ports;
+use crate::write::entities::{link_mentions, merge_mentions};
 
 /// Seed 003's enrichment: items linked to at most this many entities are re-read.
 pub const ENRICH_MAX_ENTITIES: u32 = 2;
 /// Items per target per enrichment run (seed 003: limit 50).
 pub const ENRICH_LIMIT: u32 = 50;
-
 
 impl<P: Ports> Engine<P> {
     /// Re-extracts entities with the `accurate` strategy for items that have
@@ -27,10 +26,13 @@ impl<P: Ports> Engine<P> {
         report.ran = true;
         let limit = if limit == 0 { ENRICH_LIMIT } else { limit };
         for target in [Target::Memories, Target::Episodes] {
-            for EnrichmentCandidate { id, namespace, content } in
-                ports
-                    .storage()
-                    .enrichment_candidates(target, ENRICH_MAX_ENTITIES, limit)?
+            for EnrichmentCandidate {
+                id,
+                namespace,
+                content,
+            } in ports
+                .storage()
+                .enrichment_candidates(target, ENRICH_MAX_ENTITIES, limit)?
             {
                 report.examined += 1;
                 // A failing provider skips the item this run; it stays a candidate.

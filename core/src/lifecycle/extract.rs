@@ -114,7 +114,9 @@ pub fn facts_in_turn(role: &str, text: &str, turn: usize) -> Vec<ExtractedFact> 
             if taken.contains(&at) {
                 continue;
             }
-            let Some(object) = object_after(&sentence[at + cue.len()..]) else {
+            // `lower` may differ in length from `sentence` (non-ASCII case
+            // folding): every slice is checked, never assumed.
+            let Some(object) = sentence.get(at + cue.len()..).and_then(object_after) else {
                 continue;
             };
             out.push(ExtractedFact {
@@ -139,12 +141,12 @@ fn favourite(subject: &str, sentence: &str, lower: &str, turn: usize) -> Option<
     let cue = ["my favorite ", "my favourite "]
         .iter()
         .find_map(|c| find_word_start(lower, c).map(|at| at + c.len()))?;
-    let is = lower[cue..].find(" is ")?;
-    let what = sentence[cue..cue + is].trim();
+    let is = lower.get(cue..)?.find(" is ")?;
+    let what = sentence.get(cue..cue + is)?.trim();
     if what.is_empty() || what.split_whitespace().count() > 3 {
         return None;
     }
-    let object = object_after(&sentence[cue + is + 4..])?;
+    let object = object_after(sentence.get(cue + is + 4..)?)?;
     let predicate = format!("favourite {}", what.to_lowercase());
     Some(ExtractedFact {
         content: format!("{subject}'s {predicate} is {object}"),
@@ -158,9 +160,10 @@ fn favourite(subject: &str, sentence: &str, lower: &str, turn: usize) -> Option<
 
 fn find_word_start(haystack: &str, needle: &str) -> Option<usize> {
     let mut from = 0;
-    while let Some(i) = haystack[from..].find(needle) {
+    while let Some(i) = haystack.get(from..).and_then(|rest| rest.find(needle)) {
         let at = from + i;
-        if at == 0 || !haystack[..at].ends_with(|c: char| c.is_alphanumeric()) {
+        let before = haystack.get(..at).unwrap_or_default();
+        if !before.ends_with(|c: char| c.is_alphanumeric()) {
             return Some(at);
         }
         from = at + needle.len();

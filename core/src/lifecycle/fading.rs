@@ -1,8 +1,9 @@
-//! Ebbinghaus confidence decay (seed 003's nightly task):
+//! Fading: seed 003's nightly Ebbinghaus decay of *confidence*,
 //! `confidence × exp(−decay_rate × days)` over the days since the memory was
-//! last accessed or last decayed, so running it twice a night decays no more
-//! than once. Memories below the prune threshold are soft-deleted (reason
-//! `decayed`, restorable); `decay_rate = 0` is protected.
+//! last accessed or last faded, so running it twice a night fades no more
+//! than once. Memories below the prune threshold go to the trash (reason
+//! `faded`, restorable); `decay_rate = 0` is protected. (The per-epoch decay
+//! of *importance* is another thing: `importance.rs`.)
 
 use crate::engine::Engine;
 use crate::error::CoreResult;
@@ -14,24 +15,21 @@ const MS_PER_DAY: f64 = 86_400_000.0;
 /// Memories read per page.
 const PAGE: u32 = 500;
 
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct FadeReport {
-    pub examined: u32,
-    pub decayed: u32,
-    pub pruned: u32,
-}
-
-/// The decayed confidence after `days`.
-pub fn decayed(confidence: f32, decay_rate: f32, days: f64) -> f32 {
+/// The faded confidence after `days`.
+pub fn faded(confidence: f32, decay_rate: f32, days: f64) -> f32 {
     (f64::from(confidence) * (-f64::from(decay_rate.max(0.0)) * days.max(0.0)).exp()) as f32
 }
 
-fn decayed_at(attributes: &str) -> Option<Millis> {
-    serde_json::from_str::<serde_json::Value>(attributes).ok()?["decayed_at"].as_i64()
+/// When the memory last faded. Stores written before the rename carry
+/// `decayed_at`; both are read.
+fn faded_at(attributes: &str) -> Option<Millis> {
+    let v = serde_json::from_str::<serde_json::Value>(attributes).ok()?;
+    v["faded_at"].as_i64().or_else(|| v["decayed_at"].as_i64())
 }
 
 impl<P: Ports> Engine<P> {
-    pub fn decay(&self) -> CoreResult<FadeReport> {
+    /// Seed 003's nightly fading of every unprotected active memory.
+    pub fn fade(&self) -> CoreResult<FadeReport> {
         let storage = self.ports().storage();
         let now = self.ports().clock().now();
         let mut report = FadeReport::default();
@@ -55,25 +53,25 @@ impl<P: Ports> Engine<P> {
                 let since = m
                     .last_accessed
                     .unwrap_or(m.created_at)
-                    .max(decayed_at(&m.attributes).unwrap_or(0));
+                    .max(faded_at(&m.attributes).unwrap_or(0));
                 let days = (now - since) as f64 / MS_PER_DAY;
                 if days <= 0.0 {
                     continue;
                 }
-                m.confidence = decayed(m.confidence, m.decay_rate, days);
+                m.confidence = faded(m.confidence, m.decay_rate, days);
                 let mut attrs: serde_json::Map<String, serde_json::Value> =
                     serde_json::from_str(&m.attributes).unwrap_or_default();
-                attrs.insert("decayed_at".into(), serde_json::json!(now));
+                attrs.insert("faded_at".into(), serde_json::json!(now));
                 m.attributes = serde_json::Value::Object(attrs).to_string();
-                report.decayed += 1;
+                report.faded += 1;
                 if m.confidence < CONFIDENCE_PRUNE_THRESHOLD {
                     m.valid_until = Some(now);
-                    m.invalid_reason = Some("decayed".into());
+                    m.invalid_reason = Some("faded".into());
                     report.pruned += 1;
                     storage.update_memory(&m)?;
                     self.log_decision(
                         &m.namespace,
-                        Action::Evict,
+                        Action::Fade,
                         &m.id,
                         format!(
                             "confidence {:.3} under {CONFIDENCE_PRUNE_THRESHOLD}",
@@ -98,38 +96,38 @@ mod tests {
 
     #[test]
     fn the_curve() {
-        assert_eq!(decayed(1.0, 0.0, 100.0), 1.0);
-        assert!((decayed(1.0, 0.1, 10.0) - (-1.0f32).exp()).abs() < 1e-6);
+        assert_eq!(faded(1.0, 0.0, 100.0), 1.0);
+        assert!((faded(1.0, 0.1, 10.0) - (-1.0f32).exp()).abs() < 1e-6);
         // Two steps compose into one.
-        let twice = decayed(decayed(0.9, 0.1, 3.0), 0.1, 4.0);
-        assert!((twice - decayed(0.9, 0.1, 7.0)).abs() < 1e-6);
+        let twice = faded(faded(0.9, 0.1, 3.0), 0.1, 4.0);
+        assert!((twice - faded(0.9, 0.1, 7.0)).abs() < 1e-6);
     }
 
     #[test]
-    fn decay_prunes_softly_spares_protected_and_is_idempotent() {
+    fn fading_prunes_softly_spares_protected_and_is_idempotent() {
         let e = Engine::new(FakePorts::default());
         let keep = e
             .remember(RememberRequest {
                 content: "recently useful".into(),
                 ..Default::default()
             })
-            .unwrap_or_else(|_| unreachable!())
+            .unwrap()
             .memory;
         let old = e
             .remember(RememberRequest {
                 content: "long forgotten".into(),
                 ..Default::default()
             })
-            .unwrap_or_else(|_| unreachable!())
+            .unwrap()
             .memory;
         let safe = e
             .remember(RememberRequest {
                 content: "confirmed forever".into(),
                 ..Default::default()
             })
-            .unwrap_or_else(|_| unreachable!())
+            .unwrap()
             .memory;
-        e.confirm("", &safe.id).unwrap_or_else(|_| unreachable!());
+        e.confirm("", &safe.id).unwrap();
         e.ports().clock.advance_hours(24 * 40); // 40 days: 0.1/day → exp(-4) ≈ 0.018
         e.ports()
             .storage
@@ -137,22 +135,22 @@ mod tests {
                 std::slice::from_ref(&keep.id),
                 e.ports().clock.now.get() - 86_400_000,
             )
-            .unwrap_or_default();
-        let r = e.decay().unwrap_or_default();
-        assert_eq!((r.examined, r.decayed, r.pruned), (3, 2, 1));
+            .unwrap();
+        let r = e.fade().unwrap();
+        assert_eq!((r.examined, r.faded, r.pruned), (3, 2, 1));
         let mems = e.ports().storage.memories.borrow().clone();
-        assert_eq!(mems[&old.id].invalid_reason.as_deref(), Some("decayed"));
+        assert_eq!(mems[&old.id].invalid_reason.as_deref(), Some("faded"));
         assert!(
             (mems[&keep.id].confidence - (-0.1f32).exp()).abs() < 1e-4,
             "one day since access"
         );
         assert_eq!(mems[&safe.id].confidence, 1.0);
         // A second run the same instant changes nothing.
-        let again = e.decay().unwrap_or_default();
-        assert_eq!((again.decayed, again.pruned), (0, 0));
+        let again = e.fade().unwrap();
+        assert_eq!((again.faded, again.pruned), (0, 0));
         assert!(
             e.restore("", &old.id).is_ok(),
-            "nothing is lost: decayed memories come back"
+            "nothing is lost: faded memories come back"
         );
     }
 }

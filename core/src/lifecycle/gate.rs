@@ -2,13 +2,12 @@
 //! whitelist, decided by the LLM or the heuristic — with escalating
 //! rejection cooldowns.
 
-
+use super::cycle::*;
 use crate::engine::Engine;
 use crate::model::*;
 use crate::ports::{Llm, Ports};
-use crate::thresholds::*;
-use super::cycle::*;
 use crate::prompts::{self, Verdict};
+use crate::thresholds::*;
 
 impl<P: Ports> Engine<P> {
     /// Session notes and ephemeral memories do not belong in Core.
@@ -112,7 +111,12 @@ impl<P: Ports> Engine<P> {
                 m.tags.retain(|t| !t.starts_with(TAG_REJECTED));
                 add_tag(m, next);
                 set_attr(m, "gate_rejected_epoch", serde_json::json!(epoch));
-                cycle.act(&v.id, Action::GateReject, None, format!("{next}: {}", v.reason));
+                cycle.act(
+                    &v.id,
+                    Action::GateReject,
+                    None,
+                    format!("{next}: {}", v.reason),
+                );
             }
         }
     }

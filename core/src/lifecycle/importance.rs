@@ -34,4 +34,3 @@ pub(super) fn decay(cycle: &mut Cycle) {
         );
     }
 }
-

@@ -1,14 +1,13 @@
 //! Seed 004 §3.3: undistilled session notes become one project-status
 //! snapshot in Working.
 
-
+use super::cycle::*;
 use crate::engine::Engine;
 use crate::error::CoreResult;
 use crate::model::*;
 use crate::ports::{Llm, Ports, Storage};
-use crate::thresholds::*;
-use super::cycle::*;
 use crate::prompts;
+use crate::thresholds::*;
 use crate::validate;
 
 impl<P: Ports> Engine<P> {

@@ -3,13 +3,13 @@
 
 use std::collections::BTreeMap;
 
+use super::cycle::*;
 use crate::engine::Engine;
 use crate::error::CoreResult;
 use crate::model::*;
 use crate::ports::{Llm, Ports, Storage};
-use crate::thresholds::*;
-use super::cycle::*;
 use crate::prompts::{self, PairDecision};
+use crate::thresholds::*;
 use crate::validate;
 
 impl<P: Ports> Engine<P> {

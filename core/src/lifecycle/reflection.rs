@@ -4,16 +4,16 @@
 
 use std::collections::BTreeMap;
 
+use crate::agent::resume::REFLECTION_TAG;
 use crate::agent::resume::date;
 use crate::engine::Engine;
 use crate::error::CoreResult;
+use crate::ids::new_id;
 use crate::model::*;
 use crate::ports::{Clock, Llm, Ports, Storage};
-use crate::thresholds::*;
-use crate::agent::resume::REFLECTION_TAG;
-use crate::ids::new_id;
 use crate::prompts;
 use crate::text;
+use crate::thresholds::*;
 use crate::validate;
 
 impl<P: Ports> Engine<P> {
@@ -96,7 +96,6 @@ impl<P: Ports> Engine<P> {
         })
     }
 }
-
 
 /// Without an LLM: what was reinforced most and which words recur.
 fn heuristic_reflection(facts: &[Memory], now: Millis) -> String {

@@ -28,7 +28,11 @@ pub(super) fn layer_down(l: Layer) -> Option<Layer> {
 }
 
 /// Why the review rules refuse `op`, or `None` when it passes.
-pub(super) fn judge(op: &ReviewOp, memories: &BTreeMap<String, Memory>, now: Millis) -> Option<String> {
+pub(super) fn judge(
+    op: &ReviewOp,
+    memories: &BTreeMap<String, Memory>,
+    now: Millis,
+) -> Option<String> {
     let mut targets = Vec::new();
     for id in &op.ids {
         match memories.get(id) {
@@ -60,17 +64,23 @@ pub(super) fn judge(op: &ReviewOp, memories: &BTreeMap<String, Memory>, now: Mil
     };
     let verdict: Result<(), String> = match op.op {
         ReviewAction::Delete => Err("the review has no delete power".into()),
-        ReviewAction::Promote => single("promote").and_then(|m| match (layer_up(m.layer), op.target_layer) {
-            (None, _) => Err("already in Core".into()),
-            (Some(up), Some(t)) if t != up => Err("promotion is one layer at a time".into()),
-            _ => Ok(()),
-        }),
-        ReviewAction::Demote => single("demote").and_then(|m| match (layer_down(m.layer), op.target_layer) {
-            (None, _) => Err("already in Buffer".into()),
-            (Some(_), Some(t)) if t >= m.layer => Err("a demotion must go to a lower layer".into()),
-            (Some(down), Some(t)) if t != down => Err("demotion is one layer at a time".into()),
-            _ => Ok(()),
-        }),
+        ReviewAction::Promote => {
+            single("promote").and_then(|m| match (layer_up(m.layer), op.target_layer) {
+                (None, _) => Err("already in Core".into()),
+                (Some(up), Some(t)) if t != up => Err("promotion is one layer at a time".into()),
+                _ => Ok(()),
+            })
+        }
+        ReviewAction::Demote => {
+            single("demote").and_then(|m| match (layer_down(m.layer), op.target_layer) {
+                (None, _) => Err("already in Buffer".into()),
+                (Some(_), Some(t)) if t >= m.layer => {
+                    Err("a demotion must go to a lower layer".into())
+                }
+                (Some(down), Some(t)) if t != down => Err("demotion is one layer at a time".into()),
+                _ => Ok(()),
+            })
+        }
         ReviewAction::Adjust => single("adjust").and_then(|_| match op.importance {
             Some(x) if (0.0..=1.0).contains(&x) => Ok(()),
             Some(x) => Err(format!("importance {x} is outside 0–1")),
@@ -169,4 +179,3 @@ mod tests {
         assert!(refused(&op("rename", &["b"])).is_some());
     }
 }
-

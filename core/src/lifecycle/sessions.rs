@@ -2,17 +2,16 @@
 //! facts (LLM `extract`, or the rule extractor when the LLM level is `off`),
 //! saved through `remember` so insert dedup, vectors and entity links apply.
 
-
+use super::extract;
 use crate::engine::Engine;
 use crate::error::CoreResult;
 use crate::model::*;
 use crate::ports::{Clock, Llm, Ports, Storage};
-use crate::thresholds::*;
-use super::extract;
 use crate::prompts::{self, ExtractedFact};
 use crate::text;
-use crate::write::dedup;
+use crate::thresholds::*;
 use crate::validate;
+use crate::write::dedup;
 
 impl<P: Ports> Engine<P> {
     /// Seed 003's session-switch trigger: the named open sessions become
@@ -45,7 +44,12 @@ impl<P: Ports> Engine<P> {
 
     /// Session consolidation of `sessions` into the report; a session that
     /// fails stays pending for the next try.
-    pub(super) fn distill_sessions(&self, sessions: Vec<Session>, dry: bool, report: &mut ConsolidateReport) {
+    pub(super) fn distill_sessions(
+        &self,
+        sessions: Vec<Session>,
+        dry: bool,
+        report: &mut ConsolidateReport,
+    ) {
         for session in sessions {
             if dry {
                 report.sessions.push(session.id);

@@ -5,330 +5,332 @@ use super::*;
 /// Every record of the engine interface, for a callback macro.
 #[macro_export]
 macro_rules! engine_records {
-    ($cb:ident) => { $cb! { records
-    /// A fact to add (API or consolidation).
-    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    engine::FactInput {
-        #[serde(default)]
-        namespace: String,
-        subject: String,
-        predicate: String,
-        object: String,
-        #[serde(default)]
-        confidence: Option<f32>,
-        #[serde(default)]
-        memory_id: Option<String>,
-        /// The predicate holds one value: supersede the subject's other objects.
-        #[serde(default)]
-        exclusive: bool,
-    }
+    ($cb:ident) => {
+        $cb! { records
+        /// A fact to add (API or consolidation).
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        engine::FactInput {
+            #[serde(default)]
+            namespace: String,
+            subject: String,
+            predicate: String,
+            object: String,
+            #[serde(default)]
+            confidence: Option<f32>,
+            #[serde(default)]
+            memory_id: Option<String>,
+            /// The predicate holds one value: supersede the subject's other objects.
+            #[serde(default)]
+            exclusive: bool,
+        }
 
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    engine::FactOutcome {
-        fact: Fact,
-        superseded: Vec<Fact>,
-    }
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        engine::FactOutcome {
+            fact: Fact,
+            superseded: Vec<Fact>,
+        }
 
-    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    engine::ConsolidateRequest {
-        #[serde(default)]
-        namespace: Option<String>,
-        #[serde(default)]
-        dry: bool,
-        #[serde(default)]
-        if_changed: bool,
-    }
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        engine::ConsolidateRequest {
+            #[serde(default)]
+            namespace: Option<String>,
+            #[serde(default)]
+            dry: bool,
+            #[serde(default)]
+            if_changed: bool,
+        }
 
-    /// One lifecycle decision of a consolidation cycle.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    engine::LifecycleAction {
-        action: Action,
-        memory_id: String,
-        namespace: String,
-        from_layer: Option<Layer>,
-        to_layer: Option<Layer>,
-        detail: String,
-    }
+        /// One lifecycle decision of a consolidation cycle.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        engine::LifecycleAction {
+            action: Action,
+            memory_id: String,
+            namespace: String,
+            from_layer: Option<Layer>,
+            to_layer: Option<Layer>,
+            detail: String,
+        }
 
-    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-    engine::ConsolidateReport {
-        epoch: u64,
-        dry: bool,
-        skipped: bool,
-        examined: u32,
-        decayed: u32,
-        actions: Vec<LifecycleAction>,
-        sessions: Vec<String>,
-        facts_added: u32,
-        topics: u32,
-        warnings: Vec<String>,
-    }
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        engine::ConsolidateReport {
+            epoch: u64,
+            dry: bool,
+            skipped: bool,
+            examined: u32,
+            decayed: u32,
+            actions: Vec<LifecycleAction>,
+            sessions: Vec<String>,
+            facts_added: u32,
+            topics: u32,
+            warnings: Vec<String>,
+        }
 
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    engine::TopicSummary {
-        id: String,
-        name: String,
-        size: u32,
-    }
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        engine::TopicSummary {
+            id: String,
+            name: String,
+            size: u32,
+        }
 
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    engine::Topic {
-        id: String,
-        name: String,
-        memories: Vec<Memory>,
-    }
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        engine::Topic {
+            id: String,
+            name: String,
+            memories: Vec<Memory>,
+        }
 
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    engine::ResumeRequest {
-        namespace: String,
-        hours: u32,
-    }
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        engine::ResumeRequest {
+            namespace: String,
+            hours: u32,
+        }
 
-    /// Seed 004's session-recovery context.
-    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-    engine::ResumeBlock {
-        text: String,
-        core: Vec<Memory>,
-        recent: Vec<Memory>,
-        topics: Vec<TopicSummary>,
-        triggers: Vec<String>,
-    }
+        /// Seed 004's session-recovery context.
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        engine::ResumeBlock {
+            text: String,
+            core: Vec<Memory>,
+            recent: Vec<Memory>,
+            topics: Vec<TopicSummary>,
+            triggers: Vec<String>,
+        }
 
-    /// Seed 003's context injection block.
-    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-    engine::ContextBlock {
-        text: String,
-        memories: Vec<Memory>,
-        reflection: Option<Memory>,
-    }
+        /// Seed 003's context injection block.
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        engine::ContextBlock {
+            text: String,
+            memories: Vec<Memory>,
+            reflection: Option<Memory>,
+        }
 
-    /// One operation an audit proposed, and what the sandbox made of it.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    engine::ReviewOp {
-        /// Delete is always refused: the review has no delete power.
-        op: ReviewAction,
-        ids: Vec<String>,
-        target_layer: Option<Layer>,
-        importance: Option<f32>,
-        content: Option<String>,
-        reason: String,
-        /// Passed the sandbox.
-        allowed: bool,
-        /// Why it was refused, when it was.
-        verdict: String,
-    }
+        /// One operation an audit proposed, and what the sandbox made of it.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        engine::ReviewOp {
+            /// Delete is always refused: the review has no delete power.
+            op: ReviewAction,
+            ids: Vec<String>,
+            target_layer: Option<Layer>,
+            importance: Option<f32>,
+            content: Option<String>,
+            reason: String,
+            /// Passed the sandbox.
+            allowed: bool,
+            /// Why it was refused, when it was.
+            verdict: String,
+        }
 
-    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-    engine::ReviewReport {
-        ops: Vec<ReviewOp>,
-        /// Allowed share of the proposed operations.
-        safety: f32,
-        executed: u32,
-        dry: bool,
-    }
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        engine::ReviewReport {
+            ops: Vec<ReviewOp>,
+            /// Allowed share of the proposed operations.
+            safety: f32,
+            executed: u32,
+            dry: bool,
+        }
 
-    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-    engine::ReflectOutcome {
-        memory: Option<Memory>,
-        skipped: Option<String>,
-    }
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        engine::ReflectOutcome {
+            memory: Option<Memory>,
+            skipped: Option<String>,
+        }
 
-    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-    #[serde(default, deny_unknown_fields)]
-    engine::RememberRequest {
-        namespace: String,
-        content: String,
-        kind: Option<Kind>,
-        tags: Vec<String>,
-        source: Option<String>,
-        session_id: Option<String>,
-        importance: Option<f32>,
-        attributes: Option<String>,
-        event_time: Option<Millis>,
-        skip_dedup: bool,
-    }
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(default, deny_unknown_fields)]
+        engine::RememberRequest {
+            namespace: String,
+            content: String,
+            kind: Option<Kind>,
+            tags: Vec<String>,
+            source: Option<String>,
+            session_id: Option<String>,
+            importance: Option<f32>,
+            attributes: Option<String>,
+            event_time: Option<Millis>,
+            skip_dedup: bool,
+        }
 
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    engine::RememberOutcome {
-        memory: Memory,
-        created: bool,
-        dedup_reason: Option<String>,
-        similarity: Option<f32>,
-    }
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        engine::RememberOutcome {
+            memory: Memory,
+            created: bool,
+            dedup_reason: Option<String>,
+            similarity: Option<f32>,
+        }
 
-    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-    #[serde(default, deny_unknown_fields)]
-    engine::Turn {
-        namespace: String,
-        session_id: String,
-        role: String,
-        content: String,
-        event_time: Option<Millis>,
-        attributes: Option<String>,
-    }
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(default, deny_unknown_fields)]
+        engine::Turn {
+            namespace: String,
+            session_id: String,
+            role: String,
+            content: String,
+            event_time: Option<Millis>,
+            attributes: Option<String>,
+        }
 
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    engine::IngestOutcome {
-        episode: Episode,
-        new_session: bool,
-        pending_sessions: Vec<String>,
-        entities: u32,
-    }
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        engine::IngestOutcome {
+            episode: Episode,
+            new_session: bool,
+            pending_sessions: Vec<String>,
+            entities: u32,
+        }
 
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    #[serde(default, deny_unknown_fields)]
-    engine::RecallRequest {
-        query: String,
-        namespace: String,
-        layers: Vec<Layer>,
-        kinds: Vec<Kind>,
-        tags: Vec<String>,
-        since: Option<Millis>,
-        until: Option<Millis>,
-        source: Option<String>,
-        min_score: Option<f32>,
-        limit: u32,
-        offset: u32,
-        token_budget: Option<u32>,
-        sort: SortOrder,
-        dry: bool,
-        include_episodes: bool,
-        episodes_only: bool,
-        /// Leave out what was said in this session (context injection).
-        exclude_session: Option<String>,
-        /// LLM query expansion: on, off, or (unset) automatic when the best hit
-        /// is weak (seed 004 §4.4). Never with the LLM level `off`.
-        expand: Option<bool>,
-        /// Let the LLM re-order the page of hits (seed 004 §4.5).
-        rerank: bool,
-        /// How channel evidence becomes relevance.
-        relevance: Relevance,
-    }
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(default, deny_unknown_fields)]
+        engine::RecallRequest {
+            query: String,
+            namespace: String,
+            layers: Vec<Layer>,
+            kinds: Vec<Kind>,
+            tags: Vec<String>,
+            since: Option<Millis>,
+            until: Option<Millis>,
+            source: Option<String>,
+            min_score: Option<f32>,
+            limit: u32,
+            offset: u32,
+            token_budget: Option<u32>,
+            sort: SortOrder,
+            dry: bool,
+            include_episodes: bool,
+            episodes_only: bool,
+            /// Leave out what was said in this session (context injection).
+            exclude_session: Option<String>,
+            /// LLM query expansion: on, off, or (unset) automatic when the best hit
+            /// is weak (seed 004 §4.4). Never with the LLM level `off`.
+            expand: Option<bool>,
+            /// Let the LLM re-order the page of hits (seed 004 §4.5).
+            rerank: bool,
+            /// How channel evidence becomes relevance.
+            relevance: Relevance,
+        }
 
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    engine::ChannelHit {
-        channel: Channel,
-        rank: u32,
-        raw_score: Score,
-    }
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        engine::ChannelHit {
+            channel: Channel,
+            rank: u32,
+            raw_score: Score,
+        }
 
-    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-    engine::Explanation {
-        channels: Vec<ChannelHit>,
-        rrf: Score,
-        relevance: Score,
-        importance: Score,
-        recency: Score,
-        layer_bonus: Score,
-        notes: Vec<String>,
-    }
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        engine::Explanation {
+            channels: Vec<ChannelHit>,
+            rrf: Score,
+            relevance: Score,
+            importance: Score,
+            recency: Score,
+            layer_bonus: Score,
+            notes: Vec<String>,
+        }
 
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    engine::Hit {
-        /// Flattened: a hit reads `{"type": "memory", "id", "content", ..., "score", "explanation"}`.
-        #[serde(flatten)]
-        item: Item,
-        score: Score,
-        explanation: Explanation,
-    }
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        engine::Hit {
+            /// Flattened: a hit reads `{"type": "memory", "id", "content", ..., "score", "explanation"}`.
+            #[serde(flatten)]
+            item: Item,
+            score: Score,
+            explanation: Explanation,
+        }
 
-    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-    engine::RecallResponse {
-        hits: Vec<Hit>,
-        channels_run: Vec<Channel>,
-        warnings: Vec<String>,
-        candidates: u32,
-        /// The LLM's alternative phrasings, when expansion ran and was used.
-        expansions: Vec<String>,
-        /// Whether the LLM re-ordered the hits.
-        reranked: bool,
-    }
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        engine::RecallResponse {
+            hits: Vec<Hit>,
+            channels_run: Vec<Channel>,
+            warnings: Vec<String>,
+            candidates: u32,
+            /// The LLM's alternative phrasings, when expansion ran and was used.
+            expansions: Vec<String>,
+            /// Whether the LLM re-ordered the hits.
+            reranked: bool,
+        }
 
-    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-    #[serde(default, deny_unknown_fields)]
-    engine::MemoryPatch {
-        content: Option<String>,
-        tags: Option<Vec<String>>,
-        importance: Option<f32>,
-        kind: Option<Kind>,
-        attributes: Option<String>,
-    }
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(default, deny_unknown_fields)]
+        engine::MemoryPatch {
+            content: Option<String>,
+            tags: Option<Vec<String>>,
+            importance: Option<f32>,
+            kind: Option<Kind>,
+            attributes: Option<String>,
+        }
 
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    #[serde(default, deny_unknown_fields)]
-    engine::ListRequest {
-        namespace: String,
-        layers: Vec<Layer>,
-        kinds: Vec<Kind>,
-        tags: Vec<String>,
-        deleted: bool,
-        limit: u32,
-        offset: u32,
-    }
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(default, deny_unknown_fields)]
+        engine::ListRequest {
+            namespace: String,
+            layers: Vec<Layer>,
+            kinds: Vec<Kind>,
+            tags: Vec<String>,
+            deleted: bool,
+            limit: u32,
+            offset: u32,
+        }
 
-    /// "Tell me everything about X".
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    engine::EntityProfile {
-        entity: Entity,
-        memories: Vec<Memory>,
-        episodes: Vec<Episode>,
-    }
+        /// "Tell me everything about X".
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        engine::EntityProfile {
+            entity: Entity,
+            memories: Vec<Memory>,
+            episodes: Vec<Episode>,
+        }
 
-    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-    engine::EnrichReport {
-        ran: bool,
-        examined: u32,
-        linked: u32,
-    }
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        engine::EnrichReport {
+            ran: bool,
+            examined: u32,
+            linked: u32,
+        }
 
-    /// Seed 003's nightly confidence fading.
-    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-    engine::FadeReport {
-        examined: u32,
-        /// Memories whose confidence faded.
-        faded: u32,
-        /// Moved to the trash (reason `faded`, restorable).
-        pruned: u32,
-    }
+        /// Seed 003's nightly confidence fading.
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        engine::FadeReport {
+            examined: u32,
+            /// Memories whose confidence faded.
+            faded: u32,
+            /// Moved to the trash (reason `faded`, restorable).
+            pruned: u32,
+        }
 
-    /// An exported memory, with its vector if exported.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    engine::MemoryLine {
-        memory: Memory,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        vector: Option<Vec<f32>>,
-    }
+        /// An exported memory, with its vector if exported.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        engine::MemoryLine {
+            memory: Memory,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            vector: Option<Vec<f32>>,
+        }
 
-    /// An exported episode, with its vector if exported.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    engine::EpisodeLine {
-        episode: Episode,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        vector: Option<Vec<f32>>,
-    }
+        /// An exported episode, with its vector if exported.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        engine::EpisodeLine {
+            episode: Episode,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            vector: Option<Vec<f32>>,
+        }
 
-    /// An exported entity and the ids of the memories and episodes linked to it.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    engine::EntityLine {
-        entity: Entity,
-        memories: Vec<String>,
-        episodes: Vec<String>,
-    }
+        /// An exported entity and the ids of the memories and episodes linked to it.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        engine::EntityLine {
+            entity: Entity,
+            memories: Vec<String>,
+            episodes: Vec<String>,
+        }
 
-    /// An exported session.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    engine::SessionLine {
-        session: Session,
-    }
+        /// An exported session.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        engine::SessionLine {
+            session: Session,
+        }
 
-    /// An exported fact, current or superseded (its history travels with it).
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    engine::FactLine {
-        fact: Fact,
-    }
-    } };
+        /// An exported fact, current or superseded (its history travels with it).
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        engine::FactLine {
+            fact: Fact,
+        }
+        }
+    };
 }
 
 impl Default for RecallRequest {

@@ -65,19 +65,21 @@ macro_rules! enums {
 /// Every variant (tagged union) of the contract.
 #[macro_export]
 macro_rules! variants {
-    ($cb:ident) => { $cb! { variants
-        /// What a hit is.
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-        #[serde(tag = "type", rename_all = "snake_case")]
-        engine::Item { Memory(Memory), Episode(Episode) }
-        /// One line of an export (`mnemo export`), imported by `Engine::import`.
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-        #[serde(tag = "kind", rename_all = "snake_case")]
-        engine::ImportItem {
-            Memory(MemoryLine), Episode(EpisodeLine), Session(SessionLine),
-            Entity(EntityLine), Fact(FactLine),
+    ($cb:ident) => {
+        $cb! { variants
+            /// What a hit is.
+            #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+            #[serde(tag = "type", rename_all = "snake_case")]
+            engine::Item { Memory(Memory), Episode(Episode) }
+            /// One line of an export (`mnemo export`), imported by `Engine::import`.
+            #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+            #[serde(tag = "kind", rename_all = "snake_case")]
+            engine::ImportItem {
+                Memory(MemoryLine), Episode(EpisodeLine), Session(SessionLine),
+                Entity(EntityLine), Fact(FactLine),
+            }
         }
-    } };
+    };
 }
 
 impl LlmComponent {

@@ -9,7 +9,6 @@ use crate::model::*;
 /// The system text (`expand.txt`).
 pub const SYSTEM: &str = include_str!("expand.txt");
 
-
 pub fn request(query: &str) -> ChatRequest {
     chat(
         LlmComponent::Expand,

@@ -9,7 +9,6 @@ use crate::model::*;
 /// The system text (`extract.txt`).
 pub const SYSTEM: &str = include_str!("extract.txt");
 
-
 /// One fact distilled from dialogue.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExtractedFact {

@@ -9,7 +9,6 @@ use crate::model::*;
 /// The system text (`merge.txt`).
 pub const SYSTEM: &str = include_str!("merge.txt");
 
-
 /// What the LLM decided about a pair.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PairDecision {

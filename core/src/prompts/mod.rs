@@ -36,7 +36,13 @@ pub struct Verdict {
     pub reason: String,
 }
 
-pub(super) fn chat(component: LlmComponent, system: &str, user: String, tool: ToolSpec, max: u32) -> ChatRequest {
+pub(super) fn chat(
+    component: LlmComponent,
+    system: &str,
+    user: String,
+    tool: ToolSpec,
+    max: u32,
+) -> ChatRequest {
     ChatRequest {
         component,
         messages: vec![
@@ -74,10 +80,13 @@ pub(super) fn list<'a>(step: &str, v: &'a Value, key: &str) -> CoreResult<&'a Ve
         .ok_or_else(|| CoreError::Llm(format!("malformed {step} answer: no `{key}` list")))
 }
 
-/// The 8-character handle a memory goes by in a prompt.
+/// The handle a memory goes by in a prompt: the last 8 characters of its
+/// id after the last `_` (characters, not bytes: an imported id may hold
+/// any text).
 pub fn short_id(id: &str) -> &str {
     let tail = id.rsplit('_').next().unwrap_or(id);
-    &tail[tail.len().saturating_sub(8)..]
+    let start = tail.char_indices().rev().nth(7).map_or(0, |(i, _)| i);
+    tail.get(start..).unwrap_or(tail)
 }
 
 pub(super) fn describe(m: &Memory, now: i64) -> String {

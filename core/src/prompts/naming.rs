@@ -9,7 +9,6 @@ use crate::model::*;
 /// The system text (`naming.txt`).
 pub const SYSTEM: &str = include_str!("naming.txt");
 
-
 /// `clusters` are (topic id, sample texts).
 pub fn request(clusters: &[(String, Vec<String>)], existing: &[String]) -> ChatRequest {
     let mut user = String::new();

@@ -4,7 +4,7 @@
 //! and names the model made up (not in the text) are dropped.
 
 use crate::error::{CoreError, CoreResult};
-use crate::model::{LlmComponent, ChatMessage, ChatRequest, EntityType, Mention, ToolSpec};
+use crate::model::{ChatMessage, ChatRequest, EntityType, LlmComponent, Mention, ToolSpec};
 use crate::ports::Llm;
 
 pub const NER_SYSTEM: &str = "You extract named entities from a text for a personal memory system. \
@@ -85,7 +85,7 @@ pub fn parse(text: &str, arguments: &str) -> CoreResult<Vec<Mention>> {
         // The first occurrence not already taken; none means the model made it up.
         let mut from = 0;
         let span = loop {
-            match text[from..].find(name) {
+            match text.get(from..).and_then(|rest| rest.find(name)) {
                 Some(i) => {
                     let start = from + i;
                     let end = start + name.len();

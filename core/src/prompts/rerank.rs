@@ -9,7 +9,6 @@ use crate::model::*;
 /// The system text (`rerank.txt`).
 pub const SYSTEM: &str = include_str!("rerank.txt");
 
-
 /// `candidates` are the texts to order, numbered from 0.
 pub fn request(query: &str, candidates: &[&str]) -> ChatRequest {
     let mut user = format!("Query: {query}\n\nCandidates:\n");

@@ -10,7 +10,6 @@ use crate::model::*;
 /// The system text (`review.txt`).
 pub const SYSTEM: &str = include_str!("review.txt");
 
-
 /// `hints` are pairs of memories that may overlap (merge candidates).
 pub fn request(memories: &[Memory], hints: &[(String, String)], now: i64) -> ChatRequest {
     let mut user = String::from("Memories:\n");
@@ -79,7 +78,9 @@ pub fn parse(arguments: &str, memories: &[Memory]) -> CoreResult<Vec<crate::mode
             .unwrap_or_default();
         let name = op["op"].as_str().unwrap_or_default();
         let action = name.parse::<ReviewAction>().map_err(|_| {
-            CoreError::Llm(format!("malformed review answer: `{name}` is not a review power"))
+            CoreError::Llm(format!(
+                "malformed review answer: `{name}` is not a review power"
+            ))
         })?;
         out.push(ReviewOp {
             op: action,

@@ -61,3 +61,12 @@ fn extracted_facts_keep_triples_and_valid_turns() {
     assert_eq!(f[0].turns, vec![0]);
     assert_eq!(f[1].importance, Some(1.0));
 }
+
+#[test]
+fn short_ids_count_characters_not_bytes() {
+    assert_eq!(short_id("mem_0123456789abcdef"), "89abcdef");
+    assert_eq!(short_id("mem_abc"), "abc");
+    // An imported id may hold any text: no byte slicing inside a character.
+    assert_eq!(short_id("mem_記憶記憶記憶記憶記憶"), "記憶記憶記憶記憶");
+    assert_eq!(short_id("ü").chars().count(), 1);
+}

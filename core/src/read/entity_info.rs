@@ -46,5 +46,4 @@ impl<P: Ports> Engine<P> {
         }
         Ok(out)
     }
-
 }

@@ -9,9 +9,9 @@ use crate::engine::Engine;
 use crate::error::{CoreError, CoreResult};
 use crate::model::*;
 use crate::ports::{Ports, Storage};
-use crate::validate::readable_namespaces;
 use crate::thresholds::*;
 use crate::validate;
+use crate::validate::readable_namespaces;
 
 /// Longest subject, predicate or object.
 pub const MAX_FACT_FIELD_CHARS: usize = 512;
@@ -162,4 +162,3 @@ pub fn conflicts(facts: &[Fact]) -> Vec<(Fact, Fact)> {
     }
     out
 }
-

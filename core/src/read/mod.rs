@@ -1,8 +1,8 @@
 //! The read paths: recall (channels, reciprocal rank fusion, scoring, LLM
 //! expansion and rerank), the fact walk, entity info, and reads by id.
 
-pub(crate) mod facts;
 mod entity_info;
+pub(crate) mod facts;
 pub(crate) mod fusion;
 mod items;
 mod recall;

@@ -8,10 +8,10 @@ use std::collections::{BTreeSet, HashMap};
 
 use crate::engine::Engine;
 use crate::error::{CoreError, CoreResult};
-use crate::read::fusion::{self, Fused, RankedList};
 use crate::model::*;
 use crate::ports::{Embedder, Llm, Ner, Ports, Storage};
 use crate::prompts;
+use crate::read::fusion::{self, Fused, RankedList};
 use crate::read::scoring::{self, Evidence};
 use crate::text;
 use crate::thresholds::*;

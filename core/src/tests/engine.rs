@@ -57,12 +57,7 @@ fn exact_duplicate_reinforces_instead_of_inserting() {
     assert_eq!(again.dedup_reason.as_deref(), Some("exact"));
     assert_eq!(e.stats(None).unwrap().active, 1);
     assert_eq!(
-        e.ports()
-            .storage
-            .audit
-            .borrow()
-            .last()
-            .map(|a| a.action.clone()),
+        e.ports().storage.audit.borrow().last().map(|a| a.action),
         Some(Action::Reinforce)
     );
 }

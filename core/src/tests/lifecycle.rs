@@ -75,7 +75,10 @@ fn reinforced_memories_climb_the_layers_and_the_gate_follows_the_whitelist() {
     let dry = consolidate(&e, true);
     assert!(dry.dry);
     assert_eq!(
-        dry.actions.iter().filter(|a| a.action == Action::Promote).count(),
+        dry.actions
+            .iter()
+            .filter(|a| a.action == Action::Promote)
+            .count(),
         2
     );
     assert_eq!(
@@ -621,9 +624,11 @@ fn a_merge_that_drops_most_of_the_text_is_refused() {
         &e,
         "Alice's phone number is 555-9876 and she prefers calls after six",
     );
-    e.ports()
-        .llm
-        .script(LlmLevel::Auto, LlmComponent::Merge, r#"{"merged": "Alice"}"#);
+    e.ports().llm.script(
+        LlmLevel::Auto,
+        LlmComponent::Merge,
+        r#"{"merged": "Alice"}"#,
+    );
     let report = consolidate(&e, false);
     assert!(
         report.warnings.iter().any(|w| w.contains("drops too much")),
@@ -667,9 +672,11 @@ fn reconcile_supersedes_stale_entries_and_remembers_distinct_pairs() {
     working(&e, old_text);
     e.ports().clock.advance_hours(2);
     working(&e, new_text);
-    e.ports()
-        .llm
-        .script(LlmLevel::Auto, LlmComponent::Reconcile, r#"{"decision": "keep_both"}"#);
+    e.ports().llm.script(
+        LlmLevel::Auto,
+        LlmComponent::Reconcile,
+        r#"{"decision": "keep_both"}"#,
+    );
     consolidate(&e, false);
     let asked = |e: &Engine<FakePorts>| {
         e.ports()
@@ -904,9 +911,11 @@ fn rerank_reorders_the_page_and_explains_it() {
     };
     let before = ask();
     assert!(!before.reranked && before.warnings.iter().any(|w| w.contains("rerank skipped")));
-    e.ports()
-        .llm
-        .script(LlmLevel::Auto, LlmComponent::Rerank, r#"{"order": [2, 2, 9, 0]}"#);
+    e.ports().llm.script(
+        LlmLevel::Auto,
+        LlmComponent::Rerank,
+        r#"{"order": [2, 2, 9, 0]}"#,
+    );
     let after = ask();
     assert!(after.reranked);
     let ids = |r: &RecallResponse| {
@@ -925,7 +934,9 @@ fn rerank_reorders_the_page_and_explains_it() {
             .any(|n| n.starts_with("rerank: position 1"))
     );
     // A malformed answer keeps the order.
-    e.ports().llm.script(LlmLevel::Auto, LlmComponent::Rerank, "nope");
+    e.ports()
+        .llm
+        .script(LlmLevel::Auto, LlmComponent::Rerank, "nope");
     let kept = ask();
     assert!(!kept.reranked && ids(&kept) == b);
 }

@@ -84,4 +84,3 @@ pub fn merge_mentions(mut all: Vec<Mention>) -> Vec<Mention> {
     kept.sort_by_key(|m| m.start);
     kept
 }
-

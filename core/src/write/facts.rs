@@ -4,12 +4,12 @@
 
 use crate::engine::Engine;
 use crate::error::CoreResult;
+use crate::ids::new_id;
 use crate::model::*;
 use crate::ports::{Clock, Ports, Storage};
-use crate::thresholds::*;
-use crate::ids::new_id;
-use crate::validate;
 use crate::read::facts::{FACT_QUERY_LIMIT, field};
+use crate::thresholds::*;
+use crate::validate;
 
 impl<P: Ports> Engine<P> {
     /// Stores a triple. The same valid triple is returned as it is; with

@@ -3,10 +3,10 @@
 
 use crate::engine::Engine;
 use crate::error::CoreResult;
+use crate::ids::new_id;
 use crate::model::*;
 use crate::ports::{Ports, Storage};
 use crate::thresholds::*;
-use crate::ids::new_id;
 use crate::validate;
 
 impl<P: Ports> Engine<P> {
@@ -73,5 +73,4 @@ impl<P: Ports> Engine<P> {
             entities,
         })
     }
-
 }

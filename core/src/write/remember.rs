@@ -1,14 +1,14 @@
 //! The write paths on memories: remember (with insert dedup and
 //! reinforcement), update, soft delete and restore, confirm and correct.
 
+use super::dedup;
 use crate::engine::Engine;
+use crate::engine::MAX_RESTATEMENTS;
 use crate::error::{CoreError, CoreResult};
+use crate::ids::new_id;
 use crate::model::*;
 use crate::ports::{Ports, Storage};
 use crate::thresholds::*;
-use super::dedup;
-use crate::engine::MAX_RESTATEMENTS;
-use crate::ids::new_id;
 use crate::validate;
 
 impl<P: Ports> Engine<P> {
@@ -107,8 +107,6 @@ impl<P: Ports> Engine<P> {
         self.ports().storage().update_memory(&m)?;
         Ok(m)
     }
-
-
 
     pub fn update(&self, namespace: &str, id: &str, patch: MemoryPatch) -> CoreResult<Memory> {
         let mut m = self.get_owned(namespace, id)?;
@@ -245,5 +243,4 @@ impl<P: Ports> Engine<P> {
         )?;
         Ok(new)
     }
-
 }

@@ -246,7 +246,7 @@ pub fn run(base: &Config, args: BenchArgs) -> anyhow::Result<()> {
     // The recall store.
     let remaining = args.memories.saturating_sub(args.writes);
     let bar = super::progress(remaining as u64, "storing");
-    mnemo.in_transaction(|m| -> anyhow::Result<()> {
+    mnemo.atomically(|m| -> anyhow::Result<()> {
         for _ in 0..remaining {
             m.remember(RememberRequest {
                 content: corpus.sentence(8, 24),

@@ -106,7 +106,7 @@ pub fn evidence_ids(raw: &str) -> Vec<String> {
                     k += 1;
                 }
                 if k > j + 1 {
-                    out.push(raw[i..k].to_string());
+                    out.push(raw.get(i..k).unwrap_or_default().to_string());
                     i = k;
                     continue;
                 }
@@ -225,7 +225,7 @@ pub fn run(config: &Config, cmd: EvalCommand) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut turns = 0usize;
     let mut known: HashMap<String, HashSet<String>> = HashMap::new();
-    mnemo.in_transaction(|m| -> anyhow::Result<()> {
+    mnemo.atomically(|m| -> anyhow::Result<()> {
         for sample in &samples {
             let sid = sample["sample_id"]
                 .as_str()

@@ -60,8 +60,9 @@ enum Command {
     Reindex(ReindexArgs),
     /// Everything about an entity: its profile and linked memories and episodes.
     Entity(EntityArgs),
-    /// Ebbinghaus confidence decay; fully decayed memories go to the trash (seed 003's 04:00 task).
-    Decay {
+    /// Fading: Ebbinghaus decay of confidence; faded memories go to the trash (seed 003's 04:00 task).
+    #[command(alias = "decay")]
+    Fade {
         #[arg(long)]
         json: bool,
     },
@@ -295,7 +296,7 @@ struct NerArgs {
     text: String,
     /// fast | accurate
     #[arg(long, default_value = "fast")]
-    strategy: String,
+    strategy: NerStrategy,
     #[arg(long)]
     json: bool,
 }
@@ -731,8 +732,7 @@ fn run(cli: Cli) -> Out {
         }
         Command::Audit(a) if a.run => {
             let (ns, dry) = (a.namespace.clone(), a.dry_run);
-            let r = mnemo
-                .in_transaction(|m| m.audit_memories(ns.as_deref(), dry).map_err(Failure::from))?;
+            let r = mnemo.review(ns.as_deref(), dry)?;
             if a.json {
                 return print_json(&r);
             }
@@ -866,14 +866,14 @@ fn run(cli: Cli) -> Out {
                 }
             }
         }
-        Command::Decay { json } => {
-            let r = mnemo.decay()?;
+        Command::Fade { json } => {
+            let r = mnemo.fade()?;
             if json {
                 return print_json(&r);
             }
             println!(
-                "examined {}, decayed {}, moved {} to the trash",
-                r.examined, r.decayed, r.pruned
+                "examined {}, faded {}, moved {} to the trash",
+                r.examined, r.faded, r.pruned
             );
         }
         Command::Consolidate(a) => {
@@ -882,7 +882,7 @@ fn run(cli: Cli) -> Out {
                 dry: a.dry_run,
                 if_changed: false,
             };
-            let r = mnemo.in_transaction(|m| m.consolidate(req).map_err(Failure::from))?;
+            let r = mnemo.consolidate(req)?;
             if a.json {
                 return print_json(&r);
             }
@@ -1149,7 +1149,7 @@ fn ingest(mnemo: &mut Mnemo, a: IngestArgs) -> Out {
     }
     let bar = progress(turns.len() as u64, "ingesting");
     let stored = turns.len();
-    mnemo.in_transaction(|m| -> Out {
+    mnemo.atomically(|m| -> Out {
         for (i, t) in turns.into_iter().enumerate() {
             m.ingest(t).map_err(|e| {
                 let f = Failure::from(e);
@@ -1172,14 +1172,8 @@ fn ingest(mnemo: &mut Mnemo, a: IngestArgs) -> Out {
 }
 
 fn ner(config: &Config, a: &NerArgs) -> Out {
-    if !matches!(a.strategy.as_str(), "fast" | "accurate") {
-        return Err(Failure {
-            code: 2,
-            message: format!("unknown strategy `{}`; use fast or accurate", a.strategy),
-        });
-    }
     let pipeline = mnemo_host::mnemo::ner_pipeline(config)?;
-    let (mentions, failures) = pipeline.extract_reporting(&a.text, &a.strategy);
+    let (mentions, failures) = pipeline.extract_reporting(&a.text, a.strategy);
     for f in &failures {
         eprintln!("warning: {f}");
     }

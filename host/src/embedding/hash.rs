@@ -31,9 +31,9 @@ impl HashEmbedder {
 
     fn embed_one(&self, text: &str) -> Vec<f32> {
         let mut v = vec![0f32; self.dimension];
-        let words: Vec<String> = mnemo_core::text::tokens(text)
+        let words: Vec<String> = mnemo_core::search_text::tokens(text)
             .into_iter()
-            .filter(|w| !mnemo_core::text::is_stop_word(w))
+            .filter(|w| !mnemo_core::search_text::is_stop_word(w))
             .collect();
         for w in &words {
             let (i, s) = self.bucket(w);

@@ -60,7 +60,7 @@ impl Embeddings {
                 model: self.provider.info().model,
                 input_tokens: texts
                     .iter()
-                    .map(|t| mnemo_core::text::estimate_tokens(t) as u32)
+                    .map(|t| mnemo_core::search_text::estimate_tokens(t) as u32)
                     .sum(),
                 output_tokens: 0,
                 duration_ms: started.elapsed().as_millis() as u64,

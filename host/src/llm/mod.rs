@@ -11,7 +11,7 @@ mod openai;
 use std::collections::HashMap;
 use std::time::Instant;
 
-use mnemo_core::model::{ChatRequest, ChatResponse, LlmLevel};
+use mnemo_core::model::{ChatRequest, ChatResponse, LlmComponent, LlmLevel, LlmTier};
 use mnemo_core::ports::Llm;
 use mnemo_core::{CoreError, CoreResult};
 
@@ -33,44 +33,16 @@ pub struct Endpoint {
     pub model: String,
 }
 
-/// The model tier each pipeline component uses (seed 004 §7), and the tier
-/// a tier falls back to before the global endpoint.
-pub fn tier_of(component: &str) -> (&'static str, Option<&'static str>) {
-    match component {
-        "triage" | "gate" | "distill" => ("gate", None),
-        "merge" | "reconcile" | "insert_merge" => ("merge", None),
-        "audit" => ("audit", Some("gate")),
-        "query_expand" | "expand" => ("expand", None),
-        "extract" | "fact_extract" => ("extract", None),
-        "resume_compress" | "resume" => ("resume", None),
-        "rerank" => ("rerank", None),
-        "naming" => ("naming", None),
-        "ner" => ("ner", None),
-        "reflection" => ("reflection", None),
-        _ => ("default", None),
-    }
-}
-
-/// Every tier that can be configured on its own.
-pub const TIERS: &[&str] = &[
-    "gate",
-    "merge",
-    "audit",
-    "expand",
-    "extract",
-    "resume",
-    "rerank",
-    "naming",
-    "ner",
-    "reflection",
-];
+/// Every tier that can be configured on its own (seed 004 §7); which
+/// component uses which is the core's `LlmComponent::tier`.
+pub const TIERS: &[LlmTier] = LlmTier::ALL;
 
 #[derive(Debug, Clone)]
 pub struct LlmConfig {
     pub level: LlmLevel,
     pub default: Option<Endpoint>,
     /// Per-tier endpoints (already merged with the global settings).
-    pub tiers: HashMap<String, Endpoint>,
+    pub tiers: HashMap<LlmTier, Endpoint>,
     pub policy: HttpPolicy,
     pub concurrency: usize,
     pub max_tokens: u32,
@@ -110,12 +82,12 @@ impl LlmClient {
     }
 
     /// The endpoint a component's calls go to.
-    pub fn endpoint_for(&self, component: &str) -> Option<&Endpoint> {
-        let (tier, fallback) = tier_of(component);
+    pub fn endpoint_for(&self, component: LlmComponent) -> Option<&Endpoint> {
+        let (tier, fallback) = component.tier();
         self.config
             .tiers
-            .get(tier)
-            .or_else(|| fallback.and_then(|f| self.config.tiers.get(f)))
+            .get(&tier)
+            .or_else(|| fallback.and_then(|f| self.config.tiers.get(&f)))
             .or(self.config.default.as_ref())
     }
 }
@@ -137,7 +109,7 @@ impl Llm for LlmClient {
                 req.component
             )));
         }
-        let Some(endpoint) = self.endpoint_for(&req.component) else {
+        let Some(endpoint) = self.endpoint_for(req.component) else {
             return Err(CoreError::Unavailable(format!(
                 "no LLM endpoint configured for `{}`",
                 req.component
@@ -167,7 +139,7 @@ impl Llm for LlmClient {
         };
         self.ledger.record(Usage {
             at: now_ms(),
-            component: req.component.clone(),
+            component: req.component.to_string(),
             model: endpoint.model.clone(),
             input_tokens,
             output_tokens,

@@ -3,7 +3,7 @@
 //! longest span wins — seed 003).
 
 use mnemo_core::CoreResult;
-use mnemo_core::model::Mention;
+use mnemo_core::model::{Mention, NerStrategy};
 use mnemo_core::ports::Ner;
 
 /// A named-entity provider (a sandboxed plugin component, or built in).
@@ -71,8 +71,12 @@ impl NerPipeline {
 
     /// Merged mentions of the strategy's providers, and one message per
     /// provider that failed (the others still answer).
-    pub fn extract_reporting(&self, text: &str, strategy: &str) -> (Vec<Mention>, Vec<String>) {
-        let ids = if strategy == "accurate" {
+    pub fn extract_reporting(
+        &self,
+        text: &str,
+        strategy: NerStrategy,
+    ) -> (Vec<Mention>, Vec<String>) {
+        let ids = if strategy == NerStrategy::Accurate {
             &self.accurate
         } else {
             &self.fast
@@ -90,10 +94,10 @@ impl NerPipeline {
     }
 }
 
-pub use mnemo_core::entities::merge_mentions;
+pub use mnemo_core::merge_mentions;
 
 impl Ner for NerPipeline {
-    fn extract(&self, text: &str, strategy: &str) -> CoreResult<Vec<Mention>> {
+    fn extract(&self, text: &str, strategy: NerStrategy) -> CoreResult<Vec<Mention>> {
         let (mentions, failures) = self.extract_reporting(text, strategy);
         for f in failures {
             tracing::warn!(error = %f, "NER provider failed; the others still answered");

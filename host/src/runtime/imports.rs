@@ -1,70 +1,61 @@
 //! The WIT imports of the core world, implemented by delegating to the
 //! host's ports (`crate::ports::HostPorts`) across the conversions.
 
-use mnemo_core::CoreResult;
 use mnemo_core::ports::{Clock, Embedder, Llm, Ner, Storage};
+use mnemo_core::{CoreResult, Cross};
 
 use super::HostState;
 use super::bindings::mnemo::core::{clock, embedding, llm, ner, storage, types as wit};
 
 type W<T> = Result<T, wit::Error>;
 
-fn out<T, U: From<T>>(r: CoreResult<T>) -> W<U> {
-    r.map(Into::into).map_err(Into::into)
-}
-
-fn out_vec<T, U: From<T>>(r: CoreResult<Vec<T>>) -> W<Vec<U>> {
-    r.map(|v| v.into_iter().map(Into::into).collect())
-        .map_err(Into::into)
-}
-
-fn out_opt<T, U: From<T>>(r: CoreResult<Option<T>>) -> W<Option<U>> {
-    r.map(|v| v.map(Into::into)).map_err(Into::into)
+/// A port's answer, crossed into the bindings' types.
+fn out<T: Cross<U>, U>(r: CoreResult<T>) -> W<U> {
+    r.cross()
 }
 
 impl wit::Host for HostState {}
 
 impl storage::Host for HostState {
     fn insert_memory(&mut self, m: wit::Memory) -> W<()> {
-        out(self.ports.store.insert_memory(&m.into()))
+        out(self.ports.store.insert_memory(&m.cross()))
     }
     fn update_memory(&mut self, m: wit::Memory) -> W<()> {
-        out(self.ports.store.update_memory(&m.into()))
+        out(self.ports.store.update_memory(&m.cross()))
     }
     fn get_memories(&mut self, ids: Vec<String>) -> W<Vec<wit::Memory>> {
-        out_vec(self.ports.store.get_memories(&ids))
+        out(self.ports.store.get_memories(&ids))
     }
     fn find_exact(&mut self, namespaces: Vec<String>, content: String) -> W<Option<wit::Memory>> {
-        out_opt(self.ports.store.find_exact(&namespaces, &content))
+        out(self.ports.store.find_exact(&namespaces, &content))
     }
     fn list_memories(&mut self, q: storage::ListQuery) -> W<Vec<wit::Memory>> {
-        out_vec(self.ports.store.list_memories(&q.into()))
+        out(self.ports.store.list_memories(&q.cross()))
     }
     fn touch_memories(&mut self, ids: Vec<String>, at: i64) -> W<()> {
         out(self.ports.store.touch_memories(&ids, at))
     }
     fn insert_episode(&mut self, e: wit::Episode) -> W<()> {
-        out(self.ports.store.insert_episode(&e.into()))
+        out(self.ports.store.insert_episode(&e.cross()))
     }
     fn get_episodes(&mut self, ids: Vec<String>) -> W<Vec<wit::Episode>> {
-        out_vec(self.ports.store.get_episodes(&ids))
+        out(self.ports.store.get_episodes(&ids))
     }
     fn get_session(&mut self, namespace: String, id: String) -> W<Option<wit::Session>> {
-        out_opt(self.ports.store.get_session(&namespace, &id))
+        out(self.ports.store.get_session(&namespace, &id))
     }
     fn put_session(&mut self, s: wit::Session) -> W<()> {
-        out(self.ports.store.put_session(&s.into()))
+        out(self.ports.store.put_session(&s.cross()))
     }
     fn pending_sessions(
         &mut self,
         namespace: String,
         exclude: Option<String>,
     ) -> W<Vec<wit::Session>> {
-        out_vec(
-            self.ports
-                .store
-                .pending_sessions(&namespace, exclude.as_deref()),
-        )
+        out(self
+            .ports
+            .store
+            .pending_sessions(&namespace, exclude.as_deref()))
     }
     fn fts_search(
         &mut self,
@@ -74,11 +65,10 @@ impl storage::Host for HostState {
         limit: u32,
         context_weight: f32,
     ) -> W<Vec<wit::ScoredId>> {
-        out_vec(
-            self.ports
-                .store
-                .fts_search(t.into(), &terms, &f.into(), limit, context_weight),
-        )
+        out(self
+            .ports
+            .store
+            .fts_search(t.cross(), &terms, &f.cross(), limit, context_weight))
     }
     fn vector_search(
         &mut self,
@@ -87,11 +77,10 @@ impl storage::Host for HostState {
         f: wit::SearchFilter,
         limit: u32,
     ) -> W<Vec<wit::ScoredId>> {
-        out_vec(
-            self.ports
-                .store
-                .vector_search(t.into(), &v, &f.into(), limit),
-        )
+        out(self
+            .ports
+            .store
+            .vector_search(t.cross(), &v, &f.cross(), limit))
     }
     fn entity_search(
         &mut self,
@@ -100,17 +89,16 @@ impl storage::Host for HostState {
         f: wit::SearchFilter,
         limit: u32,
     ) -> W<Vec<wit::ScoredId>> {
-        out_vec(
-            self.ports
-                .store
-                .entity_search(t.into(), &names, &f.into(), limit),
-        )
+        out(self
+            .ports
+            .store
+            .entity_search(t.cross(), &names, &f.cross(), limit))
     }
     fn put_vector(&mut self, t: wit::Target, id: String, v: Vec<f32>) -> W<()> {
-        out(self.ports.store.put_vector(t.into(), &id, &v))
+        out(self.ports.store.put_vector(t.cross(), &id, &v))
     }
     fn get_vectors(&mut self, t: wit::Target, ids: Vec<String>) -> W<Vec<(String, Vec<f32>)>> {
-        out(self.ports.store.get_vectors(t.into(), &ids))
+        out(self.ports.store.get_vectors(t.cross(), &ids))
     }
     fn vectors_enabled(&mut self) -> W<bool> {
         out(self.ports.store.vectors_enabled())
@@ -121,39 +109,42 @@ impl storage::Host for HostState {
         name: String,
         t: wit::EntityType,
     ) -> W<Option<wit::Entity>> {
-        out_opt(self.ports.store.find_entity(&namespace, &name, t.into()))
+        out(self.ports.store.find_entity(&namespace, &name, t.cross()))
     }
     fn put_entity(&mut self, e: wit::Entity) -> W<()> {
-        out(self.ports.store.put_entity(&e.into()))
+        out(self.ports.store.put_entity(&e.cross()))
     }
     fn link_entity(&mut self, t: wit::Target, item_id: String, entity_id: String) -> W<()> {
-        out(self.ports.store.link_entity(t.into(), &item_id, &entity_id))
+        out(self
+            .ports
+            .store
+            .link_entity(t.cross(), &item_id, &entity_id))
     }
     fn find_entities(&mut self, namespaces: Vec<String>, name: String) -> W<Vec<wit::Entity>> {
-        out_vec(self.ports.store.find_entities(&namespaces, &name))
+        out(self.ports.store.find_entities(&namespaces, &name))
     }
     fn linked_items(&mut self, t: wit::Target, entity_id: String, limit: u32) -> W<Vec<String>> {
-        out(self.ports.store.linked_items(t.into(), &entity_id, limit))
+        out(self.ports.store.linked_items(t.cross(), &entity_id, limit))
     }
     fn enrichment_candidates(
         &mut self,
         t: wit::Target,
         max_entities: u32,
         limit: u32,
-    ) -> W<Vec<(String, String, String)>> {
+    ) -> W<Vec<storage::EnrichmentCandidate>> {
         out(self
             .ports
             .store
-            .enrichment_candidates(t.into(), max_entities, limit))
+            .enrichment_candidates(t.cross(), max_entities, limit))
     }
     fn mark_enriched(&mut self, t: wit::Target, id: String, at: i64) -> W<()> {
-        out(self.ports.store.mark_enriched(t.into(), &id, at))
+        out(self.ports.store.mark_enriched(t.cross(), &id, at))
     }
     fn put_fact(&mut self, f: wit::Fact) -> W<()> {
-        out(self.ports.store.put_fact(&f.into()))
+        out(self.ports.store.put_fact(&f.cross()))
     }
     fn query_facts(&mut self, q: wit::FactQuery) -> W<Vec<wit::Fact>> {
-        out_vec(self.ports.store.query_facts(&q.into()))
+        out(self.ports.store.query_facts(&q.cross()))
     }
     fn tag_counts(&mut self, namespaces: Vec<String>, prefix: String) -> W<Vec<(String, u64)>> {
         out(self.ports.store.tag_counts(&namespaces, &prefix))
@@ -165,17 +156,16 @@ impl storage::Host for HostState {
         offset: u32,
         limit: u32,
     ) -> W<Vec<wit::Episode>> {
-        out_vec(
-            self.ports
-                .store
-                .session_episodes(&namespace, &session_id, offset, limit),
-        )
+        out(self
+            .ports
+            .store
+            .session_episodes(&namespace, &session_id, offset, limit))
     }
     fn stats(&mut self, namespaces: Vec<String>) -> W<wit::StoreStats> {
         out(self.ports.store.stats(&namespaces))
     }
-    fn append_audit(&mut self, e: wit::AuditEntry) -> W<()> {
-        out(self.ports.store.append_audit(&e.into()))
+    fn log_decision(&mut self, e: wit::Decision) -> W<()> {
+        out(self.ports.store.log_decision(&e.cross()))
     }
     fn get_meta(&mut self, key: String) -> W<Option<String>> {
         out(self.ports.store.get_meta(&key))
@@ -187,7 +177,7 @@ impl storage::Host for HostState {
 
 impl embedding::Host for HostState {
     fn info(&mut self) -> embedding::EmbedderInfo {
-        self.ports.embeddings.info().into()
+        self.ports.embeddings.info().cross()
     }
     fn embed(&mut self, texts: Vec<String>) -> W<Vec<Vec<f32>>> {
         out(self.ports.embeddings.embed(&texts))
@@ -196,16 +186,16 @@ impl embedding::Host for HostState {
 
 impl llm::Host for HostState {
     fn level(&mut self) -> llm::LlmLevel {
-        self.ports.llm.level().into()
+        self.ports.llm.level().cross()
     }
     fn complete(&mut self, req: llm::ChatRequest) -> W<llm::ChatResponse> {
-        out(self.ports.llm.complete(&req.into()))
+        out(self.ports.llm.complete(&req.cross()))
     }
 }
 
 impl ner::Host for HostState {
-    fn extract(&mut self, text: String, strategy: String) -> W<Vec<wit::Mention>> {
-        out_vec(self.ports.ner.extract(&text, &strategy))
+    fn extract(&mut self, text: String, strategy: wit::NerStrategy) -> W<Vec<wit::Mention>> {
+        out(self.ports.ner.extract(&text, strategy.cross()))
     }
     fn accurate_available(&mut self) -> bool {
         self.ports.ner.accurate_available()

@@ -7,19 +7,22 @@ mod bindings;
 pub mod cache;
 mod convert;
 mod imports;
+mod transaction;
 
 use std::path::Path;
 use std::sync::Arc;
 
-use mnemo_core::CoreError;
 use mnemo_core::model::*;
+use mnemo_core::{CoreError, Cross};
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
 use wasmtime::{Config, Engine, Store};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::ports::HostPorts;
+use bindings::mnemo::core::types;
 use bindings::{Mnemo as Bindings, MnemoPre};
 pub use cache::LoadReport;
+use transaction::{Mode, Transaction};
 
 /// The core component, built by `build.rs` from `core/`.
 pub static CORE_WASM: &[u8] = include_bytes!(env!("MNEMO_CORE_WASM"));
@@ -46,20 +49,35 @@ pub struct Runtime {
     engine: Engine,
     pre: MnemoPre<HostState>,
     pub load: LoadReport,
+    /// Fuel each engine call may burn before it traps; `None`: unmetered.
+    fuel: Option<u64>,
 }
 
 impl Runtime {
     /// Loads the core component, from `cache_dir` when it holds a fresh artifact.
     pub fn new(cache_dir: Option<&Path>) -> anyhow::Result<Arc<Self>> {
+        Self::with_fuel(cache_dir, None)
+    }
+
+    /// Like [`Runtime::new`], with every engine call limited to `fuel` units
+    /// of work: a call that runs out traps (and is rolled back). Used to
+    /// bound a runaway core, and by the tests to trap a call at every point.
+    pub fn with_fuel(cache_dir: Option<&Path>, fuel: Option<u64>) -> anyhow::Result<Arc<Self>> {
         let mut config = Config::new();
         config.wasm_component_model(true);
+        config.consume_fuel(fuel.is_some());
         let engine = Engine::new(&config)?;
         let (component, load) = cache::load(&engine, "mnemo-core", CORE_WASM, cache_dir)?;
         let mut linker: Linker<HostState> = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         Bindings::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)?;
         let pre = MnemoPre::new(linker.instantiate_pre(&component)?)?;
-        Ok(Arc::new(Self { engine, pre, load }))
+        Ok(Arc::new(Self {
+            engine,
+            pre,
+            load,
+            fuel,
+        }))
     }
 
     pub fn engine(&self) -> &Engine {
@@ -185,12 +203,15 @@ impl CoreInstance {
         }
     }
 
-    fn call<R, W: Into<R>>(
+    /// One call of an engine export, atomic: it runs in a transaction of its
+    /// own (a savepoint inside a batch's), committed when the core answers
+    /// `Ok` and rolled back on an error or a trap, so nothing is ever
+    /// half-written. The LLM usage ledger is written after the transaction
+    /// ends (after the batch's, inside one), so it survives a rollback.
+    fn call<R, W: Cross<R>>(
         &mut self,
-        f: impl FnOnce(
-            &Bindings,
-            &mut Store<HostState>,
-        ) -> wasmtime::Result<Result<W, bindings::mnemo::core::types::Error>>,
+        mode: Mode,
+        f: impl FnOnce(&Bindings, &mut Store<HostState>) -> wasmtime::Result<Result<W, types::Error>>,
     ) -> Result<R, CallError> {
         if matches!(self.slot, Some(Slot::Idle(_))) {
             self.replace().map_err(|e| {
@@ -203,14 +224,34 @@ impl CoreInstance {
             unreachable_state()
         };
         self.calls += 1;
+        let tx = Transaction::begin(store.data().ports.store.connection(), mode)
+            .map_err(|e| CallError::Core(CoreError::Storage(format!("{e:#}"))))?;
+        if let Some(fuel) = self.runtime.fuel {
+            store
+                .set_fuel(fuel)
+                .map_err(|e| CallError::Trap(format!("setting the fuel budget: {e:#}")))?;
+        }
         let result = f(api, store);
-        store.data().ports.flush_ledger();
+        let conn = store.data().ports.store.connection();
+        let ended = match &result {
+            Ok(Ok(_)) => tx.commit(conn),
+            _ => tx.rollback(conn),
+        };
+        if conn.is_autocommit() {
+            store.data().ports.flush_ledger();
+        }
         match result {
-            Ok(Ok(v)) => Ok(v.into()),
-            Ok(Err(e)) => Err(CallError::Core(e.into())),
+            Ok(Ok(v)) => match ended {
+                Ok(()) => Ok(v.cross()),
+                Err(e) => Err(CallError::Core(CoreError::Storage(format!("{e:#}")))),
+            },
+            Ok(Err(e)) => Err(CallError::Core(with_rollback(e.cross(), ended))),
             Err(trap) => {
                 self.traps += 1;
-                let message = format!("{trap:#}");
+                let mut message = format!("{trap:#}");
+                if let Err(e) = ended {
+                    message = format!("{message}; and the rollback failed: {e:#}");
+                }
                 tracing::error!(error = %message, "core component trapped; re-instantiating");
                 if let Err(e) = self.replace() {
                     return Err(CallError::Trap(format!(
@@ -222,30 +263,63 @@ impl CoreInstance {
         }
     }
 
+    /// Runs `f` — several engine calls — as one transaction: every call
+    /// inside becomes a savepoint, and all of it is rolled back if `f`
+    /// fails (a batch, an import file). The ledger is written afterwards.
+    pub fn atomically<R, E: From<anyhow::Error>>(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> Result<R, E>,
+    ) -> Result<R, E> {
+        let tx = Transaction::begin(self.ports().store.connection(), Mode::Write)?;
+        let result = f(self);
+        let conn = self.ports().store.connection();
+        let ended = match &result {
+            Ok(_) => tx.commit(conn),
+            Err(_) => tx.rollback(conn),
+        };
+        if conn.is_autocommit() {
+            self.ports().flush_ledger();
+        }
+        match (result, ended) {
+            (Ok(v), Ok(())) => Ok(v),
+            (Ok(_), Err(e)) => Err(E::from(e)),
+            (Err(e), Ok(())) => Err(e),
+            (Err(e), Err(rollback)) => {
+                tracing::error!(error = %format!("{rollback:#}"), "rollback failed after an error");
+                Err(e)
+            }
+        }
+    }
+
     pub fn remember(&mut self, req: RememberRequest) -> Result<RememberOutcome, CallError> {
-        let req = req.into();
-        self.call(|api, s| api.mnemo_core_engine().call_remember(s, &req))
+        let req = req.cross();
+        self.call(Mode::Write, |a, s| {
+            a.mnemo_core_engine().call_remember(s, &req)
+        })
     }
 
     pub fn ingest(&mut self, turn: Turn) -> Result<IngestOutcome, CallError> {
-        let turn = turn.into();
-        self.call(|api, s| api.mnemo_core_engine().call_ingest(s, &turn))
+        let turn = turn.cross();
+        self.call(Mode::Write, |a, s| {
+            a.mnemo_core_engine().call_ingest(s, &turn)
+        })
     }
 
     pub fn recall(&mut self, req: RecallRequest) -> Result<RecallResponse, CallError> {
-        let req = req.into();
-        self.call(|api, s| api.mnemo_core_engine().call_recall(s, &req))
+        let mode = if req.dry { Mode::Read } else { Mode::Write };
+        let req = req.cross();
+        self.call(mode, |a, s| a.mnemo_core_engine().call_recall(s, &req))
     }
 
     pub fn get(&mut self, namespace: &str, id: &str) -> Result<Memory, CallError> {
-        self.call(|api, s| api.mnemo_core_engine().call_get(s, namespace, id))
+        self.call(Mode::Read, |a, s| {
+            a.mnemo_core_engine().call_get(s, namespace, id)
+        })
     }
 
     pub fn list(&mut self, req: ListRequest) -> Result<Vec<Memory>, CallError> {
-        let req = req.into();
-        let v: Vec<bindings::mnemo::core::types::Memory> =
-            self.call(|api, s| api.mnemo_core_engine().call_list(s, &req))?;
-        Ok(v.into_iter().map(Into::into).collect())
+        let req = req.cross();
+        self.call(Mode::Read, |a, s| a.mnemo_core_engine().call_list(s, &req))
     }
 
     pub fn update(
@@ -254,26 +328,28 @@ impl CoreInstance {
         id: &str,
         patch: MemoryPatch,
     ) -> Result<Memory, CallError> {
-        let patch = patch.into();
-        self.call(|api, s| {
-            api.mnemo_core_engine()
-                .call_update(s, namespace, id, &patch)
+        let patch = patch.cross();
+        self.call(Mode::Write, |a, s| {
+            a.mnemo_core_engine().call_update(s, namespace, id, &patch)
         })
     }
 
     pub fn delete(&mut self, namespace: &str, id: &str, reason: &str) -> Result<Memory, CallError> {
-        self.call(|api, s| {
-            api.mnemo_core_engine()
-                .call_delete(s, namespace, id, reason)
+        self.call(Mode::Write, |a, s| {
+            a.mnemo_core_engine().call_delete(s, namespace, id, reason)
         })
     }
 
     pub fn restore(&mut self, namespace: &str, id: &str) -> Result<Memory, CallError> {
-        self.call(|api, s| api.mnemo_core_engine().call_restore(s, namespace, id))
+        self.call(Mode::Write, |a, s| {
+            a.mnemo_core_engine().call_restore(s, namespace, id)
+        })
     }
 
     pub fn confirm(&mut self, namespace: &str, id: &str) -> Result<Memory, CallError> {
-        self.call(|api, s| api.mnemo_core_engine().call_confirm(s, namespace, id))
+        self.call(Mode::Write, |a, s| {
+            a.mnemo_core_engine().call_confirm(s, namespace, id)
+        })
     }
 
     pub fn correct(
@@ -282,51 +358,27 @@ impl CoreInstance {
         id: &str,
         content: &str,
     ) -> Result<Memory, CallError> {
-        self.call(|api, s| {
-            api.mnemo_core_engine()
+        self.call(Mode::Write, |a, s| {
+            a.mnemo_core_engine()
                 .call_correct(s, namespace, id, content)
         })
     }
 
     pub fn import(&mut self, item: ImportItem) -> Result<ImportOutcome, CallError> {
-        use bindings::exports::mnemo::core::engine as api;
-        let item = match item {
-            ImportItem::Memory { memory, vector } => {
-                api::ImportItem::Memory((memory.into(), vector))
-            }
-            ImportItem::Episode { episode, vector } => {
-                api::ImportItem::Episode((episode.into(), vector))
-            }
-            ImportItem::Session { session } => api::ImportItem::Session(session.into()),
-            ImportItem::Entity {
-                entity,
-                memories,
-                episodes,
-            } => api::ImportItem::Entity((entity.into(), memories, episodes)),
-            ImportItem::Fact { fact } => api::ImportItem::Fact(fact.into()),
-        };
-        let out: api::ImportOutcome =
-            self.call(|a, s| a.mnemo_core_engine().call_import(s, &item))?;
-        Ok(match out {
-            api::ImportOutcome::Created => ImportOutcome::Created,
-            api::ImportOutcome::Exists => ImportOutcome::Exists,
-            api::ImportOutcome::Merged => ImportOutcome::Merged,
+        let item = item.cross();
+        self.call(Mode::Write, |a, s| {
+            a.mnemo_core_engine().call_import(s, &item)
         })
     }
 
-    pub fn decay(&mut self) -> Result<mnemo_core::decay::DecayReport, CallError> {
-        let r: bindings::exports::mnemo::core::engine::DecayReport =
-            self.call(|a, s| a.mnemo_core_engine().call_decay(s))?;
-        Ok(mnemo_core::decay::DecayReport {
-            examined: r.examined,
-            decayed: r.decayed,
-            pruned: r.pruned,
-        })
+    pub fn fade(&mut self) -> Result<FadeReport, CallError> {
+        self.call(Mode::Write, |a, s| a.mnemo_core_engine().call_fade(s))
     }
 
     pub fn consolidate(&mut self, req: ConsolidateRequest) -> Result<ConsolidateReport, CallError> {
-        let req = req.into();
-        self.call(|a, s| a.mnemo_core_engine().call_consolidate(s, &req))
+        let mode = if req.dry { Mode::Read } else { Mode::Write };
+        let req = req.cross();
+        self.call(mode, |a, s| a.mnemo_core_engine().call_consolidate(s, &req))
     }
 
     pub fn consolidate_sessions(
@@ -334,33 +386,40 @@ impl CoreInstance {
         namespace: &str,
         ids: &[String],
     ) -> Result<ConsolidateReport, CallError> {
-        self.call(|a, s| {
+        self.call(Mode::Write, |a, s| {
             a.mnemo_core_engine()
                 .call_consolidate_sessions(s, namespace, ids)
         })
     }
 
-    pub fn audit_memories(
+    pub fn review(
         &mut self,
         namespace: Option<&str>,
         dry: bool,
-    ) -> Result<AuditReport, CallError> {
-        self.call(|a, s| a.mnemo_core_engine().call_audit_memories(s, namespace, dry))
+    ) -> Result<ReviewReport, CallError> {
+        let mode = if dry { Mode::Read } else { Mode::Write };
+        self.call(mode, |a, s| {
+            a.mnemo_core_engine().call_review(s, namespace, dry)
+        })
     }
 
     pub fn rebuild_topics(&mut self, namespace: Option<&str>) -> Result<u32, CallError> {
-        self.call(|a, s| a.mnemo_core_engine().call_rebuild_topics(s, namespace))
+        self.call(Mode::Write, |a, s| {
+            a.mnemo_core_engine().call_rebuild_topics(s, namespace)
+        })
     }
 
     pub fn topics(&mut self, namespace: &str, ids: &[String]) -> Result<Vec<Topic>, CallError> {
-        let v: Vec<bindings::exports::mnemo::core::engine::Topic> =
-            self.call(|a, s| a.mnemo_core_engine().call_topics(s, namespace, ids))?;
-        Ok(v.into_iter().map(Into::into).collect())
+        self.call(Mode::Read, |a, s| {
+            a.mnemo_core_engine().call_topics(s, namespace, ids)
+        })
     }
 
-    pub fn resume(&mut self, req: ResumeRequest) -> Result<Resume, CallError> {
-        let req = req.into();
-        self.call(|a, s| a.mnemo_core_engine().call_resume(s, &req))
+    pub fn resume(&mut self, req: ResumeRequest) -> Result<ResumeBlock, CallError> {
+        let req = req.cross();
+        self.call(Mode::Read, |a, s| {
+            a.mnemo_core_engine().call_resume(s, &req)
+        })
     }
 
     pub fn context(
@@ -370,14 +429,16 @@ impl CoreInstance {
         session_id: Option<&str>,
         limit: u32,
     ) -> Result<ContextBlock, CallError> {
-        self.call(|a, s| {
+        self.call(Mode::Write, |a, s| {
             a.mnemo_core_engine()
                 .call_context(s, namespace, prompt, session_id, limit)
         })
     }
 
     pub fn reflect(&mut self, namespace: &str, force: bool) -> Result<ReflectOutcome, CallError> {
-        self.call(|a, s| a.mnemo_core_engine().call_reflect(s, namespace, force))
+        self.call(Mode::Write, |a, s| {
+            a.mnemo_core_engine().call_reflect(s, namespace, force)
+        })
     }
 
     pub fn recent(
@@ -386,27 +447,30 @@ impl CoreInstance {
         hours: u32,
         limit: u32,
     ) -> Result<Vec<Memory>, CallError> {
-        let v: Vec<bindings::mnemo::core::types::Memory> = self.call(|a, s| {
+        self.call(Mode::Read, |a, s| {
             a.mnemo_core_engine()
                 .call_recent(s, namespace, hours, limit)
-        })?;
-        Ok(v.into_iter().map(Into::into).collect())
+        })
     }
 
     pub fn triggers(&mut self, namespace: &str) -> Result<Vec<(String, u64)>, CallError> {
-        self.call(|a, s| a.mnemo_core_engine().call_triggers(s, namespace))
+        self.call(Mode::Read, |a, s| {
+            a.mnemo_core_engine().call_triggers(s, namespace)
+        })
     }
 
     pub fn add_fact(&mut self, input: FactInput) -> Result<FactOutcome, CallError> {
-        let input = input.into();
-        self.call(|a, s| a.mnemo_core_engine().call_add_fact(s, &input))
+        let input = input.cross();
+        self.call(Mode::Write, |a, s| {
+            a.mnemo_core_engine().call_add_fact(s, &input)
+        })
     }
 
     pub fn query_facts(&mut self, q: FactQuery) -> Result<Vec<Fact>, CallError> {
-        let q = q.into();
-        let v: Vec<bindings::mnemo::core::types::Fact> =
-            self.call(|a, s| a.mnemo_core_engine().call_query_facts(s, &q))?;
-        Ok(v.into_iter().map(Into::into).collect())
+        let q = q.cross();
+        self.call(Mode::Read, |a, s| {
+            a.mnemo_core_engine().call_query_facts(s, &q)
+        })
     }
 
     pub fn fact_graph(
@@ -415,23 +479,22 @@ impl CoreInstance {
         entity: &str,
         hops: u32,
     ) -> Result<Vec<Fact>, CallError> {
-        let v: Vec<bindings::mnemo::core::types::Fact> = self.call(|a, s| {
+        self.call(Mode::Read, |a, s| {
             a.mnemo_core_engine()
                 .call_fact_graph(s, namespace, entity, hops)
-        })?;
-        Ok(v.into_iter().map(Into::into).collect())
+        })
     }
 
     pub fn fact_conflicts(&mut self, namespace: &str) -> Result<Vec<(Fact, Fact)>, CallError> {
-        let v: Vec<(
-            bindings::mnemo::core::types::Fact,
-            bindings::mnemo::core::types::Fact,
-        )> = self.call(|a, s| a.mnemo_core_engine().call_fact_conflicts(s, namespace))?;
-        Ok(v.into_iter().map(|(a, b)| (a.into(), b.into())).collect())
+        self.call(Mode::Read, |a, s| {
+            a.mnemo_core_engine().call_fact_conflicts(s, namespace)
+        })
     }
 
     pub fn stats(&mut self, namespace: Option<&str>) -> Result<StoreStats, CallError> {
-        self.call(|api, s| api.mnemo_core_engine().call_stats(s, namespace))
+        self.call(Mode::Read, |a, s| {
+            a.mnemo_core_engine().call_stats(s, namespace)
+        })
     }
 
     pub fn entity_info(
@@ -440,25 +503,29 @@ impl CoreInstance {
         name: &str,
         limit: u32,
     ) -> Result<Vec<EntityProfile>, CallError> {
-        let v: Vec<bindings::exports::mnemo::core::engine::EntityProfile> =
-            self.call(|api, s| {
-                api.mnemo_core_engine()
-                    .call_entity_info(s, namespace, name, limit)
-            })?;
-        Ok(v.into_iter().map(Into::into).collect())
+        self.call(Mode::Read, |a, s| {
+            a.mnemo_core_engine()
+                .call_entity_info(s, namespace, name, limit)
+        })
     }
 
     pub fn enrich(&mut self, limit: u32) -> Result<EnrichReport, CallError> {
-        self.call(|api, s| api.mnemo_core_engine().call_enrich(s, limit))
+        self.call(Mode::Write, |a, s| {
+            a.mnemo_core_engine().call_enrich(s, limit)
+        })
     }
 
     pub fn version(&mut self) -> Result<String, CallError> {
-        self.call(|api, s| api.mnemo_core_engine().call_version(s).map(Ok))
+        self.call(Mode::Read, |a, s| {
+            a.mnemo_core_engine().call_version(s).map(Ok)
+        })
     }
 
     /// `calls` guest→host clock imports inside one host→guest call.
     pub fn probe(&mut self, calls: u32) -> Result<i64, CallError> {
-        self.call(|api, s| api.mnemo_core_engine().call_probe(s, calls).map(Ok))
+        self.call(Mode::Read, |a, s| {
+            a.mnemo_core_engine().call_probe(s, calls).map(Ok)
+        })
     }
 
     /// Replaces the instance with a fresh one from the `InstancePre` (what a
@@ -468,6 +535,15 @@ impl CoreInstance {
         self.replace()?;
         Ok(start.elapsed())
     }
+}
+
+/// The core's error, kept as the answer when the rollback after it failed
+/// too (that failure is logged, never put in the error's place).
+fn with_rollback(e: CoreError, ended: anyhow::Result<()>) -> CoreError {
+    if let Err(rollback) = ended {
+        tracing::error!(error = %format!("{rollback:#}"), "rollback failed after an error");
+    }
+    e
 }
 
 /// `slot` is `None` only inside `replace`, which holds `&mut self`, and the

@@ -99,10 +99,7 @@ impl Engine {
     fn consolidate_sessions_later(&self, namespace: &str, ids: &[String]) {
         let (namespace, ids) = (namespace.to_string(), ids.to_vec());
         let job: Job = Box::new(move |m| {
-            let outcome = m.in_transaction(|m| {
-                m.consolidate_sessions(&namespace, &ids)
-                    .map_err(anyhow::Error::from)
-            });
+            let outcome = m.consolidate_sessions(&namespace, &ids);
             match outcome {
                 Ok(r) => tracing::info!(
                     sessions = r.sessions.len(),

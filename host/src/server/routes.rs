@@ -303,9 +303,7 @@ pub(super) async fn consolidate_session(
     let ns = namespace(&headers, q.namespace.as_deref().unwrap_or(""));
     let report = s
         .engine
-        .run(move |m| {
-            m.in_transaction(|m| m.consolidate_sessions(&ns, &[id]).map_err(ApiError::from))
-        })
+        .run(move |m| m.consolidate_sessions(&ns, &[id]).map_err(ApiError::from))
         .await??;
     Ok(Json(report).into_response())
 }
@@ -434,7 +432,7 @@ pub(super) async fn create_batch(
     let outcomes = s
         .engine
         .run(move |m| {
-            m.in_transaction(|m| -> Result<Vec<RememberOutcome>, ApiError> {
+            m.atomically(|m| -> Result<Vec<RememberOutcome>, ApiError> {
                 let mut out = Vec::with_capacity(batch.memories.len());
                 for (i, req) in batch.memories.into_iter().enumerate() {
                     out.push(m.remember(req).map_err(|e| {
@@ -630,7 +628,7 @@ pub(super) async fn consolidate(
     req.namespace = namespace_or_all(&headers, req.namespace.take());
     let report = s
         .engine
-        .run(move |m| m.in_transaction(|m| m.consolidate(req).map_err(ApiError::from)))
+        .run(move |m| m.consolidate(req).map_err(ApiError::from))
         .await??;
     Ok(Json(report).into_response())
 }
@@ -779,10 +777,8 @@ pub(super) async fn run_audit(State(s): State<AppState>, body: Bytes) -> ApiResu
     let report = s
         .engine
         .run(move |m| {
-            m.in_transaction(|m| {
-                m.audit_memories(req.namespace.as_deref(), req.dry)
-                    .map_err(ApiError::from)
-            })
+            m.review(req.namespace.as_deref(), req.dry)
+                .map_err(ApiError::from)
         })
         .await??;
     Ok(Json(report).into_response())

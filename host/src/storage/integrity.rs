@@ -2,7 +2,7 @@
 //! core's: the audit log of lifecycle decisions, the integrity counts
 //! `/health` reports, and the sessions seen so far.
 
-use mnemo_core::model::{AuditEntry, Session};
+use mnemo_core::model::{Decision, Session};
 use rusqlite::params;
 use serde::Serialize;
 
@@ -49,7 +49,7 @@ pub struct Integrity {
 
 impl SqliteStore {
     /// The latest lifecycle decisions, newest first; optionally for one id.
-    pub fn audit_log(&self, f: &AuditFilter) -> anyhow::Result<Vec<AuditEntry>> {
+    pub fn audit_log(&self, f: &AuditFilter) -> anyhow::Result<Vec<Decision>> {
         let mut stmt = self.connection().prepare_cached(
             "SELECT at, namespace, action, target_id, detail FROM audit_log \
              WHERE (?2 IS NULL OR target_id = ?2) AND (?3 IS NULL OR action = ?3) \
@@ -58,10 +58,19 @@ impl SqliteStore {
         )?;
         let args = params![f.limit, f.target, f.action, f.namespace, f.since];
         let rows = stmt.query_map(args, |r| {
-            Ok(AuditEntry {
+            Ok(Decision {
                 at: r.get(0)?,
                 namespace: r.get(1)?,
-                action: r.get(2)?,
+                action: r
+                    .get::<_, String>(2)?
+                    .parse()
+                    .map_err(|e: mnemo_core::CoreError| {
+                        rusqlite::Error::FromSqlConversionFailure(
+                            2,
+                            rusqlite::types::Type::Text,
+                            Box::new(e),
+                        )
+                    })?,
                 target_id: r.get(3)?,
                 detail: r.get(4)?,
             })

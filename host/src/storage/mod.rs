@@ -66,7 +66,7 @@ pub(crate) fn register_functions(conn: &Connection) -> anyhow::Result<()> {
         FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
         |ctx| {
             let text: Option<String> = ctx.get(0)?;
-            Ok(text.map(|t| mnemo_core::text::index_text(&t)))
+            Ok(text.map(|t| mnemo_core::search_text::index_text(&t)))
         },
     )?;
     Ok(())

@@ -382,7 +382,7 @@ impl Storage for SqliteStore {
             tags: q.tags.clone(),
             ..Default::default()
         };
-        let state = q.state.unwrap_or(ListState::Active);
+        let state = q.state;
         let mut w = where_clause_in(Target::Memories, "memories", &filter, state);
         let mut clause = w.clause;
         if let Some(since) = q.modified_since {
@@ -787,7 +787,7 @@ impl Storage for SqliteStore {
         target: Target,
         max_entities: u32,
         limit: u32,
-    ) -> R<Vec<(String, String, String)>> {
+    ) -> R<Vec<EnrichmentCandidate>> {
         let t = table(target);
         let (junction, col) = match target {
             Target::Memories => ("memory_entities", "memory_id"),
@@ -799,7 +799,11 @@ impl Storage for SqliteStore {
              AND (SELECT COUNT(*) FROM {junction} j WHERE j.{col} = x.id) <= ?1 ORDER BY x.rowid LIMIT ?2"
         )))?;
         let rows = sql(stmt.query_map(params![max_entities, limit], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            Ok(EnrichmentCandidate {
+                id: r.get(0)?,
+                namespace: r.get(1)?,
+                content: r.get(2)?,
+            })
         }))?;
         sql(rows.collect())
     }
@@ -945,11 +949,17 @@ impl Storage for SqliteStore {
         Ok(s)
     }
 
-    fn append_audit(&self, e: &AuditEntry) -> R<()> {
+    fn log_decision(&self, e: &Decision) -> R<()> {
         let mut stmt = sql(self.conn.prepare_cached(
             "INSERT INTO audit_log (at, namespace, action, target_id, detail) VALUES (?1,?2,?3,?4,?5)",
         ))?;
-        sql(stmt.execute(params![e.at, e.namespace, e.action, e.target_id, e.detail]))?;
+        sql(stmt.execute(params![
+            e.at,
+            e.namespace,
+            e.action.as_str(),
+            e.target_id,
+            e.detail
+        ]))?;
         Ok(())
     }
 

@@ -46,9 +46,11 @@ fn words(text: &str) -> Vec<Word<'_>> {
             continue;
         }
         if let Some(s) = start.take() {
-            let w = text[s..i].trim_matches(['\'', '-', '’']);
+            // Both ends come from `char_indices`: always on a boundary.
+            let raw = text.get(s..i).unwrap_or_default();
+            let w = raw.trim_matches(['\'', '-', '’']);
             if !w.is_empty() {
-                let s2 = s + text[s..i].find(w).unwrap_or(0);
+                let s2 = s + raw.find(w).unwrap_or(0);
                 out.push(Word {
                     text: w,
                     lower: w.to_lowercase().replace('’', "'"),
@@ -177,7 +179,7 @@ pub fn find(text: &str) -> Vec<Entity> {
             let after = ws.get(j);
             let (entity_type, confidence) = classify(phrase, before, after, honorific);
             out.push(Entity {
-                text: text[start..end].to_string(),
+                text: text.get(start..end).unwrap_or_default().to_string(),
                 entity_type,
                 start: start as u32,
                 end: end as u32,
