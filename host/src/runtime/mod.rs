@@ -88,6 +88,16 @@ impl Runtime {
     /// the caller keeps its ports (and can try again later).
     fn instantiate_state(&self, state: HostState) -> Result<Slot, (Box<HostState>, anyhow::Error)> {
         let mut store = Store::new(&self.engine, state);
+        if self.fuel.is_some() {
+            // Instantiating is not a call: it runs unmetered; each call then
+            // gets its own budget.
+            if let Err(e) = store.set_fuel(u64::MAX) {
+                return Err((
+                    Box::new(store.into_data()),
+                    anyhow::Error::from(e).context("metering the core"),
+                ));
+            }
+        }
         match self.pre.instantiate(&mut store) {
             Ok(api) => Ok(Slot::Live(store, api)),
             Err(e) => Err((
