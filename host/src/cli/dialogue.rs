@@ -1,0 +1,251 @@
+//! Commands on dialogue and what an agent reads: ingest, sessions, context,
+//! resume, topics.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+use mnemo_core::model::*;
+use mnemo_host::Mnemo;
+
+use super::output::*;
+
+#[derive(Args)]
+pub(super) struct IngestArgs {
+    /// The turn's text (omit with --jsonl).
+    text: Option<String>,
+    #[arg(long)]
+    session: Option<String>,
+    /// user | assistant (or an agent name)
+    #[arg(long)]
+    role: Option<String>,
+    /// JSON lines, one turn each: {"session_id", "role", "content", "namespace"?, "event_time"?}; `-` is stdin.
+    #[arg(long, conflicts_with = "text")]
+    jsonl: Option<PathBuf>,
+    #[command(flatten)]
+    ns: Ns,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub(super) struct SessionsArgs {
+    /// A session id: print its turns in dialogue order.
+    id: Option<String>,
+    #[command(flatten)]
+    ns: Ns,
+    /// Only the sessions not yet consolidated.
+    #[arg(long)]
+    pending: bool,
+    #[arg(long, default_value_t = 100)]
+    limit: u32,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub(super) struct ContextArgs {
+    prompt: String,
+    #[command(flatten)]
+    ns: Ns,
+    /// The current session: its own memories are left out.
+    #[arg(long)]
+    session: Option<String>,
+    #[arg(long, default_value_t = 5)]
+    limit: u32,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub(super) struct ResumeArgs {
+    #[command(flatten)]
+    ns: Ns,
+    /// The "Recent" window in hours.
+    #[arg(long, default_value_t = 24)]
+    hours: u32,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub(super) struct TopicsArgs {
+    /// Topic ids (kb1, kb2, ...); none lists the index.
+    ids: Vec<String>,
+    #[command(flatten)]
+    ns: Ns,
+    /// Rebuild the trees first.
+    #[arg(long)]
+    rebuild: bool,
+    #[arg(long)]
+    json: bool,
+}
+
+pub(super) fn sessions(mnemo: &mut Mnemo, a: SessionsArgs) -> Out {
+    use mnemo_core::ports::Storage;
+    let store = &mnemo.ports().store;
+    let ns = &a.ns.namespace;
+    let Some(id) = &a.id else {
+        let sessions = store.sessions(ns, a.pending, a.limit)?;
+        if a.json {
+            return print_json(&sessions);
+        }
+        for s in &sessions {
+            let state = match s.consolidated_at {
+                Some(at) => format!("consolidated at {at}"),
+                None => "pending".to_string(),
+            };
+            println!(
+                "{}  {} turns  last seen {}  {state}",
+                s.id, s.turn_count, s.last_seen_at
+            );
+        }
+        return Ok(());
+    };
+    let session = store
+        .get_session(ns, id)
+        .map_err(anyhow::Error::from)?
+        .ok_or_else(|| Failure {
+            code: 3,
+            message: format!("no session `{id}` in namespace `{ns}`"),
+        })?;
+    let turns = store
+        .session_episodes(ns, id, 0, a.limit)
+        .map_err(anyhow::Error::from)?;
+    if a.json {
+        return print_json(&serde_json::json!({ "session": session, "episodes": turns }));
+    }
+    for t in &turns {
+        println!("{}  {}: {}", t.event_time, t.source_role, t.content);
+    }
+    Ok(())
+}
+
+pub(super) fn context(mnemo: &mut Mnemo, a: ContextArgs) -> Out {
+    let b = mnemo.context(&a.ns.namespace, &a.prompt, a.session.as_deref(), a.limit)?;
+    if a.json {
+        return print_json(&b);
+    }
+    print!("{}", b.text);
+    Ok(())
+}
+
+pub(super) fn resume(mnemo: &mut Mnemo, a: ResumeArgs) -> Out {
+    let r = mnemo.resume(ResumeRequest {
+        namespace: a.ns.namespace,
+        hours: a.hours,
+    })?;
+    if a.json {
+        return print_json(&r);
+    }
+    print!("{}", r.text);
+    Ok(())
+}
+
+pub(super) fn topics(mnemo: &mut Mnemo, a: TopicsArgs) -> Out {
+    if a.rebuild {
+        mnemo.rebuild_topics(Some(&a.ns.namespace))?;
+    }
+    let topics = mnemo.topics(&a.ns.namespace, &a.ids)?;
+    if a.json {
+        return print_json(&topics);
+    }
+    if topics.is_empty() {
+        println!("no topics yet (they are built by `mnemo consolidate` or `--rebuild`)");
+    }
+    for t in topics {
+        println!("{}: \"{}\"", t.id, t.name);
+        for m in &t.memories {
+            println!("  {}  {}", m.id, one_line(&m.content, 100));
+        }
+    }
+    Ok(())
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TurnLine {
+    session_id: String,
+    role: String,
+    content: String,
+    namespace: Option<String>,
+    event_time: Option<Millis>,
+    attributes: Option<serde_json::Value>,
+}
+
+pub(super) fn ingest(mnemo: &mut Mnemo, a: IngestArgs) -> Out {
+    let Some(path) = a.jsonl else {
+        let turn = Turn {
+            namespace: a.ns.namespace,
+            session_id: a.session.unwrap_or_default(),
+            role: a.role.unwrap_or_default(),
+            content: a.text.unwrap_or_default(),
+            ..Default::default()
+        };
+        let out = mnemo.ingest(turn)?;
+        if a.json {
+            return print_json(&out);
+        }
+        println!(
+            "stored {} in session {}",
+            out.episode.id, out.episode.session_id
+        );
+        if !out.pending_sessions.is_empty() {
+            println!(
+                "sessions due for consolidation: {}",
+                out.pending_sessions.join(", ")
+            );
+        }
+        return Ok(());
+    };
+    let reader: Box<dyn BufRead> = if path.as_os_str() == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        Box::new(std::io::BufReader::new(
+            std::fs::File::open(&path).with_context(|| format!("opening {}", path.display()))?,
+        ))
+    };
+    // Parse everything first: a bad line means nothing is written.
+    let mut turns = Vec::new();
+    for (i, line) in reader.lines().enumerate() {
+        let line = line.context("reading turns")?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let t: TurnLine = serde_json::from_str(&line).map_err(|e| Failure {
+            code: 2,
+            message: format!("line {}: {e}", i + 1),
+        })?;
+        turns.push(Turn {
+            namespace: t.namespace.unwrap_or_else(|| a.ns.namespace.clone()),
+            session_id: t.session_id,
+            role: t.role,
+            content: t.content,
+            event_time: t.event_time,
+            attributes: t.attributes.map(|v| v.to_string()),
+        });
+    }
+    let bar = progress(turns.len() as u64, "ingesting");
+    let stored = turns.len();
+    mnemo.atomically(|m| -> Out {
+        for (i, t) in turns.into_iter().enumerate() {
+            m.ingest(t).map_err(|e| {
+                let f = Failure::from(e);
+                Failure {
+                    code: f.code,
+                    message: format!("turn {}: {}", i + 1, f.message),
+                }
+            })?;
+            bar.inc(1);
+        }
+        Ok(())
+    })?;
+    bar.finish_and_clear();
+    let n = mnemo.backfill_all(256, |_| {})?;
+    if a.json {
+        return print_json(&serde_json::json!({ "stored": stored, "embedded": n }));
+    }
+    let _ = writeln!(std::io::stdout(), "stored {stored} turns");
+    Ok(())
+}

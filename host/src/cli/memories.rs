@@ -1,0 +1,251 @@
+//! Commands on memories: remember, recall, get, list, delete, restore.
+
+use clap::Args;
+use mnemo_core::model::*;
+use mnemo_host::Mnemo;
+
+use super::output::*;
+
+#[derive(Args)]
+pub(super) struct RememberArgs {
+    text: String,
+    #[arg(long = "tag", short = 't')]
+    tags: Vec<String>,
+    /// episodic | semantic | procedural
+    #[arg(long)]
+    kind: Option<Kind>,
+    #[arg(long)]
+    source: Option<String>,
+    #[arg(long)]
+    importance: Option<f32>,
+    #[command(flatten)]
+    ns: Ns,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub(super) struct RecallArgs {
+    query: String,
+    #[arg(long, default_value_t = 10)]
+    limit: u32,
+    #[arg(long, default_value_t = 0)]
+    offset: u32,
+    #[command(flatten)]
+    ns: Ns,
+    /// Rank memories with this tag higher (repeatable; a soft boost, not a filter).
+    #[arg(long = "tag")]
+    tags: Vec<String>,
+    #[arg(long = "kind")]
+    kinds: Vec<Kind>,
+    #[arg(long = "layer")]
+    layers: Vec<Layer>,
+    /// Search dialogue episodes too.
+    #[arg(long)]
+    episodes: bool,
+    /// Don't reinforce the hits.
+    #[arg(long)]
+    dry: bool,
+    #[arg(long)]
+    min_score: Option<f32>,
+    /// LLM query expansion: always (`--expand`) or never (`--no-expand`);
+    /// default: automatic when the best hit is weak (LLM level not `off`).
+    #[arg(long, conflicts_with = "no_expand")]
+    expand: bool,
+    #[arg(long)]
+    no_expand: bool,
+    /// Let the LLM re-order the hits.
+    #[arg(long)]
+    rerank: bool,
+    /// How evidence becomes relevance: `blend` (BM25 and cosine weighed
+    /// equally; for the local model) or `semantic` (seed 004's cosine-led
+    /// relevance; for a strong embedder).
+    #[arg(long, default_value = "blend")]
+    relevance: Relevance,
+    /// Print how each hit was scored.
+    #[arg(long)]
+    explain: bool,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub(super) struct IdArgs {
+    id: String,
+    #[command(flatten)]
+    ns: Ns,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub(super) struct ListArgs {
+    #[command(flatten)]
+    ns: Ns,
+    /// List the trash (soft-deleted memories) instead.
+    #[arg(long)]
+    deleted: bool,
+    /// Only these layers (repeatable).
+    #[arg(long = "layer")]
+    layers: Vec<Layer>,
+    /// Only these kinds (repeatable).
+    #[arg(long = "kind")]
+    kinds: Vec<Kind>,
+    /// Only memories carrying every one of these tags (repeatable).
+    #[arg(long = "tag")]
+    tags: Vec<String>,
+    #[arg(long, default_value_t = 50)]
+    limit: u32,
+    #[arg(long, default_value_t = 0)]
+    offset: u32,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub(super) struct DeleteArgs {
+    id: String,
+    #[arg(long, default_value = "deleted")]
+    reason: String,
+    #[command(flatten)]
+    ns: Ns,
+    #[arg(long)]
+    json: bool,
+}
+
+pub(super) fn remember(mnemo: &mut Mnemo, a: RememberArgs) -> Out {
+    let out = mnemo.remember(RememberRequest {
+        namespace: a.ns.namespace,
+        content: a.text,
+        kind: a.kind,
+        tags: a.tags,
+        source: a.source,
+        importance: a.importance,
+        ..Default::default()
+    })?;
+    if a.json {
+        return print_json(&out);
+    }
+    match out.dedup_reason {
+        None => println!("remembered {}", out.memory.id),
+        Some(r) => println!(
+            "reinforced {} ({r} duplicate; repetitions: {})",
+            out.memory.id, out.memory.repetition_count
+        ),
+    }
+    Ok(())
+}
+
+pub(super) fn recall(mnemo: &mut Mnemo, a: RecallArgs) -> Out {
+    let res = mnemo.recall(RecallRequest {
+        query: a.query,
+        namespace: a.ns.namespace,
+        limit: a.limit,
+        offset: a.offset,
+        tags: a.tags,
+        kinds: a.kinds,
+        layers: a.layers,
+        include_episodes: a.episodes,
+        dry: a.dry,
+        expand: match (a.expand, a.no_expand) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        },
+        rerank: a.rerank,
+        relevance: a.relevance,
+        min_score: a.min_score,
+        ..Default::default()
+    })?;
+    if a.json {
+        return print_json(&res);
+    }
+    for w in &res.warnings {
+        eprintln!("note: {w}");
+    }
+    if res.hits.is_empty() {
+        println!("no memories found");
+    }
+    for (i, h) in res.hits.iter().enumerate() {
+        println!(
+            "{:>2}. {:.3}  {}  {}",
+            i + 1,
+            h.score,
+            h.item.id(),
+            one_line(h.item.content(), 100)
+        );
+        if a.explain {
+            let e = &h.explanation;
+            let chans: Vec<String> = e
+                .channels
+                .iter()
+                .map(|c| format!("{}#{} ({:.3})", c.channel, c.rank, c.raw_score))
+                .collect();
+            println!(
+                "      channels: {}  rrf {:.4}\n      relevance {:.3}  importance {:.3}  recency {:.3}  layer x{:.2}",
+                chans.join(", "),
+                e.rrf,
+                e.relevance,
+                e.importance,
+                e.recency,
+                e.layer_bonus
+            );
+            for n in &e.notes {
+                println!("      - {n}");
+            }
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn get(mnemo: &mut Mnemo, a: IdArgs) -> Out {
+    let m = mnemo.get(&a.ns.namespace, &a.id)?;
+    if a.json {
+        return print_json(&m);
+    }
+    print_memory(&m);
+    println!(
+        "  importance {:.2}  confidence {:.2}  accessed {}x  repeated {}x  tags [{}]",
+        m.importance,
+        m.confidence,
+        m.access_count,
+        m.repetition_count,
+        m.tags.join(", ")
+    );
+    Ok(())
+}
+
+pub(super) fn list(mnemo: &mut Mnemo, a: ListArgs) -> Out {
+    let list = mnemo.list(ListRequest {
+        namespace: a.ns.namespace,
+        layers: a.layers,
+        kinds: a.kinds,
+        tags: a.tags,
+        deleted: a.deleted,
+        limit: a.limit,
+        offset: a.offset,
+    })?;
+    if a.json {
+        return print_json(&list);
+    }
+    list.iter().for_each(print_memory);
+    Ok(())
+}
+
+pub(super) fn delete(mnemo: &mut Mnemo, a: DeleteArgs) -> Out {
+    let m = mnemo.delete(&a.ns.namespace, &a.id, &a.reason)?;
+    if a.json {
+        return print_json(&m);
+    }
+    println!("deleted {} (restore with `mnemo restore {}`)", m.id, m.id);
+    Ok(())
+}
+
+pub(super) fn restore(mnemo: &mut Mnemo, a: IdArgs) -> Out {
+    let m = mnemo.restore(&a.ns.namespace, &a.id)?;
+    if a.json {
+        return print_json(&m);
+    }
+    println!("restored {}", m.id);
+    Ok(())
+}

@@ -1,0 +1,188 @@
+//! Commands on the store as a whole: stats, reindex, export, import,
+//! llm-usage.
+
+use std::io::BufRead;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+use mnemo_host::Mnemo;
+
+use super::output::*;
+
+#[derive(Args)]
+pub(super) struct StatsArgs {
+    /// Only this namespace (default: the whole store).
+    #[arg(long, short = 'n')]
+    namespace: Option<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub(super) struct ReindexArgs {
+    /// Forget all vectors and re-embed everything with the configured embedder.
+    #[arg(long)]
+    embeddings: bool,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub(super) struct ExportArgs {
+    /// Output file (default: stdout).
+    #[arg(long, short = 'o')]
+    out: Option<PathBuf>,
+    /// Only this namespace.
+    #[arg(long, short = 'n')]
+    namespace: Option<String>,
+    /// Include the vectors (otherwise the importer re-embeds).
+    #[arg(long)]
+    vectors: bool,
+}
+
+#[derive(Args)]
+pub(super) struct ImportArgs {
+    /// An export file; `-` reads stdin.
+    file: PathBuf,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub(super) struct UsageArgs {
+    /// How many of the latest calls to show.
+    #[arg(long, default_value_t = 20)]
+    limit: u32,
+    #[arg(long)]
+    json: bool,
+}
+
+pub(super) fn stats(mnemo: &mut Mnemo, a: StatsArgs) -> Out {
+    let s = mnemo.stats(a.namespace.as_deref())?;
+    if a.json {
+        let mut v = serde_json::to_value(&s).context("encoding stats")?;
+        v["total"] = serde_json::json!(s.active);
+        return print_json(&v);
+    }
+    println!(
+        "memories: {} active (buffer {}, working {}, core {}), {} in trash\nepisodes: {}  sessions: {}  entities: {}  facts: {}\nvectors: {} memories, {} episodes",
+        s.active,
+        s.buffer,
+        s.working,
+        s.core,
+        s.deleted,
+        s.episodes,
+        s.sessions,
+        s.entities,
+        s.facts,
+        s.memory_vectors,
+        s.episode_vectors
+    );
+    Ok(())
+}
+
+pub(super) fn reindex(mnemo: &mut Mnemo, a: ReindexArgs) -> Out {
+    if a.embeddings {
+        let info = {
+            use mnemo_core::ports::Embedder;
+            mnemo.ports().embeddings.info()
+        };
+        mnemo
+            .ports()
+            .store
+            .reset_vectors(&info.model, info.dimension)?;
+    }
+    let n = backfill_with_progress(mnemo)?;
+    if a.json {
+        return print_json(&serde_json::json!({ "embedded": n, "reset": a.embeddings }));
+    }
+    println!("embedded {n} rows");
+    Ok(())
+}
+
+pub(super) fn export(mnemo: &mut Mnemo, a: ExportArgs) -> Out {
+    let ns = a.namespace.as_deref();
+    let Some(path) = &a.out else {
+        mnemo_host::transfer::export(&mnemo, &mut std::io::stdout().lock(), ns, a.vectors)?;
+        return Ok(());
+    };
+    let file =
+        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    let c =
+        mnemo_host::transfer::export(&mnemo, &mut std::io::BufWriter::new(file), ns, a.vectors)?;
+    eprintln!(
+        "exported {} memories, {} episodes, {} sessions, {} entities, {} facts, {} vectors to {}",
+        c.memories,
+        c.episodes,
+        c.sessions,
+        c.entities,
+        c.facts,
+        c.vectors,
+        path.display()
+    );
+    Ok(())
+}
+
+pub(super) fn import(mnemo: &mut Mnemo, a: ImportArgs) -> Out {
+    let reader: Box<dyn BufRead> = if a.file.as_os_str() == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        Box::new(std::io::BufReader::new(
+            std::fs::File::open(&a.file)
+                .with_context(|| format!("opening {}", a.file.display()))?,
+        ))
+    };
+    let bar = progress(0, "importing");
+    let c = mnemo_host::transfer::import(mnemo, reader, |done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    })?;
+    bar.finish_and_clear();
+    let embedded = backfill_with_progress(mnemo)?;
+    if a.json {
+        return print_json(&serde_json::json!({ "counts": c, "embedded": embedded }));
+    }
+    println!(
+        "imported {} memories, {} episodes, {} sessions, {} entities, {} facts: {} created, {} already there, {} merged; {} vectors kept, {} embedded",
+        c.memories,
+        c.episodes,
+        c.sessions,
+        c.entities,
+        c.facts,
+        c.created,
+        c.existing,
+        c.merged,
+        c.vectors,
+        embedded
+    );
+    Ok(())
+}
+
+pub(super) fn llm_usage(mnemo: &mut Mnemo, a: UsageArgs) -> Out {
+    let store = &mnemo.ports().store;
+    let (summary, latest) = (store.usage_summary()?, store.usage(a.limit)?);
+    if a.json {
+        return print_json(&serde_json::json!({ "summary": summary, "latest": latest }));
+    }
+    if summary.is_empty() {
+        println!("no LLM or embedding calls recorded");
+    }
+    for s in &summary {
+        println!(
+            "{:<16} {:<28} {:>6} calls {:>4} failed {:>9} in {:>9} out {:>8} ms",
+            s.component, s.model, s.calls, s.failures, s.input_tokens, s.output_tokens, s.total_ms
+        );
+    }
+    Ok(())
+}
+
+/// Embeds every row still without a vector, behind a progress bar sized by
+/// the store's count of missing vectors.
+pub(super) fn backfill_with_progress(mnemo: &mut Mnemo) -> anyhow::Result<usize> {
+    let missing = mnemo.ports().store.integrity()?.missing_vectors;
+    let bar = progress(missing, "embedding");
+    let n = mnemo.backfill_all(256, |n| bar.set_position(n as u64))?;
+    bar.finish_and_clear();
+    Ok(n)
+}
