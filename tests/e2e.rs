@@ -585,7 +585,6 @@ fn filters_paging_and_access_reinforcement() {
 
 #[test]
 fn export_import_round_trip_is_lossless_and_import_dedups() {
-    use mnemo_core::ports::Storage;
     let a_dir = tempfile::tempdir().unwrap();
     let mut a = open(a_dir.path());
     a.remember(RememberRequest {
@@ -850,7 +849,6 @@ fn the_hnsw_graph_answers_like_the_exact_search_and_follows_writes() {
 
 #[test]
 fn very_common_terms_do_not_drive_the_bm25_pass() {
-    use mnemo_core::ports::Storage;
     let dir = tempfile::tempdir().unwrap();
     let mut m = common::open(dir.path());
     m.atomically(|m| -> anyhow::Result<()> {

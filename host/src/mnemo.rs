@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use mnemo_core::model::Target;
-use mnemo_core::ports::Storage;
 
 use crate::clock::SystemClock;
 use crate::config::{Config, EmbedderChoice};

@@ -15,7 +15,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use anyhow::{Context, bail};
 use mnemo_core::model::{Action, ConsolidateRequest, Decision};
-use mnemo_core::ports::Storage;
 
 use crate::Mnemo;
 

@@ -10,7 +10,7 @@ use std::io::{BufRead, Write};
 
 use anyhow::{Context, bail};
 use mnemo_core::model::*;
-use mnemo_core::ports::Storage;
+
 use serde::{Deserialize, Serialize};
 
 use crate::Mnemo;

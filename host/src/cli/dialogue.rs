@@ -83,7 +83,6 @@ pub(super) struct TopicsArgs {
 }
 
 pub(super) fn sessions(mnemo: &mut Mnemo, a: SessionsArgs) -> Out {
-    use mnemo_core::ports::Storage;
     let store = &mnemo.ports().store;
     let ns = &a.ns.namespace;
     let Some(id) = &a.id else {

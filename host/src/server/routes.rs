@@ -8,7 +8,6 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use mnemo_core::model::*;
-use mnemo_core::ports::Storage;
 use mnemo_host::runtime::CallError;
 use mnemo_host::storage::AuditFilter;
 use serde::Deserialize;

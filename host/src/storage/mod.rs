@@ -3,11 +3,16 @@
 //! import delegates here. Blocking: call it from a dedicated thread.
 
 pub mod ann;
+mod dialogue;
 mod export;
 mod filter;
+mod graph;
 mod integrity;
+mod memories;
+mod meta;
 pub mod migrations;
 mod rows;
+mod search;
 mod sqlite;
 mod usage;
 mod vectors;

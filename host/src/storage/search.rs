@@ -1,0 +1,353 @@
+//! The search channels: FTS5 BM25 (episodes weigh their previous-turn
+//! column), vector KNN (sqlite-vec, or the HNSW graph for large
+//! partitions), the entity channel; and the vectors themselves.
+
+use mnemo_core::model::*;
+use rusqlite::types::Value;
+use rusqlite::{OptionalExtension, params, params_from_iter};
+
+use super::ann::Answer;
+use super::filter::{in_list, table, where_clause};
+use super::rows;
+use super::sqlite::*;
+use super::vectors::VectorState;
+
+impl SqliteStore {
+    pub fn fts_search(
+        &self,
+        target: Target,
+        terms: &[String],
+        f: &SearchFilter,
+        limit: u32,
+        context_weight: f32,
+    ) -> R<Vec<ScoredId>> {
+        let t = table(target);
+        let terms = self.without_common_terms(t, terms)?;
+        // Column weights: an episode's own words, then the turn before it.
+        let weights = match target {
+            Target::Episodes => format!("1.0, {:.4}", context_weight.max(0.0)),
+            Target::Memories => "1.0, 1.0".to_string(),
+        };
+        let Some(query) = fts_match(&terms) else {
+            return Ok(Vec::new());
+        };
+        let w = where_clause(target, "x", f);
+        let mut params = vec![Value::Text(query)];
+        params.extend(w.params);
+        params.push(Value::Integer(limit as i64));
+        let mut stmt = sql(self.conn.prepare_cached(&format!(
+            "SELECT x.id, -bm25({t}_fts, {weights}) AS s FROM {t}_fts JOIN {t} x ON x.rowid = {t}_fts.rowid \
+             WHERE {t}_fts MATCH ? AND {} ORDER BY s DESC, x.id LIMIT ?",
+            w.clause
+        )))?;
+        let rows = sql(stmt.query_map(params_from_iter(params), |r| {
+            Ok(ScoredId {
+                id: r.get(0)?,
+                score: r.get::<_, f64>(1)? as f32,
+            })
+        }))?;
+        sql(rows.collect())
+    }
+
+    pub fn vector_search(
+        &self,
+        target: Target,
+        v: &[f32],
+        f: &SearchFilter,
+        limit: u32,
+    ) -> R<Vec<ScoredId>> {
+        if !self.vectors_on() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let t = table(target);
+        let k = (limit.saturating_mul(VEC_OVERFETCH)).min(VEC_MAX_K);
+        let blob = rows::vector_blob(v);
+        let w = where_clause(target, "x", f);
+        // One KNN per namespace partition; an empty filter searches them all.
+        let partitions: Vec<Option<&String>> = if f.namespaces.is_empty() {
+            vec![None]
+        } else {
+            f.namespaces.iter().map(Some).collect()
+        };
+        let mut hits = Vec::new();
+        for ns in partitions {
+            if let Some(ns) = ns
+                && let Some(found) = self.ann_search(target, ns, v, f, limit, k)?
+            {
+                hits.extend(found);
+                continue;
+            }
+            let ns_clause = if ns.is_some() {
+                "AND namespace = ?"
+            } else {
+                ""
+            };
+            let mut params = vec![Value::Blob(blob.clone()), Value::Integer(k as i64)];
+            if let Some(ns) = ns {
+                params.push(Value::Text(ns.clone()));
+            }
+            params.extend(w.params.iter().cloned());
+            let mut stmt = sql(self.conn.prepare_cached(&format!(
+                "SELECT x.id, 1.0 - knn.distance FROM \
+                 (SELECT rowid, distance FROM vec_{t} WHERE embedding MATCH ? AND k = ? {ns_clause}) knn \
+                 JOIN {t} x ON x.rowid = knn.rowid WHERE {} ORDER BY knn.distance",
+                w.clause
+            )))?;
+            // A zero query vector (a query with no words) has no cosine: NULL.
+            let rows = sql(stmt.query_map(params_from_iter(params), |r| {
+                Ok(r.get::<_, Option<f64>>(1)?
+                    .map(|s| (r.get::<_, String>(0), s)))
+            }))?;
+            for row in rows {
+                if let Some((id, s)) = sql(row)? {
+                    hits.push(ScoredId {
+                        id: sql(id)?,
+                        score: s as f32,
+                    });
+                }
+            }
+        }
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+        hits.truncate(limit as usize);
+        Ok(hits)
+    }
+
+    pub fn entity_search(
+        &self,
+        target: Target,
+        names: &[String],
+        f: &SearchFilter,
+        limit: u32,
+    ) -> R<Vec<ScoredId>> {
+        if names.is_empty() {
+            return Ok(Vec::new());
+        }
+        let t = table(target);
+        let (junction, item_col) = match target {
+            Target::Memories => ("memory_entities", "memory_id"),
+            Target::Episodes => ("episode_entities", "episode_id"),
+        };
+        let names: Vec<String> = names.iter().map(|n| n.to_lowercase()).collect();
+        let w = where_clause(target, "x", f);
+        let ns_filter = if f.namespaces.is_empty() {
+            String::new()
+        } else {
+            format!("AND en.namespace IN ({})", in_list(f.namespaces.len()))
+        };
+        let mut params: Vec<Value> = Vec::new();
+        params.extend(names.iter().cloned().map(Value::Text));
+        params.extend(names.iter().cloned().map(Value::Text));
+        params.extend(f.namespaces.iter().cloned().map(Value::Text));
+        params.extend(w.params);
+        params.push(Value::Integer(limit as i64));
+        let n = in_list(names.len());
+        let mut stmt = sql(self.conn.prepare_cached(&format!(
+            "WITH ents AS (\
+                 SELECT en.id FROM entities en \
+                 WHERE (en.name_lower IN ({n}) OR en.id IN (SELECT entity_id FROM entity_aliases WHERE alias_lower IN ({n}))) {ns_filter}) \
+             SELECT x.id, COUNT(*) AS c FROM {junction} j JOIN ents ON j.entity_id = ents.id \
+             JOIN {t} x ON x.id = j.{item_col} WHERE {} \
+             GROUP BY x.id ORDER BY c DESC, x.event_time DESC, x.id LIMIT ?",
+            w.clause
+        )))?;
+        let rows = sql(stmt.query_map(params_from_iter(params), |r| {
+            Ok(ScoredId {
+                id: r.get(0)?,
+                score: r.get::<_, i64>(1)? as f32,
+            })
+        }))?;
+        sql(rows.collect())
+    }
+
+    pub fn put_vector(&self, target: Target, id: &str, v: &[f32]) -> R<()> {
+        let state = self.vector_state();
+        let VectorState::Enabled { dimension, .. } = state else {
+            return Ok(());
+        };
+        if v.len() != dimension as usize {
+            return Err(mnemo_core::CoreError::Embedding(format!(
+                "vector has {} dimensions; the database expects {dimension}",
+                v.len()
+            )));
+        }
+        let t = table(target);
+        let row: Option<(i64, String)> = sql(self
+            .conn
+            .prepare_cached(&format!("SELECT rowid, namespace FROM {t} WHERE id = ?1"))
+            .and_then(|mut s| s.query_row([id], |r| Ok((r.get(0)?, r.get(1)?))).optional()))?;
+        let Some((rowid, ns)) = row else {
+            return Err(mnemo_core::CoreError::NotFound(format!(
+                "no row `{id}` in {t}"
+            )));
+        };
+        sql(self
+            .conn
+            .execute(&format!("DELETE FROM vec_{t} WHERE rowid = ?1"), [rowid]))?;
+        sql(self.conn.execute(
+            &format!("INSERT INTO vec_{t}(rowid, namespace, embedding) VALUES (?1, ?2, ?3)"),
+            params![rowid, ns, rows::vector_blob(v)],
+        ))?;
+        self.ann.borrow_mut().put(target, &ns, rowid, v);
+        if let Some((_, writes)) = self.partition_rows.borrow_mut().get_mut(&(target, ns)) {
+            *writes += 1;
+        }
+        Ok(())
+    }
+
+    pub fn get_vectors(&self, target: Target, ids: &[String]) -> R<Vec<(String, Vec<f32>)>> {
+        if !self.vectors_on() {
+            return Ok(Vec::new());
+        }
+        let t = table(target);
+        let mut stmt = sql(self.conn.prepare_cached(&format!(
+            "SELECT v.embedding FROM vec_{t} v JOIN {t} x ON x.rowid = v.rowid WHERE x.id = ?1"
+        )))?;
+        let mut out = Vec::new();
+        for id in ids {
+            let blob: Option<Vec<u8>> = sql(stmt.query_row([id], |r| r.get(0)).optional())?;
+            if let Some(b) = blob {
+                out.push((id.clone(), rows::blob_vector(&b)));
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn vectors_enabled(&self) -> R<bool> {
+        Ok(self.vectors_on())
+    }
+
+    /// Rows in a vector partition, recounted every `RECOUNT_EVERY` writes.
+    pub(super) fn partition_size(&self, target: Target, ns: &str) -> R<usize> {
+        let key = (target, ns.to_string());
+        if let Some((rows, writes)) = self.partition_rows.borrow().get(&key)
+            && *writes < RECOUNT_EVERY
+        {
+            return Ok(*rows);
+        }
+        let t = table(target);
+        let rows: i64 = sql(self.conn.query_row(
+            &format!("SELECT COUNT(*) FROM {t} WHERE namespace = ?1"),
+            [ns],
+            |r| r.get(0),
+        ))?;
+        self.partition_rows
+            .borrow_mut()
+            .insert(key, (rows as usize, 0));
+        Ok(rows as usize)
+    }
+
+    /// The query's terms without those matching more than `FTS_TERM_MAX_DOCS`
+    /// rows, when rarer terms exist: BM25 scores a very common term near
+    /// zero, yet ranking it costs a pass over all its rows. Counting stops
+    /// at the cap, so the check itself is bounded.
+    pub(super) fn without_common_terms(&self, t: &str, terms: &[String]) -> R<Vec<String>> {
+        if terms.len() < 2 {
+            return Ok(terms.to_vec());
+        }
+        let mut stmt = sql(self.conn.prepare_cached(&format!(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM {t}_fts WHERE {t}_fts MATCH ?1 LIMIT ?2)"
+        )))?;
+        let mut rare = Vec::with_capacity(terms.len());
+        for term in terms {
+            let Some(q) = fts_match(std::slice::from_ref(term)) else {
+                continue;
+            };
+            let n: i64 = sql(stmt.query_row(params![q, FTS_TERM_MAX_DOCS + 1], |r| r.get(0)))?;
+            if n <= FTS_TERM_MAX_DOCS {
+                rare.push(term.clone());
+            }
+        }
+        Ok(if rare.is_empty() {
+            terms.to_vec()
+        } else {
+            rare
+        })
+    }
+
+    /// Every (rowid, vector) of a partition: the snapshot a graph is built from.
+    pub(super) fn partition_vectors(
+        &self,
+        target: Target,
+        ns: &str,
+    ) -> anyhow::Result<Vec<(i64, Vec<f32>)>> {
+        let t = table(target);
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT rowid, embedding FROM vec_{t} WHERE namespace = ?1"
+        ))?;
+        let rows = stmt.query_map([ns], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                rows::blob_vector(&r.get::<_, Vec<u8>>(1)?),
+            ))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// Graph candidates for one partition, filtered and mapped to ids; `None`
+    /// when the partition must be searched exactly.
+    pub(super) fn ann_search(
+        &self,
+        target: Target,
+        ns: &str,
+        v: &[f32],
+        f: &SearchFilter,
+        limit: u32,
+        k: u32,
+    ) -> R<Option<Vec<ScoredId>>> {
+        if !self.ann.borrow().enabled() {
+            return Ok(None);
+        }
+        let answer = self.ann.borrow_mut().search(target, ns, v, k as usize);
+        let candidates = match answer {
+            Answer::Approximate(c) => c,
+            Answer::Exact => {
+                let rows = self.partition_size(target, ns)?;
+                let built = self
+                    .ann
+                    .borrow_mut()
+                    .maybe_build(target, ns, rows, || self.partition_vectors(target, ns));
+                if let Err(e) = built {
+                    tracing::warn!(error = %format!("{e:#}"), "HNSW build not started; searching exactly");
+                }
+                return Ok(None);
+            }
+        };
+        let t = table(target);
+        let w = where_clause(target, "x", f);
+        let mut params: Vec<Value> = candidates
+            .iter()
+            .map(|(id, _)| Value::Integer(*id))
+            .collect();
+        params.extend(w.params);
+        let mut stmt = sql(self.conn.prepare_cached(&format!(
+            "SELECT x.rowid, x.id FROM {t} x WHERE x.rowid IN ({}) AND {}",
+            in_list(candidates.len()),
+            w.clause
+        )))?;
+        let admitted: std::collections::HashMap<i64, String> = sql(stmt
+            .query_map(params_from_iter(params), |r| Ok((r.get(0)?, r.get(1)?)))
+            .and_then(|rows| rows.collect()))?;
+        let hits: Vec<ScoredId> = candidates
+            .iter()
+            .filter_map(|(rowid, score)| {
+                admitted.get(rowid).map(|id| ScoredId {
+                    id: id.clone(),
+                    score: *score,
+                })
+            })
+            .collect();
+        // A selective filter left too few: the exact search finds the rest.
+        if (hits.len() as u32) < limit && candidates.len() as u32 >= k {
+            return Ok(None);
+        }
+        let rows = self.partition_size(target, ns)?;
+        let rebuilt = self
+            .ann
+            .borrow_mut()
+            .maybe_build(target, ns, rows, || self.partition_vectors(target, ns));
+        if let Err(e) = rebuilt {
+            tracing::warn!(error = %format!("{e:#}"), "HNSW rebuild not started");
+        }
+        Ok(Some(hits))
+    }
+}
