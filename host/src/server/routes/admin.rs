@@ -1,0 +1,101 @@
+//! `/health`, `/stats`, `/llm-usage`, `/openapi.json`, `/export` and `/import`.
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::server::AppState;
+use crate::server::error::{ApiError, ApiResult};
+
+use super::*;
+
+pub(in crate::server) async fn health(State(s): State<AppState>) -> ApiResult {
+    let (version, integrity, vectors) = s
+        .engine
+        .run(|m| (m.version(), m.ports().store.integrity(), m.vector_state()))
+        .await?;
+    // An unreadable store is a 503: the server is up, its data is not.
+    let integrity = integrity?;
+    Ok(Json(json!({
+        "status": "ok",
+        "core_version": version?,
+        "missing_vectors": integrity.missing_vectors,
+        "integrity": integrity,
+        "vectors": vectors,
+    }))
+    .into_response())
+}
+
+pub(in crate::server) async fn stats(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<NsQuery>,
+) -> ApiResult {
+    let ns = namespace_or_all(&headers, q.namespace);
+    let stats = s.engine.run(move |m| m.stats(ns.as_deref())).await??;
+    let mut v = serde_json::to_value(&stats)
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?;
+    v["total"] = json!(stats.active);
+    Ok(Json(v).into_response())
+}
+
+pub(in crate::server) async fn llm_usage(
+    State(s): State<AppState>,
+    Query(q): Query<NsQuery>,
+) -> ApiResult {
+    let limit = q.limit.unwrap_or(50);
+    let (summary, latest) = s
+        .engine
+        .run(move |m| {
+            let store = &m.ports().store;
+            Ok::<_, anyhow::Error>((store.usage_summary()?, store.usage(limit)?))
+        })
+        .await?
+        .map_err(ApiError::storage)?;
+    Ok(Json(json!({ "summary": summary, "latest": latest })).into_response())
+}
+
+/// The OpenAPI document of these routes (checked against them in tests/http.rs).
+const OPENAPI: &str = include_str!("../openapi.json");
+
+pub(in crate::server) async fn openapi() -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub(in crate::server) struct ExportQuery {
+    namespace: Option<String>,
+    vectors: bool,
+}
+
+pub(in crate::server) async fn export(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<ExportQuery>,
+) -> ApiResult {
+    let ns = namespace_or_all(&headers, q.namespace);
+    let body = s
+        .engine
+        .run(move |m| {
+            let mut out = Vec::new();
+            mnemo_host::transfer::export(m, &mut out, ns.as_deref(), q.vectors).map(|_| out)
+        })
+        .await?
+        .map_err(ApiError::storage)?;
+    Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], body).into_response())
+}
+
+pub(in crate::server) async fn import(State(s): State<AppState>, body: Bytes) -> ApiResult {
+    let counts = s
+        .engine
+        .run(move |m| mnemo_host::transfer::import(m, std::io::Cursor::new(body), |_, _| {}))
+        .await?
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_input", format!("{e:#}")))?;
+    Ok(Json(counts).into_response())
+}

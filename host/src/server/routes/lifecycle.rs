@@ -1,0 +1,119 @@
+//! `/consolidate`, `/reflect` and `/audit` (the decision log, and a run of the
+//! LLM review).
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::IntoResponse;
+use mnemo_core::model::*;
+
+use mnemo_host::storage::AuditFilter;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::server::AppState;
+use crate::server::error::{ApiError, ApiResult, parse};
+
+use super::*;
+
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub(in crate::server) struct AuditQuery {
+    limit: Option<u32>,
+    target: Option<String>,
+    action: Option<String>,
+    namespace: Option<String>,
+    since: Option<i64>,
+}
+
+pub(in crate::server) async fn audit(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<AuditQuery>,
+) -> ApiResult {
+    let filter = AuditFilter {
+        limit: q.limit.unwrap_or(100),
+        target: q.target,
+        action: q.action,
+        namespace: namespace_or_all(&headers, q.namespace),
+        since: q.since,
+    };
+    let entries = s
+        .engine
+        .run(move |m| m.ports().store.audit_log(&filter))
+        .await?
+        .map_err(ApiError::storage)?;
+    Ok(Json(json!({ "entries": entries })).into_response())
+}
+
+/// One consolidation cycle (`"dry": true` reports without writing), in one
+/// transaction: a failure leaves the store as it was.
+pub(in crate::server) async fn consolidate(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult {
+    let mut req: ConsolidateRequest = if body.is_empty() {
+        ConsolidateRequest::default()
+    } else {
+        parse(&body)?
+    };
+    req.namespace = namespace_or_all(&headers, req.namespace.take());
+    let report = s
+        .engine
+        .run(move |m| m.consolidate(req).map_err(ApiError::from))
+        .await??;
+    Ok(Json(report).into_response())
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub(in crate::server) struct ReflectRequest {
+    namespace: String,
+    force: bool,
+}
+
+pub(in crate::server) async fn reflect(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult {
+    let req: ReflectRequest = if body.is_empty() {
+        ReflectRequest::default()
+    } else {
+        parse(&body)?
+    };
+    let ns = namespace(&headers, &req.namespace);
+    let out = s.engine.run(move |m| m.reflect(&ns, req.force)).await??;
+    let status = if out.memory.is_some() {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(out)).into_response())
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub(in crate::server) struct AuditRunRequest {
+    namespace: Option<String>,
+    dry: bool,
+}
+
+/// Seed 004's LLM audit: proposals, the sandbox's verdicts, what ran.
+pub(in crate::server) async fn run_audit(State(s): State<AppState>, body: Bytes) -> ApiResult {
+    let req: AuditRunRequest = if body.is_empty() {
+        AuditRunRequest::default()
+    } else {
+        parse(&body)?
+    };
+    let report = s
+        .engine
+        .run(move |m| {
+            m.review(req.namespace.as_deref(), req.dry)
+                .map_err(ApiError::from)
+        })
+        .await??;
+    Ok(Json(report).into_response())
+}

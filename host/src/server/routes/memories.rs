@@ -1,0 +1,166 @@
+//! `/memories` (create, list, get, patch, delete, restore, batch) and `/trash`.
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::IntoResponse;
+use mnemo_core::model::*;
+
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::server::AppState;
+use crate::server::error::{ApiError, ApiResult, parse};
+
+use super::*;
+
+pub(in crate::server) async fn create_memory(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult {
+    let mut req: RememberRequest = parse(&body)?;
+    req.namespace = namespace(&headers, &req.namespace);
+    let out = s.engine.run(move |m| m.remember(req)).await??;
+    let status = if out.created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    let mut v = serde_json::to_value(&out.memory).unwrap_or_default();
+    v["created"] = json!(out.created);
+    v["dedup_reason"] = json!(out.dedup_reason);
+    v["similarity"] = json!(out.similarity);
+    Ok((status, Json(v)).into_response())
+}
+
+/// `GET /memories` and `GET /trash`: comma-separated filters, every one
+/// narrowing (`layer=working,core&kind=semantic&tag=project`).
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub(in crate::server) struct ListQuery {
+    namespace: Option<String>,
+    layer: Option<String>,
+    kind: Option<String>,
+    tag: Option<String>,
+    limit: Option<u32>,
+    offset: Option<u32>,
+}
+
+/// Active memories (or the trash), newest first.
+async fn listing(s: AppState, headers: HeaderMap, q: ListQuery, deleted: bool) -> ApiResult {
+    let req = ListRequest {
+        namespace: namespace(&headers, q.namespace.as_deref().unwrap_or("")),
+        layers: parse_items(q.layer.as_deref())?,
+        kinds: parse_items(q.kind.as_deref())?,
+        tags: items(q.tag.as_deref()).map(String::from).collect(),
+        deleted,
+        limit: q.limit.unwrap_or(50),
+        offset: q.offset.unwrap_or(0),
+    };
+    let list = s.engine.run(move |m| m.list(req)).await??;
+    Ok(Json(json!({ "memories": list })).into_response())
+}
+
+pub(in crate::server) async fn list_memories(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<ListQuery>,
+) -> ApiResult {
+    listing(s, headers, q, false).await
+}
+
+pub(in crate::server) async fn trash(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<ListQuery>,
+) -> ApiResult {
+    listing(s, headers, q, true).await
+}
+
+pub(in crate::server) async fn get_memory(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let ns = namespace(&headers, "");
+    let memory = s.engine.run(move |m| m.get(&ns, &id)).await??;
+    Ok(Json(memory).into_response())
+}
+
+pub(in crate::server) async fn update_memory(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult {
+    let patch: MemoryPatch = parse(&body)?;
+    let ns = namespace(&headers, "");
+    let memory = s.engine.run(move |m| m.update(&ns, &id, patch)).await??;
+    Ok(Json(memory).into_response())
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub(in crate::server) struct DeleteQuery {
+    reason: Option<String>,
+}
+
+pub(in crate::server) async fn delete_memory(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(q): Query<DeleteQuery>,
+) -> ApiResult {
+    let ns = namespace(&headers, "");
+    let reason = q.reason.unwrap_or_else(|| "deleted via API".into());
+    let memory = s.engine.run(move |m| m.delete(&ns, &id, &reason)).await??;
+    Ok(Json(memory).into_response())
+}
+
+pub(in crate::server) async fn restore_memory(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let ns = namespace(&headers, "");
+    let memory = s.engine.run(move |m| m.restore(&ns, &id)).await??;
+    Ok(Json(memory).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(in crate::server) struct Batch {
+    memories: Vec<RememberRequest>,
+}
+
+/// Many memories in one transaction: one invalid item and none is stored.
+pub(in crate::server) async fn create_batch(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult {
+    let mut batch: Batch = parse(&body)?;
+    for req in &mut batch.memories {
+        req.namespace = namespace(&headers, &req.namespace);
+    }
+    let outcomes = s
+        .engine
+        .run(move |m| {
+            m.atomically(|m| -> Result<Vec<RememberOutcome>, ApiError> {
+                let mut out = Vec::with_capacity(batch.memories.len());
+                for (i, req) in batch.memories.into_iter().enumerate() {
+                    out.push(m.remember(req).map_err(|e| {
+                        let mut err = ApiError::from(e);
+                        err.message = format!("memories[{i}]: {}", err.message);
+                        err
+                    })?);
+                }
+                Ok(out)
+            })
+        })
+        .await??;
+    let created = outcomes.iter().filter(|o| o.created).count();
+    Ok((StatusCode::CREATED, Json(json!({ "created": created, "reinforced": outcomes.len() - created, "results": outcomes }))).into_response())
+}
