@@ -7,6 +7,7 @@
 mod abi;
 mod limits;
 mod provider;
+mod wit;
 
 use std::path::{Path, PathBuf};
 
@@ -79,7 +80,7 @@ impl PluginHost {
     /// Checks the declared ABI, compiles (through the on-disk cache) and
     /// instantiates a plugin.
     pub fn load(&self, origin: &str, bytes: &[u8]) -> Result<PluginProvider, PluginError> {
-        abi::check(origin, bytes)?;
+        let abi = abi::check(origin, bytes)?;
         let load = |e: anyhow::Error| PluginError::Load {
             origin: origin.into(),
             message: format!("{e:#}"),
@@ -87,7 +88,8 @@ impl PluginHost {
         let (component, _) =
             crate::runtime::cache::load(&self.engine, "plugin", bytes, self.cache_dir.as_deref())
                 .map_err(load)?;
-        PluginProvider::new(&self.engine, &component, self.limits.clone(), origin).map_err(load)
+        PluginProvider::new(&self.engine, &component, &abi, self.limits.clone(), origin)
+            .map_err(load)
     }
 
     pub fn load_file(&self, path: &Path) -> Result<PluginProvider, PluginError> {

@@ -4,22 +4,13 @@
 
 use anyhow::anyhow;
 use mnemo_core::model::{EntityType, Mention};
-use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
+use wasmtime::component::{Component, ResourceTable};
 use wasmtime::{Engine, Store, StoreLimits, StoreLimitsBuilder, Trap};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::limits::PluginLimits;
+use super::wit::{Provider, ProviderError, ProviderPre};
 use crate::ner::NerProvider;
-
-mod bindings {
-    wasmtime::component::bindgen!({
-        path: "../wit/ner/since_v0.1.0",
-        world: "ner-provider",
-    });
-}
-
-use bindings::mnemo::ner::types as t;
-use bindings::{NerProvider as Bindings, NerProviderPre};
 
 pub struct PluginState {
     wasi: WasiCtx,
@@ -36,32 +27,15 @@ impl WasiView for PluginState {
     }
 }
 
-impl t::Host for PluginState {}
-
 pub struct PluginProvider {
     name: String,
     pub version: String,
     pub entity_types: Vec<EntityType>,
-    pre: NerProviderPre<PluginState>,
-    live: Option<(Store<PluginState>, Bindings)>,
+    pre: ProviderPre,
+    live: Option<(Store<PluginState>, Provider)>,
     limits: PluginLimits,
     /// Calls that trapped (and replaced the instance).
     pub traps: u32,
-}
-
-fn entity_type(k: t::EntityType) -> EntityType {
-    match k {
-        t::EntityType::Person => EntityType::Person,
-        t::EntityType::Project => EntityType::Project,
-        t::EntityType::Organization => EntityType::Organization,
-        t::EntityType::Location => EntityType::Location,
-        t::EntityType::Email => EntityType::Email,
-        t::EntityType::Url => EntityType::Url,
-        t::EntityType::Date => EntityType::Date,
-        t::EntityType::Mention => EntityType::Mention,
-        t::EntityType::Hashtag => EntityType::Hashtag,
-        t::EntityType::Other => EntityType::Other,
-    }
 }
 
 /// Names the limit a trap broke, when it was one.
@@ -81,16 +55,15 @@ fn describe_trap(e: &wasmtime::Error, limits: &PluginLimits) -> String {
 }
 
 impl PluginProvider {
+    /// Links `component` for the ABI `abi` it declared and asks its info.
     pub(super) fn new(
         engine: &Engine,
         component: &Component,
+        abi: &str,
         limits: PluginLimits,
         origin: &str,
     ) -> anyhow::Result<Self> {
-        let mut linker: Linker<PluginState> = Linker::new(engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
-        Bindings::add_to_linker::<PluginState, HasSelf<PluginState>>(&mut linker, |s| s)?;
-        let pre = NerProviderPre::new(linker.instantiate_pre(component)?)?;
+        let pre = ProviderPre::new(abi, engine, component)?;
         let mut p = Self {
             name: String::new(),
             version: String::new(),
@@ -102,7 +75,7 @@ impl PluginProvider {
         };
         p.live = Some(p.instantiate()?);
         let info = p
-            .guarded(|api, store| api.mnemo_ner_provider().call_info(store))
+            .guarded(|api, store| api.info(store))
             .map_err(|e| anyhow!("{origin}: info() failed: {e}"))?;
         anyhow::ensure!(
             !info.name.trim().is_empty(),
@@ -110,11 +83,11 @@ impl PluginProvider {
         );
         p.name = info.name;
         p.version = info.version;
-        p.entity_types = info.entity_types.into_iter().map(entity_type).collect();
+        p.entity_types = info.entity_types;
         Ok(p)
     }
 
-    fn instantiate(&self) -> anyhow::Result<(Store<PluginState>, Bindings)> {
+    fn instantiate(&self) -> anyhow::Result<(Store<PluginState>, Provider)> {
         let state = PluginState {
             wasi: WasiCtx::builder().build(),
             table: ResourceTable::new(),
@@ -139,7 +112,7 @@ impl PluginProvider {
     /// Runs `f` under the deadline and fuel budget; a trap replaces the instance.
     fn guarded<R>(
         &mut self,
-        f: impl FnOnce(&Bindings, &mut Store<PluginState>) -> wasmtime::Result<R>,
+        f: impl FnOnce(&Provider, &mut Store<PluginState>) -> wasmtime::Result<R>,
     ) -> anyhow::Result<R> {
         if self.live.is_none() {
             self.live = Some(self.instantiate()?);
@@ -181,11 +154,12 @@ impl NerProvider for PluginProvider {
             );
         }
         let owned = text.to_string();
-        let result =
-            self.guarded(|api, store| api.mnemo_ner_provider().call_extract(store, &owned))?;
+        let result = self.guarded(|api, store| api.extract(store, &owned))?;
         let entities = result.map_err(|e| match e {
-            t::Error::InvalidInput(m) => anyhow!("plugin `{}` rejected the input: {m}", self.name),
-            t::Error::Failed(m) => anyhow!("plugin `{}` failed: {m}", self.name),
+            ProviderError::InvalidInput(m) => {
+                anyhow!("plugin `{}` rejected the input: {m}", self.name)
+            }
+            ProviderError::Failed(m) => anyhow!("plugin `{}` failed: {m}", self.name),
         })?;
         if entities.len() > limits.max_entities {
             anyhow::bail!(
@@ -220,7 +194,7 @@ impl NerProvider for PluginProvider {
                 }
                 Ok(Mention {
                     text: e.text,
-                    entity_type: entity_type(e.entity_type),
+                    entity_type: e.entity_type,
                     start: e.start,
                     end: e.end,
                     confidence: e.confidence.clamp(0.0, 1.0),
