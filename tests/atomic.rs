@@ -13,6 +13,7 @@ use mnemo_host::runtime::{CallError, Runtime};
 /// Everything a call could write, as text: rows of every table that holds
 /// state (vectors as their count per table), so two snapshots compare equal
 /// only if nothing changed.
+#[allow(clippy::unwrap_used)] // a test helper: a failure here is a failed test
 fn snapshot(m: &Mnemo) -> Vec<String> {
     let conn = m.ports().store.connection();
     let mut out = Vec::new();

@@ -12,7 +12,8 @@ use mnemo_host::config::{Config, EmbedderChoice};
 use mnemo_host::embedding::{EmbeddingProvider, LocalEmbedder};
 
 fn model_dir() -> std::path::PathBuf {
-    let dir = Config::default_model_dir(&Config::default_data_dir());
+    let settings = mnemo_host::config::Settings::load(None).unwrap();
+    let dir = Config::model_dir_of(&settings);
     assert!(
         dir.join("model.safetensors").is_file(),
         "the embedding model is not installed at {}; run `scripts/fetch-model` (or `.ci/run`, which does)",

@@ -525,3 +525,35 @@ fn the_llm_is_an_accurate_ner_provider_through_the_hosts_llm() {
     assert_eq!((report.examined, report.linked), (1, 0));
     assert_eq!(m.enrich(10).unwrap().examined, 1, "still a candidate");
 }
+
+#[test]
+fn every_setting_of_the_file_is_read_typed_and_none_is_ignored() {
+    // Settings that round 1 accepted in the file and then ignored.
+    let s = settings_from(
+        "model_dir = \"/opt/minilm\"\nlog = \"mnemo=debug\"\nlog_format = \"json\"\nport = 9001\nann_min_rows = \"off\"\nembedding_send_dim = \"yes\"\n",
+    )
+    .unwrap();
+    let cfg = mnemo_host::Config::from_settings(None, &s).unwrap();
+    match &cfg.embedder {
+        EmbedderChoice::Local { dir, .. } => assert_eq!(dir, std::path::Path::new("/opt/minilm")),
+        other => panic!("the local embedder was expected, not {other:?}"),
+    }
+    assert_eq!(cfg.log.as_deref(), Some("mnemo=debug"));
+    assert_eq!(cfg.log_format.as_deref(), Some("json"));
+    assert_eq!(cfg.port, 9001);
+    assert_eq!(cfg.ann_min_rows, None);
+    // The same value as text reads the same (the environment's form).
+    let s = settings_from("port = \"9001\"\n").unwrap();
+    assert_eq!(
+        mnemo_host::Config::from_settings(None, &s).unwrap().port,
+        9001
+    );
+    // A value of the wrong type names its setting.
+    let err = settings_from("port = \"many\"\n").unwrap_err();
+    assert!(format!("{err:#}").contains("MNEMO_PORT"), "{err:#}");
+    let err = settings_from("llm_level = \"sometimes\"\n").unwrap_err();
+    assert!(format!("{err:#}").contains("MNEMO_LLM_LEVEL"), "{err:#}");
+    // Every setting has a name the file accepts.
+    assert!(mnemo_host::config::Settings::NAMES.contains(&"model_dir"));
+    assert!(mnemo_host::config::Settings::NAMES.contains(&"review_model"));
+}

@@ -113,24 +113,39 @@ enum Command {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    let config = match mnemo_host::config::Settings::load(cli.config.as_deref())
+        .and_then(|s| Config::from_settings(cli.db.clone(), &s))
+    {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return ExitCode::from(1);
+        }
+    };
     let filter =
-        tracing_subscriber::EnvFilter::try_from_env("MNEMO_LOG").unwrap_or_else(|_| "warn".into());
+        match tracing_subscriber::EnvFilter::try_new(config.log.as_deref().unwrap_or("warn")) {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("mnemo: MNEMO_LOG is not a log filter: {e}");
+                return ExitCode::from(2);
+            }
+        };
     // `MNEMO_LOG_FORMAT=json`: one JSON object per event, for log shippers.
     // Otherwise text, coloured on a terminal only (a file gets key=value).
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
-    match std::env::var("MNEMO_LOG_FORMAT").as_deref() {
-        Ok("json") => builder.json().init(),
-        Ok("text") | Err(_) => builder
+    match config.log_format.as_deref() {
+        Some("json") => builder.json().init(),
+        Some("text") | None => builder
             .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
             .init(),
-        Ok(other) => {
+        Some(other) => {
             eprintln!("mnemo: MNEMO_LOG_FORMAT `{other}` is not `text` or `json`");
             return ExitCode::from(2);
         }
     }
-    match run(cli) {
+    match run(cli, config) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
             eprintln!("error: {}", f.message.lines().next().unwrap_or("failed"));
@@ -139,9 +154,7 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> Out {
-    let settings = mnemo_host::config::Settings::load(cli.config.as_deref())?;
-    let config = Config::from_settings(cli.db, &settings)?;
+fn run(cli: Cli, config: Config) -> Out {
     if let Command::Serve(args) = cli.command {
         return crate::server::serve(config, args).map_err(Into::into);
     }

@@ -104,13 +104,12 @@ pub(super) fn reindex(mnemo: &mut Mnemo, a: ReindexArgs) -> Out {
 pub(super) fn export(mnemo: &mut Mnemo, a: ExportArgs) -> Out {
     let ns = a.namespace.as_deref();
     let Some(path) = &a.out else {
-        mnemo_host::transfer::export(&mnemo, &mut std::io::stdout().lock(), ns, a.vectors)?;
+        mnemo_host::transfer::export(mnemo, &mut std::io::stdout().lock(), ns, a.vectors)?;
         return Ok(());
     };
     let file =
         std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-    let c =
-        mnemo_host::transfer::export(&mnemo, &mut std::io::BufWriter::new(file), ns, a.vectors)?;
+    let c = mnemo_host::transfer::export(mnemo, &mut std::io::BufWriter::new(file), ns, a.vectors)?;
     eprintln!(
         "exported {} memories, {} episodes, {} sessions, {} entities, {} facts, {} vectors to {}",
         c.memories,
