@@ -196,7 +196,10 @@ fn gives_up_after_the_retries_with_a_typed_error_in_the_ledger() {
     assert_eq!(ledger.take()[0].outcome, "http 500");
     // A 4xx other than 429 is not retried.
     s.push(Reply::json(400, json!({"error": "bad request"})));
-    assert!(llm.complete(&ask("merge", false)).is_err());
+    assert!(matches!(
+        llm.complete(&ask("merge", false)),
+        Err(CoreError::Llm(_))
+    ));
     assert_eq!(s.requests().len(), 4);
 }
 

@@ -126,31 +126,46 @@ mod tests {
     fn namespace_defaults_and_rejects_odd_characters() {
         assert_eq!(namespace("").unwrap(), "default");
         assert_eq!(namespace("proj-1").unwrap(), "proj-1");
-        assert!(namespace("a b").is_err());
-        assert!(namespace(&"x".repeat(65)).is_err());
+        assert!(matches!(namespace("a b"), Err(CoreError::InvalidInput(_))));
+        assert!(matches!(
+            namespace(&"x".repeat(65)),
+            Err(CoreError::InvalidInput(_))
+        ));
     }
 
     #[test]
     fn content_limits() {
-        assert!(content("   ").is_err());
+        assert!(matches!(content("   "), Err(CoreError::InvalidInput(_))));
         assert!(content(&"a".repeat(MAX_CONTENT_CHARS)).is_ok());
-        assert!(content(&"a".repeat(MAX_CONTENT_CHARS + 1)).is_err());
+        assert!(matches!(
+            content(&"a".repeat(MAX_CONTENT_CHARS + 1)),
+            Err(CoreError::InvalidInput(_))
+        ));
     }
 
     #[test]
     fn tag_limits() {
         let many: Vec<String> = (0..21).map(|i| format!("t{i}")).collect();
-        assert!(tags(&many).is_err());
+        assert!(matches!(tags(&many), Err(CoreError::InvalidInput(_))));
         assert!(tags(&many[..20]).is_ok());
-        assert!(tags(&["x".repeat(33)]).is_err());
+        assert!(matches!(
+            tags(&["x".repeat(33)]),
+            Err(CoreError::InvalidInput(_))
+        ));
         assert_eq!(tags(&["a".into(), " a ".into()]).unwrap(), ["a"]);
     }
 
     #[test]
     fn attributes_must_be_objects() {
         assert_eq!(attributes(None).unwrap(), "{}");
-        assert!(attributes(Some("[1]")).is_err());
-        assert!(attributes(Some("{bad")).is_err());
+        assert!(matches!(
+            attributes(Some("[1]")),
+            Err(CoreError::InvalidInput(_))
+        ));
+        assert!(matches!(
+            attributes(Some("{bad")),
+            Err(CoreError::InvalidInput(_))
+        ));
         assert!(attributes(Some(r#"{"a":1}"#)).is_ok());
     }
 }

@@ -148,8 +148,11 @@ mod tests {
 
     #[test]
     fn malformed_answers_are_errors() {
-        assert!(parse("t", "not json").is_err());
-        assert!(parse("t", r#"{"nope": 1}"#).is_err());
+        assert!(matches!(parse("t", "not json"), Err(CoreError::Llm(_))));
+        assert!(matches!(
+            parse("t", r#"{"nope": 1}"#),
+            Err(CoreError::Llm(_))
+        ));
         assert!(parse("t", r#"{"entities": []}"#).is_ok_and(|v| v.is_empty()));
     }
 

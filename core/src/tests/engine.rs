@@ -329,7 +329,10 @@ fn ingest_registers_sessions_and_reports_pending_ones() {
         e.ports().storage.vectors.borrow().is_empty(),
         "ingest must not embed"
     );
-    assert!(e.ingest(t("", "x")).is_err());
+    assert!(matches!(
+        e.ingest(t("", "x")),
+        Err(CoreError::InvalidInput(_))
+    ));
     let r = e
         .recall(RecallRequest {
             query: "new day".into(),
@@ -372,21 +375,21 @@ fn paging_sorting_and_token_budget() {
         })
         .unwrap();
     assert_eq!(budget.hits.len(), 2);
-    assert!(
+    assert!(matches!(
         e.recall(RecallRequest {
             query: " ".into(),
             ..Default::default()
-        })
-        .is_err()
-    );
-    assert!(
+        }),
+        Err(CoreError::InvalidInput(_))
+    ));
+    assert!(matches!(
         e.recall(RecallRequest {
             query: "x".into(),
             limit: 1000,
             ..Default::default()
-        })
-        .is_err()
-    );
+        }),
+        Err(CoreError::InvalidInput(_))
+    ));
 }
 
 #[test]
@@ -405,7 +408,7 @@ fn update_changes_content_and_reembeds() {
         .unwrap();
     assert_eq!(u.content, "meeting on tuesday");
     assert_eq!(recall(&e, "", "tuesday").hits.len(), 1);
-    assert!(
+    assert!(matches!(
         e.update(
             "",
             &m.id,
@@ -413,9 +416,9 @@ fn update_changes_content_and_reembeds() {
                 importance: Some(2.0),
                 ..Default::default()
             }
-        )
-        .is_err()
-    );
+        ),
+        Err(CoreError::InvalidInput(_))
+    ));
 }
 
 #[test]

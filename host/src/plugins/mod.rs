@@ -11,7 +11,7 @@ mod wit;
 
 use std::path::{Path, PathBuf};
 
-use wasmtime::{Config, Engine};
+use wasmtime::Config;
 
 pub use abi::{SUPPORTED as SUPPORTED_ABIS, declared_versions};
 pub use limits::PluginLimits;
@@ -44,7 +44,7 @@ pub enum PluginError {
 }
 
 pub struct PluginHost {
-    engine: Engine,
+    engine: wasmtime::Engine,
     limits: PluginLimits,
     cache_dir: Option<PathBuf>,
 }
@@ -55,7 +55,7 @@ impl PluginHost {
         config.wasm_component_model(true);
         config.epoch_interruption(true);
         config.consume_fuel(true);
-        let engine = Engine::new(&config)?;
+        let engine = wasmtime::Engine::new(&config)?;
         let weak = engine.weak();
         std::thread::Builder::new()
             .name("mnemo-plugin-epoch".into())

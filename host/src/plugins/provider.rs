@@ -5,7 +5,7 @@
 use anyhow::anyhow;
 use mnemo_core::model::{EntityType, Mention};
 use wasmtime::component::{Component, ResourceTable};
-use wasmtime::{Engine, Store, StoreLimits, StoreLimitsBuilder, Trap};
+use wasmtime::{Store, StoreLimits, StoreLimitsBuilder, Trap};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::limits::PluginLimits;
@@ -57,7 +57,7 @@ fn describe_trap(e: &wasmtime::Error, limits: &PluginLimits) -> String {
 impl PluginProvider {
     /// Links `component` for the ABI `abi` it declared and asks its info.
     pub(super) fn new(
-        engine: &Engine,
+        engine: &wasmtime::Engine,
         component: &Component,
         abi: &str,
         limits: PluginLimits,

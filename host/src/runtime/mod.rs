@@ -15,7 +15,7 @@ use std::sync::Arc;
 use mnemo_core::model::*;
 use mnemo_core::{CoreError, Cross};
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
-use wasmtime::{Config, Engine, Store};
+use wasmtime::{Config, Store};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::ports::HostPorts;
@@ -46,7 +46,7 @@ impl WasiView for HostState {
 
 /// Compiled core, ready to instantiate.
 pub struct Runtime {
-    engine: Engine,
+    engine: wasmtime::Engine,
     pre: MnemoPre<HostState>,
     pub load: LoadReport,
     /// Fuel each engine call may burn before it traps; `None`: unmetered.
@@ -66,7 +66,7 @@ impl Runtime {
         let mut config = Config::new();
         config.wasm_component_model(true);
         config.consume_fuel(fuel.is_some());
-        let engine = Engine::new(&config)?;
+        let engine = wasmtime::Engine::new(&config)?;
         let (component, load) = cache::load(&engine, "mnemo-core", CORE_WASM, cache_dir)?;
         let mut linker: Linker<HostState> = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
@@ -80,7 +80,7 @@ impl Runtime {
         }))
     }
 
-    pub fn engine(&self) -> &Engine {
+    pub fn engine(&self) -> &wasmtime::Engine {
         &self.engine
     }
 

@@ -51,13 +51,14 @@ pub struct ServeArgs {
 
 type Job = Box<dyn FnOnce(&mut Mnemo) + Send>;
 
-/// Handle to the engine thread.
+/// Handle to the thread that owns the `Mnemo` (wasmtime store and SQLite
+/// connection) and runs jobs sent to it.
 #[derive(Clone)]
-struct Engine {
+struct EngineThread {
     tx: mpsc::Sender<Job>,
 }
 
-impl Engine {
+impl EngineThread {
     fn spawn(config: Config) -> anyhow::Result<Self> {
         let (tx, rx) = mpsc::channel::<Job>();
         let (ready_tx, ready_rx) = mpsc::channel();
@@ -134,14 +135,14 @@ impl Engine {
 
 #[derive(Clone)]
 struct AppState {
-    engine: Engine,
+    engine: EngineThread,
     api_key: Option<String>,
 }
 
 pub fn router(engine_config: Config, api_key: Option<String>) -> anyhow::Result<Router> {
     let schedule = engine_config.schedule.clone();
     let state = AppState {
-        engine: Engine::spawn(engine_config)?,
+        engine: EngineThread::spawn(engine_config)?,
         api_key,
     };
     spawn_scheduler(state.engine.clone(), schedule)?;
@@ -339,7 +340,7 @@ async fn auth(State(state): State<AppState>, req: Request, next: Next) -> Respon
 /// Runs the scheduled tasks on the engine thread: the scheduler thread only
 /// watches the clock (`scheduler::Ticker`); `scheduler::run` does and logs
 /// the work.
-fn spawn_scheduler(engine: Engine, schedule: Schedule) -> anyhow::Result<()> {
+fn spawn_scheduler(engine: EngineThread, schedule: Schedule) -> anyhow::Result<()> {
     if schedule.tasks.is_empty() {
         return Ok(());
     }

@@ -54,8 +54,8 @@ fn precision_and_recall_on_the_labelled_set() {
     let data = include_str!("../../../tests/fixtures/ner-names-labelled.jsonl");
     let (mut tp, mut tp_typed, mut predicted, mut gold) = (0usize, 0usize, 0usize, 0usize);
     for line in data.lines().filter(|l| !l.trim().is_empty()) {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
-        let text = v["text"].as_str().unwrap_or_default();
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let text = v["text"].as_str().unwrap();
         let expected: Vec<(String, EntityType)> = v["entities"]
             .as_array()
             .map(|a| {

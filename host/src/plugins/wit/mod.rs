@@ -7,8 +7,8 @@
 pub mod since_v0_1_0;
 
 use mnemo_core::model::EntityType;
+use wasmtime::Store;
 use wasmtime::component::Component;
-use wasmtime::{Engine, Store};
 
 use super::provider::PluginState;
 
@@ -46,14 +46,18 @@ pub enum Provider {
 
 impl ProviderPre {
     /// Links `component` for the ABI `version` it declared.
-    pub fn new(version: &str, engine: &Engine, component: &Component) -> anyhow::Result<Self> {
+    pub fn new(
+        version: &str,
+        engine: &wasmtime::Engine,
+        component: &Component,
+    ) -> anyhow::Result<Self> {
         match version {
             "0.1.0" => Ok(Self::V0_1_0(since_v0_1_0::pre(engine, component)?)),
             other => anyhow::bail!("plugin ABI {other} is not supported by this host"),
         }
     }
 
-    pub fn engine(&self) -> &Engine {
+    pub fn engine(&self) -> &wasmtime::Engine {
         match self {
             Self::V0_1_0(pre) => pre.engine(),
         }
