@@ -1,10 +1,11 @@
-//! The engine: the write paths (remember, ingest), reads by id and listing,
-//! updates, soft delete and restore. Recall lives in `recall.rs`.
+//! `Engine<P>`: the memory engine over its ports. This file holds only the
+//! struct and the helpers every flow shares (clock, epoch, decision log,
+//! embedding one text); the operations are `impl Engine` blocks in the flow
+//! that owns them — `write/`, `read/`, `lifecycle/`, `agent/`.
 
 use crate::error::CoreResult;
 use crate::model::*;
-use crate::ports::{Clock, Embedder, Ner, Ports, Storage};
-use crate::write::entities;
+use crate::ports::{Clock, Embedder, Ports, Storage};
 
 /// Metadata key of the current consolidation epoch.
 pub const META_EPOCH: &str = "epoch";
@@ -65,26 +66,5 @@ impl<P: Ports> Engine<P> {
             .embed(&[text.to_string()])
             .ok()
             .and_then(|mut v| v.pop()))
-    }
-
-    pub(crate) fn link_entities(
-        &self,
-        namespace: &str,
-        target: Target,
-        id: &str,
-        text: &str,
-    ) -> CoreResult<u32> {
-        // NER failure costs the links, never the write.
-        let Ok(mentions) = self.ports.ner().extract(text, NerStrategy::Fast) else {
-            return Ok(0);
-        };
-        entities::link_mentions(
-            self.ports.storage(),
-            self.ports.clock(),
-            namespace,
-            target,
-            id,
-            &mentions,
-        )
     }
 }

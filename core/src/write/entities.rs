@@ -4,10 +4,11 @@
 
 use std::collections::BTreeSet;
 
+use crate::engine::Engine;
 use crate::error::CoreResult;
 use crate::ids::new_id;
-use crate::model::{Entity, EntityType, Mention, Target};
-use crate::ports::{Clock, Storage};
+use crate::model::{Entity, EntityType, Mention, NerStrategy, Target};
+use crate::ports::{Clock, Ner, Ports, Storage};
 
 /// Most aliases kept per entity.
 pub const MAX_ALIASES: usize = 32;
@@ -83,4 +84,28 @@ pub fn merge_mentions(mut all: Vec<Mention>) -> Vec<Mention> {
     }
     kept.sort_by_key(|m| m.start);
     kept
+}
+
+impl<P: Ports> Engine<P> {
+    /// Links the entities the `fast` NER strategy finds in `text` to item `id`.
+    pub(crate) fn link_entities(
+        &self,
+        namespace: &str,
+        target: Target,
+        id: &str,
+        text: &str,
+    ) -> CoreResult<u32> {
+        // NER failure costs the links, never the write.
+        let Ok(mentions) = self.ports().ner().extract(text, NerStrategy::Fast) else {
+            return Ok(0);
+        };
+        link_mentions(
+            self.ports().storage(),
+            self.ports().clock(),
+            namespace,
+            target,
+            id,
+            &mentions,
+        )
+    }
 }
