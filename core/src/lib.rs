@@ -29,8 +29,8 @@ mod prompts;
 mod read;
 mod write;
 
-#[cfg(test)]
-mod fakes;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 #[cfg(test)]
 mod tests;
 

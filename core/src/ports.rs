@@ -1,6 +1,6 @@
 //! The ports: every effect the core needs, as small traits. The WASM build
 //! binds them to the WIT imports (`wasm.rs`); the native host implements them
-//! directly; unit tests use the in-memory fakes of `fakes.rs`.
+//! directly; unit tests use the in-memory fakes of `testing/`.
 
 use crate::error::CoreResult;
 use crate::model::*;

@@ -92,7 +92,7 @@ impl<P: Ports> Engine<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fakes::FakePorts;
+    use crate::testing::FakePorts;
 
     #[test]
     fn the_curve() {

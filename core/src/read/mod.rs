@@ -8,5 +8,8 @@ mod items;
 mod recall;
 pub(crate) mod scoring;
 
-#[cfg(test)]
+#[cfg(any(test, feature = "testing"))]
 pub(crate) use recall::admits;
+
+#[cfg(test)]
+mod properties;

@@ -1,7 +1,7 @@
 //! Behaviour of the engine against the in-memory fakes.
 
-use crate::fakes::FakePorts;
 use crate::model::*;
+use crate::testing::FakePorts;
 use crate::{CoreError, Engine};
 
 fn engine() -> Engine<FakePorts> {

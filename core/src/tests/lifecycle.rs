@@ -1,9 +1,9 @@
 //! Consolidation, facts, topics, resume, context and reflection against the
 //! in-memory fakes (the scripted LLM stands in for the model).
 
-use crate::fakes::FakePorts;
 use crate::model::*;
 use crate::ports::Storage;
+use crate::testing::FakePorts;
 use crate::{CoreError, Engine};
 
 fn engine() -> Engine<FakePorts> {
@@ -554,7 +554,7 @@ fn interval_runs_skip_when_nothing_changed() {
 
 fn cosine(a: &str, b: &str) -> f32 {
     use crate::ports::Embedder;
-    let v = crate::fakes::BowEmbedder
+    let v = crate::testing::BowEmbedder
         .embed(&[a.to_string(), b.to_string()])
         .expect("embed");
     crate::vector::cosine(&v[0], &v[1])

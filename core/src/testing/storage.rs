@@ -1,6 +1,6 @@
-//! In-memory fakes of every port, for the core's unit tests. The storage fake
-//! is naive (linear scans, term-count "BM25") but honours the same contract
-//! as the SQLite store: filters, soft deletes, namespaces.
+//! `MemStorage`: the storage port in memory. Naive (linear scans,
+//! term-count "BM25") but held to the same contract as the SQLite store by
+//! the suite in `contract.rs`: filters, soft deletes, namespaces, orders.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -330,12 +330,34 @@ impl Storage for MemStorage {
             .collect())
     }
     fn linked_items(&self, target: Target, entity_id: &str, limit: u32) -> CoreResult<Vec<String>> {
-        Ok(self
+        // Active items only, newest event first, ties by id (as SQLite does).
+        let active = |id: &str| -> Option<Millis> {
+            match target {
+                Target::Memories => self
+                    .memories
+                    .borrow()
+                    .get(id)
+                    .filter(|m| m.is_active())
+                    .map(|m| m.event_time),
+                Target::Episodes => self
+                    .episodes
+                    .borrow()
+                    .get(id)
+                    .filter(|e| e.valid_until.is_none())
+                    .map(|e| e.event_time),
+            }
+        };
+        let mut items: Vec<(Millis, String)> = self
             .links
             .borrow()
             .iter()
             .filter(|(t, _, e)| *t == target && e == entity_id)
-            .map(|(_, item, _)| item.clone())
+            .filter_map(|(_, item, _)| active(item).map(|at| (at, item.clone())))
+            .collect();
+        items.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        Ok(items
+            .into_iter()
+            .map(|(_, id)| id)
             .take(limit as usize)
             .collect())
     }
@@ -478,24 +500,66 @@ impl Storage for MemStorage {
         Ok(out)
     }
     fn stats(&self, namespaces: &[String]) -> CoreResult<StoreStats> {
+        let mine = |ns: &String| namespaces.is_empty() || namespaces.contains(ns);
         let mut s = StoreStats::default();
-        for m in self.memories.borrow().values() {
-            if !namespaces.is_empty() && !namespaces.contains(&m.namespace) {
-                continue;
-            }
+        for m in self
+            .memories
+            .borrow()
+            .values()
+            .filter(|m| mine(&m.namespace))
+        {
             if !m.is_active() {
                 s.deleted += 1;
                 continue;
             }
             s.active += 1;
+            s.newest = s.newest.max(Some(m.created_at));
             match m.layer {
                 Layer::Buffer => s.buffer += 1,
                 Layer::Working => s.working += 1,
                 Layer::Core => s.core += 1,
             }
+            match m.kind {
+                Kind::Episodic => s.episodic += 1,
+                Kind::Semantic => s.semantic += 1,
+                Kind::Procedural => s.procedural += 1,
+            }
         }
-        s.episodes = self.episodes.borrow().len() as u64;
-        s.entities = self.entities.borrow().len() as u64;
+        let episodes = self.episodes.borrow();
+        s.episodes = episodes
+            .values()
+            .filter(|e| mine(&e.namespace) && e.valid_until.is_none())
+            .count() as u64;
+        s.sessions = self
+            .sessions
+            .borrow()
+            .values()
+            .filter(|x| mine(&x.namespace))
+            .count() as u64;
+        s.entities = self
+            .entities
+            .borrow()
+            .values()
+            .filter(|e| mine(&e.namespace))
+            .count() as u64;
+        s.facts = self
+            .facts
+            .borrow()
+            .iter()
+            .filter(|f| mine(&f.namespace) && f.valid_until.is_none() && f.superseded_by.is_none())
+            .count() as u64;
+        let memories = self.memories.borrow();
+        for ((target, id), _) in self.vectors.borrow().iter() {
+            match target {
+                Target::Memories if memories.get(id).is_some_and(|m| mine(&m.namespace)) => {
+                    s.memory_vectors += 1
+                }
+                Target::Episodes if episodes.get(id).is_some_and(|e| mine(&e.namespace)) => {
+                    s.episode_vectors += 1
+                }
+                _ => {}
+            }
+        }
         Ok(s)
     }
     fn log_decision(&self, entry: &Decision) -> CoreResult<()> {
@@ -510,178 +574,5 @@ impl Storage for MemStorage {
             .borrow_mut()
             .insert(key.to_string(), value.to_string());
         Ok(())
-    }
-}
-
-/// Bag-of-words embedder: hashed token counts, L2-normalised. Texts sharing
-/// words get high cosine, as a real model would give paraphrases.
-pub struct BowEmbedder;
-
-impl Embedder for BowEmbedder {
-    fn info(&self) -> EmbedderInfo {
-        EmbedderInfo {
-            model: "bow-test".into(),
-            dimension: 64,
-        }
-    }
-    fn embed(&self, texts: &[String]) -> CoreResult<Vec<Vec<f32>>> {
-        Ok(texts
-            .iter()
-            .map(|t| {
-                let mut v = vec![0f32; 64];
-                for tok in text::tokens(t) {
-                    let h = tok
-                        .bytes()
-                        .fold(7u32, |h, b| h.wrapping_mul(31).wrapping_add(b as u32));
-                    v[(h % 64) as usize] += 1.0;
-                }
-                let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-9);
-                v.iter().map(|x| x / n).collect()
-            })
-            .collect())
-    }
-}
-
-/// An LLM that answers from a script, keyed by the request's component
-/// (`gate`, `extract`, ...). Off unless a test sets a level; an unscripted
-/// component is an `llm` error. Every request is kept for assertions.
-#[derive(Default)]
-pub struct ScriptedLlm {
-    pub level: Cell<Option<LlmLevel>>,
-    pub answers: RefCell<BTreeMap<LlmComponent, Vec<String>>>,
-    pub requests: RefCell<Vec<ChatRequest>>,
-}
-
-impl ScriptedLlm {
-    pub fn script(&self, level: LlmLevel, component: LlmComponent, answer: &str) {
-        self.level.set(Some(level));
-        self.answers
-            .borrow_mut()
-            .entry(component)
-            .or_default()
-            .push(answer.into());
-    }
-}
-
-impl Llm for ScriptedLlm {
-    fn level(&self) -> LlmLevel {
-        self.level.get().unwrap_or(LlmLevel::Off)
-    }
-    fn complete(&self, req: &ChatRequest) -> CoreResult<ChatResponse> {
-        self.requests.borrow_mut().push(req.clone());
-        if self.level() == LlmLevel::Off {
-            return Err(CoreError::Unavailable("llm is off".into()));
-        }
-        let mut answers = self.answers.borrow_mut();
-        let queue = answers.entry(req.component).or_default();
-        if queue.is_empty() {
-            return Err(CoreError::Llm(format!(
-                "nothing scripted for {}",
-                req.component
-            )));
-        }
-        Ok(ChatResponse {
-            content: queue.remove(0),
-            model: "scripted".into(),
-            input_tokens: 1,
-            output_tokens: 1,
-        })
-    }
-}
-
-/// Capitalised words are people; `#x` hashtags.
-pub struct CapsNer;
-impl Ner for CapsNer {
-    fn extract(&self, text: &str, _strategy: NerStrategy) -> CoreResult<Vec<Mention>> {
-        let mut out = Vec::new();
-        let mut offset = 0;
-        for word in text.split(' ') {
-            let w = word.trim_matches(|c: char| !c.is_alphanumeric() && c != '#');
-            if let Some(tag) = w.strip_prefix('#') {
-                out.push(Mention {
-                    text: tag.into(),
-                    entity_type: EntityType::Hashtag,
-                    start: offset as u32,
-                    end: (offset + word.len()) as u32,
-                    confidence: 1.0,
-                    provider: "caps".into(),
-                });
-            } else if w.chars().next().is_some_and(char::is_uppercase) && w.len() > 1 {
-                out.push(Mention {
-                    text: w.into(),
-                    entity_type: EntityType::Person,
-                    start: offset as u32,
-                    end: (offset + w.len()) as u32,
-                    confidence: 0.5,
-                    provider: "caps".into(),
-                });
-            }
-            offset += word.len() + 1;
-        }
-        Ok(out)
-    }
-    fn accurate_available(&self) -> bool {
-        false
-    }
-}
-
-/// A clock the test moves by hand; `random` counts up.
-pub struct TestClock {
-    pub now: Cell<Millis>,
-    pub seq: Cell<u64>,
-}
-
-impl Default for TestClock {
-    fn default() -> Self {
-        Self {
-            now: Cell::new(1_700_000_000_000),
-            seq: Cell::new(0),
-        }
-    }
-}
-
-impl TestClock {
-    pub fn advance_hours(&self, h: i64) {
-        self.now.set(self.now.get() + h * 3_600_000);
-    }
-}
-
-impl Clock for TestClock {
-    fn now(&self) -> Millis {
-        self.now.get()
-    }
-    fn random(&self) -> u64 {
-        self.seq.set(self.seq.get() + 1);
-        self.seq.get()
-    }
-}
-
-#[derive(Default)]
-pub struct FakePorts {
-    pub storage: MemStorage,
-    pub clock: TestClock,
-    pub llm: ScriptedLlm,
-}
-
-impl Ports for FakePorts {
-    type Storage = MemStorage;
-    type Embedder = BowEmbedder;
-    type Llm = ScriptedLlm;
-    type Ner = CapsNer;
-    type Clock = TestClock;
-    fn storage(&self) -> &MemStorage {
-        &self.storage
-    }
-    fn embedder(&self) -> &BowEmbedder {
-        &BowEmbedder
-    }
-    fn llm(&self) -> &ScriptedLlm {
-        &self.llm
-    }
-    fn ner(&self) -> &CapsNer {
-        &CapsNer
-    }
-    fn clock(&self) -> &TestClock {
-        &self.clock
     }
 }

@@ -1,0 +1,19 @@
+//! The storage contract suite (`mnemo_core::testing::contract`) against the
+//! real SQLite store: the same checks the core's in-memory fake passes.
+
+use mnemo_core::testing::contract;
+use mnemo_host::storage::SqliteStore;
+
+#[test]
+fn the_sqlite_store_keeps_the_storage_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut n = 0;
+    contract::all(|| {
+        n += 1;
+        let store = SqliteStore::open(&dir.path().join(format!("contract-{n}.db"))).unwrap();
+        store
+            .lock_embedder("contract", contract::DIM as u32)
+            .unwrap();
+        store
+    });
+}
