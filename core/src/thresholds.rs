@@ -22,7 +22,7 @@ pub const DEDUP_JACCARD_PREFILTER: f32 = 0.50;
 /// Cosine above which a Jaccard-similar memory is a duplicate. Seed 004 uses
 /// 0.85 at the DB level; its API-level 0.65 (INSERT_DEDUP_SIM, for
 /// text-embedding-3-small) folds distinct facts together under MiniLM
-/// (DESIGN.md measured 58% of a LoCoMo conversation), so mnemo keeps the
+/// (docs/design/design.md measured 58% of a LoCoMo conversation), so mnemo keeps the
 /// Jaccard gate in front of every cosine decision.
 pub const DEDUP_COSINE_SIM: f32 = 0.85;
 /// Seed 004's API-level semantic dedup threshold, kept for reference and for

@@ -3,3 +3,4 @@
 
 mod engine;
 mod lifecycle;
+mod spec;
