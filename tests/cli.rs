@@ -439,6 +439,9 @@ fn every_command_has_help() {
         "bench",
         "list",
         "audit",
+        "decisions",
+        "review",
+        "fade",
         "facts",
     ] {
         let o = mnemo(dir.path(), &[cmd, "--help"]);

@@ -884,7 +884,7 @@ fn very_common_terms_do_not_drive_the_bm25_pass() {
 #[test]
 fn scheduled_runs_do_the_work_and_log_their_outcome() {
     use mnemo_host::scheduler::{self, Task};
-    use mnemo_host::storage::AuditFilter;
+    use mnemo_host::storage::DecisionFilter;
     let dir = tempfile::tempdir().unwrap();
     let mut m = open(dir.path());
     remember(&mut m, "", "The user keeps bees on the roof");
@@ -897,14 +897,14 @@ fn scheduled_runs_do_the_work_and_log_their_outcome() {
     std::thread::sleep(std::time::Duration::from_millis(5));
     remember(&mut m, "", "The bees swarmed in May");
     assert!(scheduler::run(&mut m, Task::Interval).starts_with("ok"));
-    for task in [Task::Consolidate, Task::Decay, Task::Enrich, Task::Reflect] {
+    for task in [Task::Consolidate, Task::Fade, Task::Enrich, Task::Reflect] {
         let outcome = scheduler::run(&mut m, task);
         assert!(outcome.starts_with("ok"), "{}: {outcome}", task.name());
     }
     let log = m
         .ports()
         .store
-        .audit_log(&AuditFilter {
+        .decision_log(&DecisionFilter {
             action: Some("scheduled".into()),
             limit: 20,
             ..Default::default()
@@ -922,7 +922,7 @@ fn scheduled_runs_do_the_work_and_log_their_outcome() {
             ("interval", false),
             ("interval", true),
             ("consolidate", true),
-            ("decay", true),
+            ("fade", true),
             ("enrich", true),
             ("reflect", true),
         ]

@@ -528,13 +528,16 @@ fn lifecycle_routes_answer_and_refuse_bad_input() {
     assert_eq!(st, 200);
     assert!(r["skipped"].is_string());
 
-    // The LLM audit needs an LLM: with the level off it is a typed 503.
-    let (st, v) = post("/audit", "{}");
-    assert_eq!(
-        (st, v["error"]["code"].as_str()),
-        (503, Some("unavailable")),
-        "{v}"
-    );
+    // The LLM review needs an LLM: with the level off it is a typed 503,
+    // under its name and its round 1 spelling.
+    for route in ["/review", "/audit"] {
+        let (st, v) = post(route, "{}");
+        assert_eq!(
+            (st, v["error"]["code"].as_str()),
+            (503, Some("unavailable")),
+            "{route}: {v}"
+        );
+    }
 
     // Malformed bodies and unknown fields are typed 400s; nothing was lost.
     assert_eq!(post("/consolidate", "{not json").0, 400);
@@ -877,6 +880,11 @@ fn observability_usage_entities_and_the_audit_log() {
             .collect()
     };
     assert_eq!(actions("?action=restore"), ["restore"]);
+    let decisions = call(ureq::get(&url("/decisions?action=restore")), None).1;
+    assert_eq!(
+        decisions["entries"][0]["action"], "restore",
+        "/decisions is the same log"
+    );
     assert_eq!(actions(&format!("?target={id}&limit=1")), ["restore"]);
     assert_eq!(actions("?since=99999999999999"), Vec::<String>::new());
     assert!(actions("?namespace=other").iter().all(|a| a != "delete"));

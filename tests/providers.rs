@@ -427,7 +427,7 @@ fn the_config_file_configures_providers_and_is_validated() {
     assert_eq!(
         tasks,
         ["enrich", "consolidate", "interval", "reflect"],
-        "decay is off"
+        "fading is off (the round 1 key `cron_decay` still reads)"
     );
     // 2023-05-08 01:30 UTC: enrichment moved there (and the half-hour interval).
     let names: Vec<&str> = cfg

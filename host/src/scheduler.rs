@@ -1,7 +1,7 @@
 //! The scheduler of `mnemo serve`: 5-field cron expressions (minute hour
 //! day-of-month month day-of-week, UTC; `*`, lists, ranges, steps) for seed
 //! 003's nightly and weekly tasks (enrichment 02:00, consolidation 03:00,
-//! decay 04:00, reflection Sunday 03:00) and seed 004's 30-minute
+//! fading 04:00, reflection Sunday 03:00) and seed 004's 30-minute
 //! consolidation interval, which skips a cycle when nothing was written.
 //!
 //! [`Ticker`] decides what starts in a minute: each due task once, and not
@@ -151,8 +151,8 @@ pub enum Task {
     Consolidate,
     /// Seed 004: the interval cycle, skipped when nothing was written.
     Interval,
-    /// Seed 003: Ebbinghaus decay (04:00).
-    Decay,
+    /// Seed 003's nightly Ebbinghaus decay of confidence: fading (04:00).
+    Fade,
     /// Seed 003: the weekly reflection (Sunday 03:00).
     Reflect,
 }
@@ -162,7 +162,7 @@ impl Task {
         Task::Enrich,
         Task::Consolidate,
         Task::Interval,
-        Task::Decay,
+        Task::Fade,
         Task::Reflect,
     ];
 
@@ -171,7 +171,7 @@ impl Task {
             Task::Enrich => "enrich",
             Task::Consolidate => "consolidate",
             Task::Interval => "interval",
-            Task::Decay => "decay",
+            Task::Fade => "fade",
             Task::Reflect => "reflect",
         }
     }
@@ -182,7 +182,7 @@ impl Task {
             Task::Enrich => "MNEMO_CRON_ENRICH",
             Task::Consolidate => "MNEMO_CRON_CONSOLIDATE",
             Task::Interval => "MNEMO_CRON_INTERVAL",
-            Task::Decay => "MNEMO_CRON_DECAY",
+            Task::Fade => "MNEMO_CRON_FADE",
             Task::Reflect => "MNEMO_CRON_REFLECT",
         }
     }
@@ -194,7 +194,7 @@ impl Task {
             Task::Enrich => "0 2 * * *",
             Task::Consolidate => "0 3 * * *",
             Task::Interval => "*/30 * * * *",
-            Task::Decay => "0 4 * * *",
+            Task::Fade => "0 4 * * *",
             Task::Reflect => "0 3 * * 0",
         }
     }
@@ -347,7 +347,7 @@ fn perform(m: &mut Mnemo, task: Task) -> anyhow::Result<String> {
             let r = m.enrich(0)?;
             Ok(format!("ok: examined {}, linked {}", r.examined, r.linked))
         }
-        Task::Decay => {
+        Task::Fade => {
             let r = m.fade()?;
             Ok(format!("ok: faded {}, to the trash {}", r.faded, r.pruned))
         }
@@ -418,8 +418,7 @@ mod tests {
 
     #[test]
     fn the_default_schedule_is_seed_003s() {
-        let s =
-            Schedule::new(|t| (t == Task::Decay).then(|| "off".to_string())).unwrap_or_default();
+        let s = Schedule::new(|t| (t == Task::Fade).then(|| "off".to_string())).unwrap_or_default();
         assert_eq!(s.due(MON_0200), [Task::Enrich, Task::Interval]);
         assert_eq!(
             s.due(MON_0200 + 3_600_000),
@@ -428,12 +427,12 @@ mod tests {
         assert_eq!(
             s.due(MON_0200 + 2 * 3_600_000),
             [Task::Interval],
-            "decay is off"
+            "fading is off"
         );
         let s = Schedule::new(|_| None).unwrap_or_default();
         assert_eq!(
             s.due(MON_0200 + 2 * 3_600_000),
-            [Task::Interval, Task::Decay]
+            [Task::Interval, Task::Fade]
         );
         assert!(s.due(MON_0200 + 10 * 60_000).is_empty());
         // Sunday 03:00: the nightly cycle, the interval and the reflection.

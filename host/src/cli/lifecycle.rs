@@ -1,10 +1,10 @@
 //! Lifecycle commands: consolidate, fade, enrich, reflect, and the decision
-//! log with the LLM review (`audit`).
+//! log (`decisions`, alias `audit`) and the LLM review (`review`).
 
 use clap::Args;
 use mnemo_core::model::*;
 use mnemo_host::Mnemo;
-use mnemo_host::storage::AuditFilter;
+use mnemo_host::storage::DecisionFilter;
 
 use super::output::*;
 
@@ -40,12 +40,25 @@ pub(super) struct ReflectArgs {
 }
 
 #[derive(Args)]
-pub(super) struct AuditArgs {
-    /// Run seed 004's LLM audit of Working and Core instead of reading the log.
+pub(super) struct ReviewArgs {
+    /// Show the proposals and verdicts; change nothing.
     #[arg(long)]
+    dry_run: bool,
+    /// Only this namespace.
+    #[arg(long, short = 'n')]
+    namespace: Option<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub(super) struct DecisionsArgs {
+    /// Run the LLM review instead (the round 1 spelling `audit --run`;
+    /// prefer `mnemo review`).
+    #[arg(long, hide = true)]
     run: bool,
     /// With --run: show the proposals and verdicts; change nothing.
-    #[arg(long, requires = "run")]
+    #[arg(long, requires = "run", hide = true)]
     dry_run: bool,
     /// Only this namespace (and, reading the log, the store-wide entries
     /// such as scheduled runs).
@@ -140,51 +153,63 @@ pub(super) fn fade(mnemo: &mut Mnemo, json: bool) -> Out {
     Ok(())
 }
 
-pub(super) fn audit(mnemo: &mut Mnemo, a: AuditArgs) -> Out {
-    if a.run {
-        let (ns, dry) = (a.namespace.clone(), a.dry_run);
-        let r = mnemo.review(ns.as_deref(), dry)?;
-        if a.json {
-            return print_json(&r);
-        }
+/// Seed 004's LLM review of Working and Core, under the review rules.
+pub(super) fn review(mnemo: &mut Mnemo, a: ReviewArgs) -> Out {
+    let r = mnemo.review(a.namespace.as_deref(), a.dry_run)?;
+    if a.json {
+        return print_json(&r);
+    }
+    println!(
+        "{} proposals, {:.0}% passed the review rules, {} applied{}",
+        r.ops.len(),
+        r.safety * 100.0,
+        r.executed,
+        if r.dry { " (dry run)" } else { "" }
+    );
+    for o in &r.ops {
+        let mark = if o.allowed { "ok " } else { "no " };
         println!(
-            "{} proposals, {:.0}% passed the sandbox, {} applied{}",
-            r.ops.len(),
-            r.safety * 100.0,
-            r.executed,
-            if r.dry { " (dry run)" } else { "" }
+            "  {mark} {:<8} {}  {}{}",
+            o.op,
+            o.ids.join(","),
+            o.reason,
+            if o.verdict.is_empty() {
+                String::new()
+            } else {
+                format!("  [{}]", o.verdict)
+            }
         );
-        for o in &r.ops {
-            let mark = if o.allowed { "ok " } else { "no " };
-            println!(
-                "  {mark} {:<8} {}  {}{}",
-                o.op,
-                o.ids.join(","),
-                o.reason,
-                if o.verdict.is_empty() {
-                    String::new()
-                } else {
-                    format!("  [{}]", o.verdict)
-                }
-            );
-        }
-    } else {
-        let entries = mnemo.ports().store.audit_log(&AuditFilter {
-            limit: a.limit,
-            target: a.target.clone(),
-            action: a.action.clone(),
-            namespace: a.namespace.clone(),
-            since: None,
-        })?;
-        if a.json {
-            return print_json(&entries);
-        }
-        for e in &entries {
-            println!(
-                "{}  {:<10} {:<12} {}  {}",
-                e.at, e.namespace, e.action, e.target_id, e.detail
-            );
-        }
+    }
+    Ok(())
+}
+
+/// The decision log, newest first (or, with the hidden `--run`, a review).
+pub(super) fn decisions(mnemo: &mut Mnemo, a: DecisionsArgs) -> Out {
+    if a.run {
+        return review(
+            mnemo,
+            ReviewArgs {
+                dry_run: a.dry_run,
+                namespace: a.namespace,
+                json: a.json,
+            },
+        );
+    }
+    let entries = mnemo.ports().store.decision_log(&DecisionFilter {
+        limit: a.limit,
+        target: a.target.clone(),
+        action: a.action.clone(),
+        namespace: a.namespace.clone(),
+        since: None,
+    })?;
+    if a.json {
+        return print_json(&entries);
+    }
+    for e in &entries {
+        println!(
+            "{}  {:<10} {:<12} {}  {}",
+            e.at, e.namespace, e.action, e.target_id, e.detail
+        );
     }
     Ok(())
 }

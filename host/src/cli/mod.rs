@@ -26,7 +26,7 @@ mod store;
 
 use dialogue::{ContextArgs, IngestArgs, ResumeArgs, SessionsArgs, TopicsArgs};
 use knowledge::{EntityArgs, FactsCommand, NerArgs};
-use lifecycle::{AuditArgs, ConsolidateArgs, EnrichArgs, ReflectArgs};
+use lifecycle::{ConsolidateArgs, DecisionsArgs, EnrichArgs, ReflectArgs, ReviewArgs};
 use memories::{DeleteArgs, IdArgs, ListArgs, RecallArgs, RememberArgs};
 use output::Out;
 pub(crate) use output::progress;
@@ -100,8 +100,11 @@ enum Command {
     Facts(FactsCommand),
     /// Run a NER strategy on a text: the merged entities of its plugins.
     Ner(NerArgs),
-    /// The audit log of lifecycle decisions (reinforce, delete, restore, supersede, ...).
-    Audit(AuditArgs),
+    /// The decision log: what the engine decided and why (reinforce, delete, restore, supersede, promote, ...).
+    #[command(alias = "audit")]
+    Decisions(DecisionsArgs),
+    /// Seed 004's LLM review of Working and Core, under the review rules (seed 004's "audit").
+    Review(ReviewArgs),
     /// The ledger of LLM and embedding calls: totals, then the latest calls.
     LlmUsage(UsageArgs),
     /// Measure retrieval quality on an evaluation set.
@@ -188,7 +191,8 @@ fn run(cli: Cli, config: Config) -> Out {
         Command::Fade { json } => lifecycle::fade(m, json),
         Command::Enrich(a) => lifecycle::enrich(m, a),
         Command::Reflect(a) => lifecycle::reflect(m, a),
-        Command::Audit(a) => lifecycle::audit(m, a),
+        Command::Decisions(a) => lifecycle::decisions(m, a),
+        Command::Review(a) => lifecycle::review(m, a),
         Command::Facts(c) => knowledge::facts(m, c),
         Command::Entity(a) => knowledge::entity(m, a),
         Command::Stats(a) => store::stats(m, a),

@@ -175,7 +175,7 @@ impl Config {
                     Task::Enrich => s.cron_enrich.clone(),
                     Task::Consolidate => s.cron_consolidate.clone(),
                     Task::Interval => s.cron_interval.clone(),
-                    Task::Decay => s.cron_decay.clone(),
+                    Task::Fade => s.cron_fade.clone(),
                     Task::Reflect => s.cron_reflect.clone(),
                 }
             })?,

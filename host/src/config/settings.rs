@@ -173,7 +173,9 @@ settings! {
     cron_enrich: String,
     cron_consolidate: String,
     cron_interval: String,
-    cron_decay: String,
+    /// When fading runs (seed 003's 04:00 task; `cron_decay` in round 1 files).
+    #[serde(alias = "cron_decay")]
+    cron_fade: String,
     cron_reflect: String,
     // One endpoint per model tier (seed 004 §7); unset parts come from `llm_*`.
     gate_url: String, gate_key: String, gate_model: String, gate_provider: String,

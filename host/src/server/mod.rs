@@ -163,7 +163,10 @@ pub fn router(engine_config: Config, api_key: Option<String>) -> anyhow::Result<
         .route("/sessions/{id}", get(get_session))
         .route("/sessions/{id}/consolidate", post(consolidate_session))
         .route("/llm-usage", get(llm_usage))
-        .route("/audit", get(audit).post(run_audit))
+        .route("/decisions", get(decisions))
+        .route("/review", post(review))
+        // The round 1 spellings of the two above.
+        .route("/audit", get(decisions).post(review))
         .route("/memories/batch", post(create_batch))
         .route("/entities/{name}", get(entity_info))
         .route("/search", get(quick_search))

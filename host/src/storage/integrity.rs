@@ -10,7 +10,7 @@ use super::{SqliteStore, rows};
 
 /// Which audit-log entries to read (every field narrows; newest first).
 #[derive(Debug, Clone)]
-pub struct AuditFilter {
+pub struct DecisionFilter {
     pub limit: u32,
     /// Only decisions about this memory, episode or session.
     pub target: Option<String>,
@@ -23,7 +23,7 @@ pub struct AuditFilter {
     pub since: Option<i64>,
 }
 
-impl Default for AuditFilter {
+impl Default for DecisionFilter {
     fn default() -> Self {
         Self {
             limit: 100,
@@ -49,7 +49,7 @@ pub struct Integrity {
 
 impl SqliteStore {
     /// The latest lifecycle decisions, newest first; optionally for one id.
-    pub fn audit_log(&self, f: &AuditFilter) -> anyhow::Result<Vec<Decision>> {
+    pub fn decision_log(&self, f: &DecisionFilter) -> anyhow::Result<Vec<Decision>> {
         let mut stmt = self.connection().prepare_cached(
             "SELECT at, namespace, action, target_id, detail FROM audit_log \
              WHERE (?2 IS NULL OR target_id = ?2) AND (?3 IS NULL OR action = ?3) \

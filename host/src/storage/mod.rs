@@ -23,7 +23,7 @@ use std::sync::Once;
 use anyhow::Context;
 use rusqlite::Connection;
 
-pub use integrity::{AuditFilter, Integrity};
+pub use integrity::{DecisionFilter, Integrity};
 pub use sqlite::{ANN_MIN_ROWS, SqliteStore};
 pub use usage::UsageSummary;
 pub use vectors::VectorState;

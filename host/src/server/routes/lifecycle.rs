@@ -8,7 +8,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use mnemo_core::model::*;
 
-use mnemo_host::storage::AuditFilter;
+use mnemo_host::storage::DecisionFilter;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -19,7 +19,7 @@ use super::*;
 
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
-pub(in crate::server) struct AuditQuery {
+pub(in crate::server) struct DecisionsQuery {
     limit: Option<u32>,
     target: Option<String>,
     action: Option<String>,
@@ -27,12 +27,12 @@ pub(in crate::server) struct AuditQuery {
     since: Option<i64>,
 }
 
-pub(in crate::server) async fn audit(
+pub(in crate::server) async fn decisions(
     State(s): State<AppState>,
     headers: HeaderMap,
-    Query(q): Query<AuditQuery>,
+    Query(q): Query<DecisionsQuery>,
 ) -> ApiResult {
-    let filter = AuditFilter {
+    let filter = DecisionFilter {
         limit: q.limit.unwrap_or(100),
         target: q.target,
         action: q.action,
@@ -41,7 +41,7 @@ pub(in crate::server) async fn audit(
     };
     let entries = s
         .engine
-        .run(move |m| m.ports().store.audit_log(&filter))
+        .run(move |m| m.ports().store.decision_log(&filter))
         .await?
         .map_err(ApiError::storage)?;
     Ok(Json(json!({ "entries": entries })).into_response())
@@ -96,15 +96,15 @@ pub(in crate::server) async fn reflect(
 
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
-pub(in crate::server) struct AuditRunRequest {
+pub(in crate::server) struct ReviewRequest {
     namespace: Option<String>,
     dry: bool,
 }
 
 /// Seed 004's LLM audit: proposals, the sandbox's verdicts, what ran.
-pub(in crate::server) async fn run_audit(State(s): State<AppState>, body: Bytes) -> ApiResult {
-    let req: AuditRunRequest = if body.is_empty() {
-        AuditRunRequest::default()
+pub(in crate::server) async fn review(State(s): State<AppState>, body: Bytes) -> ApiResult {
+    let req: ReviewRequest = if body.is_empty() {
+        ReviewRequest::default()
     } else {
         parse(&body)?
     };
