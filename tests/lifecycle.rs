@@ -349,7 +349,7 @@ fn the_llm_extracts_facts_gates_and_names_topics() {
         "{topics:?}"
     );
 
-    // The audit proposes; the sandbox refuses a delete and nothing runs.
+    // The review proposes; its rules refuse a delete and nothing runs.
     let audit = m.review(None, false).unwrap();
     assert_eq!((audit.ops.len(), audit.executed), (1, 0));
     assert!(audit.ops[0].verdict.contains("whatever"), "{audit:?}");

@@ -116,7 +116,7 @@ pub const CHANNEL_MIN: u32 = 40;
 pub const CHARS_PER_TOKEN: usize = 4;
 
 // ---- Ebbinghaus (seed 003) -----------------------------------------------
-/// Facts under this confidence are soft-deleted by the nightly decay.
+/// Memories faded under this confidence go to the trash (nightly fading).
 pub const CONFIDENCE_PRUNE_THRESHOLD: f32 = 0.05;
 
 // ---- Layer lifecycle (seed 004 §1, §2, §8) ---------------------------------
@@ -215,19 +215,19 @@ pub const PAIR_NEIGHBOURS: u32 = 5;
 /// Changed memories whose neighbours are examined per cycle.
 pub const PAIR_SCAN_MAX: usize = 200;
 
-// ---- LLM audit and its sandbox (seed 004 §5) ---------------------------------
-/// Share of an audit's operations that must pass the sandbox for any to run.
-pub const SANDBOX_SAFETY_THRESHOLD: f32 = 0.70;
+// ---- the LLM review and its rules (seed 004 §5: the audit and its sandbox) ---
+/// Share of a review's operations that must pass the review rules for any to run.
+pub const REVIEW_SAFETY_THRESHOLD: f32 = 0.70;
 /// Memories modified this recently are not touched by an audit.
-pub const SANDBOX_RECENT_MOD_HOURS: f32 = 24.0;
+pub const REVIEW_RECENT_MOD_HOURS: f32 = 24.0;
 /// Memories younger than this are protected from an audit.
-pub const SANDBOX_NEW_AGE_HOURS: f32 = 48.0;
-/// Merge hints in the audit prompt: pairs in this cosine window.
-pub const AUDIT_MERGE_MIN_SIM: f32 = 0.65;
-pub const AUDIT_MERGE_MAX_SIM: f32 = MERGE_SIM;
+pub const REVIEW_NEW_AGE_HOURS: f32 = 48.0;
+/// Merge hints in the review prompt: pairs in this cosine window.
+pub const REVIEW_MERGE_MIN_SIM: f32 = 0.65;
+pub const REVIEW_MERGE_MAX_SIM: f32 = MERGE_SIM;
 /// Most memories one audit reviews (newest first). Not in the seeds: it
 /// bounds the prompt.
-pub const AUDIT_MAX_MEMORIES: u32 = 200;
+pub const REVIEW_MAX_MEMORIES: u32 = 200;
 
 // ---- Query expansion and rerank (seed 004 §4.4–4.5) --------------------------
 /// Alternative phrases an expansion may add (seed: 4–6).

@@ -6,7 +6,7 @@
 //!
 //! [`Ticker`] decides what starts in a minute: each due task once, and not
 //! while its previous run is still going ([`RunGuard`]). [`run`] performs one
-//! task and logs it with its outcome — tracing, and the audit log (action
+//! task and logs it with its outcome — tracing, and the decision log (action
 //! `scheduled`, target the task's name, detail the outcome).
 
 use std::collections::HashSet;

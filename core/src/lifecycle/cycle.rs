@@ -15,7 +15,7 @@
 //! 7. the epoch advances and the topic trees are rebuilt.
 //!
 //! Nothing is deleted: evictions and merges set `valid_until` and a reason
-//! (restorable from the trash); every decision is written to the audit log.
+//! (restorable from the trash); every decision is written to the decision log.
 
 use super::importance::decay;
 use std::collections::{BTreeMap, BTreeSet};

@@ -87,7 +87,7 @@ impl<P: Ports> Engine<P> {
                     }
                 });
                 let sim = hit.score;
-                // Seed 004's sandbox rule for merges: the result must keep at
+                // Seed 004's sandbox rule for merges (mnemo's review rules): the result must keep at
                 // least half of the shorter input, and fit a memory.
                 let shortest = older
                     .content

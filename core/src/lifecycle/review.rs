@@ -2,7 +2,7 @@
 //! operations with three powers — schedule (promote / demote one layer),
 //! adjust (importance) and merge — and every proposal passes the sandbox's
 //! rules before anything runs. Delete is not a power: a proposed delete is
-//! refused. When fewer than `SANDBOX_SAFETY_THRESHOLD` of the proposals pass,
+//! refused. When fewer than `REVIEW_SAFETY_THRESHOLD` of the proposals pass,
 //! none runs. Merges are soft (the absorbed memories go to the trash).
 
 use std::collections::BTreeMap;
@@ -21,7 +21,7 @@ impl<P: Ports> Engine<P> {
     pub fn review(&self, namespace: Option<&str>, dry: bool) -> CoreResult<ReviewReport> {
         if self.ports().llm().level() == LlmLevel::Off {
             return Err(CoreError::Unavailable(
-                "the audit needs an LLM (MNEMO_LLM_LEVEL is off)".into(),
+                "the review needs an LLM (MNEMO_LLM_LEVEL is off)".into(),
             ));
         }
         let namespace = namespace.map(validate::namespace).transpose()?;
@@ -31,7 +31,7 @@ impl<P: Ports> Engine<P> {
             namespaces: namespace.iter().cloned().collect(),
             layers: vec![Layer::Working, Layer::Core],
             by_modified: true,
-            limit: AUDIT_MAX_MEMORIES,
+            limit: REVIEW_MAX_MEMORIES,
             ..Default::default()
         })?;
         let mut report = ReviewReport {
@@ -65,13 +65,13 @@ impl<P: Ports> Engine<P> {
         } else {
             good as f32 / ops.len() as f32
         };
-        let run = !dry && report.safety >= SANDBOX_SAFETY_THRESHOLD;
+        let run = !dry && report.safety >= REVIEW_SAFETY_THRESHOLD;
         if !run && !dry && !ops.is_empty() {
             for op in ops.iter_mut().filter(|o| o.allowed) {
                 op.verdict = format!(
-                    "not run: only {:.0}% of the proposals passed the sandbox (needs {:.0}%)",
+                    "not run: only {:.0}% of the proposals passed the review rules (needs {:.0}%)",
                     report.safety * 100.0,
-                    SANDBOX_SAFETY_THRESHOLD * 100.0
+                    REVIEW_SAFETY_THRESHOLD * 100.0
                 );
             }
         }
@@ -104,7 +104,7 @@ impl<P: Ports> Engine<P> {
         Ok(report)
     }
 
-    /// Pairs in the audit's merge-hint window, from each memory's nearest neighbours.
+    /// Pairs in the review's merge-hint window, from each memory's nearest neighbours.
     fn merge_hints(&self, list: &[Memory]) -> CoreResult<Vec<(String, String)>> {
         let storage = self.ports().storage();
         let ids: Vec<String> = list.iter().map(|m| m.id.clone()).collect();
@@ -119,7 +119,7 @@ impl<P: Ports> Engine<P> {
                     continue;
                 };
                 let sim = crate::vector::cosine(va, vb);
-                if (AUDIT_MERGE_MIN_SIM..=AUDIT_MERGE_MAX_SIM).contains(&sim) {
+                if (REVIEW_MERGE_MIN_SIM..=REVIEW_MERGE_MAX_SIM).contains(&sim) {
                     hints.push((a.id.clone(), b.id.clone()));
                 }
             }

@@ -46,14 +46,14 @@ pub(super) fn judge(
     for m in &targets {
         let modified_h = (now - m.modified_at).max(0) as f32 / MS_PER_HOUR;
         let age_h = (now - m.created_at).max(0) as f32 / MS_PER_HOUR;
-        if modified_h < SANDBOX_RECENT_MOD_HOURS {
+        if modified_h < REVIEW_RECENT_MOD_HOURS {
             return Some(format!(
-                "{} was modified in the last {SANDBOX_RECENT_MOD_HOURS}h",
+                "{} was modified in the last {REVIEW_RECENT_MOD_HOURS}h",
                 m.id
             ));
         }
-        if age_h < SANDBOX_NEW_AGE_HOURS {
-            return Some(format!("{} is younger than {SANDBOX_NEW_AGE_HOURS}h", m.id));
+        if age_h < REVIEW_NEW_AGE_HOURS {
+            return Some(format!("{} is younger than {REVIEW_NEW_AGE_HOURS}h", m.id));
         }
     }
     let single = |what: &str| -> Result<&Memory, String> {
@@ -141,7 +141,7 @@ mod tests {
     }
 
     #[test]
-    fn the_sandbox_enforces_seed_004s_rules() {
+    fn the_review_rules_enforce_seed_004s_sandbox() {
         let now = 10 * 86_400_000;
         let mut ms = BTreeMap::new();
         for (id, layer, text) in [

@@ -105,7 +105,7 @@ macro_rules! engine_records {
             reflection: Option<Memory>,
         }
 
-        /// One operation an audit proposed, and what the sandbox made of it.
+        /// One operation the LLM review proposed, and the review rules' verdict.
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
         engine::ReviewOp {
             /// Delete is always refused: the review has no delete power.
@@ -115,7 +115,7 @@ macro_rules! engine_records {
             importance: Option<f32>,
             content: Option<String>,
             reason: String,
-            /// Passed the sandbox.
+            /// Passed the review rules.
             allowed: bool,
             /// Why it was refused, when it was.
             verdict: String,

@@ -62,7 +62,7 @@ pub fn request(memories: &[Memory], hints: &[(String, String)], now: i64) -> Cha
 }
 
 /// The proposed operations with ids resolved; an unknown id is kept as
-/// given, so the sandbox refuses it by name.
+/// given, so the review rules refuse it by name.
 pub fn parse(arguments: &str, memories: &[Memory]) -> CoreResult<Vec<crate::model::ReviewOp>> {
     let v = parse_json("audit", arguments)?;
     let mut out = Vec::new();

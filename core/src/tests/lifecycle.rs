@@ -801,7 +801,7 @@ fn recall_walks_the_fact_graph() {
 }
 
 #[test]
-fn the_audit_runs_only_what_the_sandbox_allows() {
+fn the_review_runs_only_what_its_rules_allow() {
     let e = engine();
     let b = working(&e, "Prefer small pull requests with one change each");
     let other = working(&e, "The user reads release notes on Mondays");
@@ -838,7 +838,7 @@ fn the_audit_runs_only_what_the_sandbox_allows() {
     );
     let r = e.review(None, false).expect("audit");
     assert_eq!(r.executed, 0, "{r:?}");
-    assert!(r.safety < crate::thresholds::SANDBOX_SAFETY_THRESHOLD);
+    assert!(r.safety < crate::thresholds::REVIEW_SAFETY_THRESHOLD);
     assert_eq!(get(&e, &b.id).layer, Layer::Core);
     assert!(get(&e, &other.id).is_active());
     let audit = e.ports().storage.audit.borrow();

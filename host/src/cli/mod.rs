@@ -83,7 +83,7 @@ enum Command {
     },
     /// Re-extract entities with the `accurate` strategy where few were found (seed 003's 02:00 task).
     Enrich(EnrichArgs),
-    /// One consolidation cycle: sessions into facts, promotions, gate, dedup, eviction, decay.
+    /// One consolidation cycle: sessions into facts, promotions, gate, dedup, eviction, importance decay.
     Consolidate(ConsolidateArgs),
     /// Session-recovery context: Core, Recent, Topics and Triggers (seed 004).
     Resume(ResumeArgs),

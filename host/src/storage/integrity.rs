@@ -1,5 +1,5 @@
 //! Reads the host serves to operators as they are, with no logic of the
-//! core's: the audit log of lifecycle decisions, the integrity counts
+//! core's: the decision log (table `audit_log`), the integrity counts
 //! `/health` reports, and the sessions seen so far.
 
 use mnemo_core::model::{Decision, Session};

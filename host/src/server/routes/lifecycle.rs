@@ -101,7 +101,7 @@ pub(in crate::server) struct ReviewRequest {
     dry: bool,
 }
 
-/// Seed 004's LLM audit: proposals, the sandbox's verdicts, what ran.
+/// Seed 004's LLM audit, mnemo's review: proposals, the review rules' verdicts, what ran.
 pub(in crate::server) async fn review(State(s): State<AppState>, body: Bytes) -> ApiResult {
     let req: ReviewRequest = if body.is_empty() {
         ReviewRequest::default()
