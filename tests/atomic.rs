@@ -190,3 +190,66 @@ fn a_batch_is_all_or_nothing() {
     .unwrap();
     assert_eq!(m.stats(None).unwrap().active, 2);
 }
+
+/// The LLM usage ledger is the exception: a call that spent tokens and then
+/// failed still leaves its ledger rows (written after the rollback).
+#[test]
+fn the_ledger_survives_a_rolled_back_call() {
+    use common::llm_server::{Scripted, chat_reply};
+    use mnemo_host::http::HttpPolicy;
+    use mnemo_host::llm::{Endpoint, LlmConfig, Provider};
+
+    let dir = tempfile::tempdir().unwrap();
+    let s = Scripted::start();
+    s.push(chat_reply("not the tool call it asked for", "stop"));
+    let mut cfg = common::config(dir.path());
+    cfg.llm = LlmConfig {
+        level: LlmLevel::Auto,
+        default: Some(Endpoint {
+            provider: Provider::OpenAi,
+            base_url: s.base.clone(),
+            api_key: None,
+            model: "m".into(),
+        }),
+        policy: HttpPolicy {
+            timeout: std::time::Duration::from_secs(5),
+            retries: 0,
+            backoff: std::time::Duration::from_millis(10),
+        },
+        ..Default::default()
+    };
+    let mut m = Mnemo::open(&cfg).unwrap();
+    common::remember(&mut m, "", "the harbour opens at dawn");
+    // Recall reinforces its hits after the LLM expanded the query: make that
+    // last write fail.
+    m.ports()
+        .store
+        .connection()
+        .execute_batch(
+            "CREATE TRIGGER refuse_touch BEFORE UPDATE ON memories \
+             BEGIN SELECT RAISE(ABORT, 'injected failure'); END;",
+        )
+        .unwrap();
+    let before = snapshot(&m);
+    let err = m
+        .recall(RecallRequest {
+            query: "harbour".into(),
+            expand: Some(true),
+            ..Default::default()
+        })
+        .unwrap_err();
+    assert!(format!("{err}").contains("injected failure"), "{err}");
+    assert_eq!(s.requests().len(), 1, "the expansion was asked for");
+    assert_eq!(snapshot(&m), before, "the call itself left nothing");
+    let ledger: i64 = m
+        .ports()
+        .store
+        .connection()
+        .query_row(
+            "SELECT COUNT(*) FROM llm_usage WHERE component = 'expand'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(ledger, 1, "the spent call is in the ledger");
+}
