@@ -196,28 +196,12 @@ fn a_batch_is_all_or_nothing() {
 #[test]
 fn the_ledger_survives_a_rolled_back_call() {
     use common::llm_server::{Scripted, chat_reply};
-    use mnemo_host::http::HttpPolicy;
-    use mnemo_host::llm::{Endpoint, LlmConfig, Provider};
 
     let dir = tempfile::tempdir().unwrap();
     let s = Scripted::start();
     s.push(chat_reply("not the tool call it asked for", "stop"));
     let mut cfg = common::config(dir.path());
-    cfg.llm = LlmConfig {
-        level: LlmLevel::Auto,
-        default: Some(Endpoint {
-            provider: Provider::OpenAi,
-            base_url: s.base.clone(),
-            api_key: None,
-            model: "m".into(),
-        }),
-        policy: HttpPolicy {
-            timeout: std::time::Duration::from_secs(5),
-            retries: 0,
-            backoff: std::time::Duration::from_millis(10),
-        },
-        ..Default::default()
-    };
+    cfg.llm = common::scripted_llm(&s.base);
     let mut m = Mnemo::open(&cfg).unwrap();
     common::remember(&mut m, "", "the harbour opens at dawn");
     // Recall reinforces its hits after the LLM expanded the query: make that

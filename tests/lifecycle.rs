@@ -7,12 +7,8 @@
 
 mod common;
 
-use std::time::Duration;
-
 use common::llm_server::{Reply, Scripted};
 use mnemo_core::model::*;
-use mnemo_host::http::HttpPolicy;
-use mnemo_host::llm::{Endpoint, LlmConfig, Provider};
 use serde_json::{Value, json};
 
 fn turn(m: &mut mnemo_host::Mnemo, session: &str, role: &str, text: &str) -> IngestOutcome {
@@ -256,21 +252,7 @@ fn the_llm_extracts_facts_gates_and_names_topics() {
     });
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = common::config(dir.path());
-    cfg.llm = LlmConfig {
-        level: LlmLevel::Auto,
-        default: Some(Endpoint {
-            provider: Provider::OpenAi,
-            base_url: s.base.clone(),
-            api_key: None,
-            model: "m".into(),
-        }),
-        policy: HttpPolicy {
-            timeout: Duration::from_secs(5),
-            retries: 0,
-            backoff: Duration::from_millis(10),
-        },
-        ..Default::default()
-    };
+    cfg.llm = common::scripted_llm(&s.base);
     let mut m = mnemo_host::Mnemo::open(&cfg).unwrap();
     turn(
         &mut m,

@@ -49,3 +49,24 @@ pub fn count(m: &Mnemo, sql: &str) -> i64 {
         .query_row(sql, [], |r| r.get(0))
         .expect("count")
 }
+
+/// An LLM configuration at level `auto` pointed at a scripted server's base
+/// URL, with a short timeout and no retries.
+pub fn scripted_llm(base: &str) -> mnemo_host::llm::LlmConfig {
+    use mnemo_host::llm::{Endpoint, LlmConfig, Provider};
+    LlmConfig {
+        level: LlmLevel::Auto,
+        default: Some(Endpoint {
+            provider: Provider::OpenAi,
+            base_url: base.to_string(),
+            api_key: None,
+            model: "m".into(),
+        }),
+        policy: mnemo_host::http::HttpPolicy {
+            timeout: std::time::Duration::from_secs(5),
+            retries: 0,
+            backoff: std::time::Duration::from_millis(10),
+        },
+        ..Default::default()
+    }
+}
