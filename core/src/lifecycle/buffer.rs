@@ -122,7 +122,14 @@ impl<P: Ports> Engine<P> {
                 {
                     continue;
                 }
-                let strength = |m: &Memory| (m.reinforcement_score(), m.importance, -m.created_at);
+                // A protected memory (confirmed, `decay_rate` 0) is never the
+                // one folded away; two protected memories both stay.
+                if ma.is_protected() && mb.is_protected() {
+                    continue;
+                }
+                let strength = |m: &Memory| {
+                    (m.is_protected(), m.reinforcement_score(), m.importance, -m.created_at)
+                };
                 let (winner, loser) = if strength(ma) >= strength(mb) {
                     (a.clone(), b.clone())
                 } else {
@@ -143,15 +150,19 @@ impl<P: Ports> Engine<P> {
     /// Over `BUFFER_CAP`, the weakest Buffer memories leave (oldest first
     /// among equals).
     pub(super) fn cap_buffer(&self, cycle: &mut Cycle, ns: &str) {
+        // Protected memories count towards the cap but are never evicted.
         let mut buffer: Vec<(f32, f32, Millis, String)> = cycle
-            .ids_where(ns, |m| m.layer == Layer::Buffer)
+            .ids_where(ns, |m| m.layer == Layer::Buffer && !m.is_protected())
             .into_iter()
             .filter_map(|id| {
                 let m = cycle.memories.get(&id)?;
                 Some((m.reinforcement_score(), m.importance, m.created_at, id))
             })
             .collect();
-        if buffer.len() <= BUFFER_CAP {
+        let protected = cycle
+            .ids_where(ns, |m| m.layer == Layer::Buffer && m.is_protected())
+            .len();
+        if buffer.len() + protected <= BUFFER_CAP {
             return;
         }
         buffer.sort_by(|a, b| {
@@ -159,7 +170,7 @@ impl<P: Ports> Engine<P> {
                 .then(a.1.total_cmp(&b.1))
                 .then(a.2.cmp(&b.2))
         });
-        let excess = buffer.len() - BUFFER_CAP;
+        let excess = (buffer.len() + protected).saturating_sub(BUFFER_CAP);
         for (_, _, _, id) in buffer.into_iter().take(excess) {
             cycle.evict(
                 &id,

@@ -47,7 +47,7 @@ impl<P: Ports> Engine<P> {
             offset += page.len() as u32;
             for mut m in page {
                 report.examined += 1;
-                if m.decay_rate <= 0.0 {
+                if m.is_protected() {
                     continue;
                 }
                 let since = m

@@ -264,6 +264,12 @@ impl Memory {
         self.valid_until.is_none()
     }
 
+    /// Confirmed by the user or a reflection: `decay_rate` 0 (seed 003's
+    /// `confirm_fact`). The lifecycle never evicts, folds away or fades it.
+    pub fn is_protected(&self) -> bool {
+        self.decay_rate <= 0.0
+    }
+
     /// `access_count + repetition_count × 2.5` (seed 004 §2.2).
     pub fn reinforcement_score(&self) -> f32 {
         self.access_count as f32

@@ -940,3 +940,53 @@ fn rerank_reorders_the_page_and_explains_it() {
     let kept = ask();
     assert!(!kept.reranked && ids(&kept) == b);
 }
+
+#[test]
+fn the_buffer_cap_and_buffer_dedup_never_evict_a_confirmed_memory() {
+    let e = engine();
+    // A confirmed fact, the weakest of the Buffer by every measure.
+    let kept = e
+        .remember(RememberRequest {
+            content: "my blood type is O negative".into(),
+            importance: Some(0.0),
+            ..Default::default()
+        })
+        .expect("remember")
+        .memory;
+    e.confirm("", &kept.id).expect("confirm");
+    for i in 0..crate::thresholds::BUFFER_CAP + 3 {
+        e.remember(RememberRequest {
+            content: format!("note number {i} about topic {}", i * 7919 % 1000),
+            skip_dedup: true,
+            importance: Some(0.9),
+            ..Default::default()
+        })
+        .expect("remember");
+    }
+    // A near duplicate of the confirmed fact, stronger than it.
+    let twin = e
+        .remember(RememberRequest {
+            content: "my blood type is O negative!".into(),
+            skip_dedup: true,
+            importance: Some(1.0),
+            ..Default::default()
+        })
+        .expect("remember")
+        .memory;
+    set_counts(&e, &twin.id, 1, 1, 1.0);
+    let report = consolidate(&e, false);
+    assert!(get(&e, &kept.id).is_active(), "the confirmed fact stays");
+    let evicted = report
+        .actions
+        .iter()
+        .filter(|a| a.action == Action::Evict)
+        .count();
+    assert_eq!(evicted, 5, "the cap still holds: 205 → 200");
+    assert!(
+        !report
+            .actions
+            .iter()
+            .any(|a| a.memory_id == kept.id && a.action == Action::Evict),
+        "never the protected one"
+    );
+}
