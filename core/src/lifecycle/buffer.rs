@@ -128,7 +128,12 @@ impl<P: Ports> Engine<P> {
                     continue;
                 }
                 let strength = |m: &Memory| {
-                    (m.is_protected(), m.reinforcement_score(), m.importance, -m.created_at)
+                    (
+                        m.is_protected(),
+                        m.reinforcement_score(),
+                        m.importance,
+                        -m.created_at,
+                    )
                 };
                 let (winner, loser) = if strength(ma) >= strength(mb) {
                     (a.clone(), b.clone())

@@ -14,7 +14,7 @@ use crate::model::*;
 use crate::ports::{Clock, Llm, Ports, Storage};
 use crate::prompts;
 use crate::thresholds::*;
-use crate::validate;
+use crate::validate::{self, DEFAULT_NAMESPACE};
 
 impl<P: Ports> Engine<P> {
     /// Runs one audit over Working and Core (one namespace or all).
@@ -156,11 +156,22 @@ impl<P: Ports> Engine<P> {
                     .iter()
                     .filter_map(|id| memories.get(id).cloned())
                     .collect();
+                // Across namespaces a merge lands only in `default` (the
+                // review rules refuse any other): its memory wins first.
+                let mixed = sources.iter().any(|m| m.namespace != sources[0].namespace);
+                let key = |m: &Memory| {
+                    (
+                        mixed && m.namespace == DEFAULT_NAMESPACE,
+                        m.layer,
+                        m.importance,
+                        m.access_count,
+                    )
+                };
                 let Some(winner) = sources
                     .iter()
                     .max_by(|a, b| {
-                        (a.layer, a.importance, a.access_count)
-                            .partial_cmp(&(b.layer, b.importance, b.access_count))
+                        key(a)
+                            .partial_cmp(&key(b))
                             .unwrap_or(std::cmp::Ordering::Equal)
                     })
                     .cloned()

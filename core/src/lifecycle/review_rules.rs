@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::model::*;
 use crate::thresholds::*;
-use crate::validate;
+use crate::validate::{self, DEFAULT_NAMESPACE};
 
 const MS_PER_HOUR: f32 = 3_600_000.0;
 
@@ -87,8 +87,12 @@ pub(super) fn judge(
             None => Err("adjust needs an importance".into()),
         }),
         ReviewAction::Merge => {
+            let spans_namespaces = targets.iter().any(|m| m.namespace != targets[0].namespace);
+            let into_default = targets.iter().any(|m| m.namespace == DEFAULT_NAMESPACE);
             if targets.len() < 2 {
                 Err("a merge needs at least two memories".into())
+            } else if spans_namespaces && !into_default {
+                Err("a merge across namespaces lands only in `default`".into())
             } else {
                 let top = targets
                     .iter()

@@ -990,3 +990,70 @@ fn the_buffer_cap_and_buffer_dedup_never_evict_a_confirmed_memory() {
         "never the protected one"
     );
 }
+
+#[test]
+fn a_review_merge_across_namespaces_lands_only_in_default() {
+    let e = engine();
+    let shared = working(&e, "The user writes Rust at work and at home");
+    let project = |ns: &str, text: &str| {
+        let m = e
+            .remember(RememberRequest {
+                namespace: ns.into(),
+                content: text.into(),
+                skip_dedup: true,
+                ..Default::default()
+            })
+            .expect("remember")
+            .memory;
+        let mut w = get(&e, &m.id);
+        w.layer = Layer::Core;
+        w.importance = 1.0;
+        e.ports().storage.update_memory(&w).expect("update");
+        w
+    };
+    // The project's copy is stronger (Core, importance 1): it would win.
+    let p = project("proj", "The user writes Rust at work and at home, daily");
+    let q = project("other", "The user writes Rust daily");
+    e.ports().clock.advance_hours(72);
+    let (s, p_id, q_id) = (
+        crate::prompts::short_id(&shared.id).to_string(),
+        crate::prompts::short_id(&p.id).to_string(),
+        crate::prompts::short_id(&q.id).to_string(),
+    );
+    e.ports().llm.script(
+        LlmLevel::Auto,
+        LlmComponent::Review,
+        &format!(
+            r#"{{"operations": [{{"op": "merge", "ids": ["{p_id}", "{q_id}"], "layer": "core",
+                "content": "The user writes Rust daily, at work and at home"}}]}}"#
+        ),
+    );
+    let r = e.review(None, false).expect("review");
+    assert_eq!(r.executed, 0, "{r:?}");
+    assert!(
+        r.ops[0].verdict.contains("only in `default`"),
+        "two project namespaces never merge: {:?}",
+        r.ops[0]
+    );
+    e.ports().llm.script(
+        LlmLevel::Auto,
+        LlmComponent::Review,
+        &format!(
+            r#"{{"operations": [{{"op": "merge", "ids": ["{s}", "{p_id}"], "layer": "core",
+                "content": "The user writes Rust at work and at home, daily"}}]}}"#
+        ),
+    );
+    let r = e.review(None, false).expect("review");
+    assert_eq!(r.executed, 1, "{r:?}");
+    let merged = get(&e, &shared.id);
+    assert!(merged.is_active(), "default's memory survives the merge");
+    assert_eq!(
+        merged.content,
+        "The user writes Rust at work and at home, daily"
+    );
+    assert!(
+        !get(&e, &p.id).is_active(),
+        "the project's copy went into it"
+    );
+    assert!(get(&e, &q.id).is_active());
+}
