@@ -368,3 +368,32 @@ fn enrichment_is_skipped_without_an_accurate_provider() {
     assert!(!report.ran);
     assert_eq!(report.examined, 0);
 }
+
+#[test]
+fn enrichment_retries_an_item_whose_accurate_provider_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = tempfile::tempdir().unwrap();
+    std::fs::write(plugins.path().join("misbehave.wasm"), MISBEHAVE).unwrap();
+    let mut cfg = common::config(dir.path());
+    cfg.ner.plugin_dir = Some(plugins.path().to_path_buf());
+    cfg.ner.accurate = vec!["regex".into(), "misbehave".into()];
+    let mut m = mnemo_host::Mnemo::open(&cfg).unwrap();
+    // The fixture answers `fail` with an error; other texts it reads.
+    let failing = common::remember(&mut m, "", "fail").memory;
+    let fine = common::remember(&mut m, "", "Dana met Eve in Porto").memory;
+    let report = m.enrich(10).unwrap();
+    assert!(report.ran);
+    let stamped = |m: &mut mnemo_host::Mnemo, id: &str| {
+        m.get("", id).unwrap().attributes.contains("enriched_at")
+    };
+    assert!(stamped(&mut m, &fine.id), "read by every provider: stamped");
+    assert!(
+        !stamped(&mut m, &failing.id),
+        "a provider failed: not stamped, so the next run retries it"
+    );
+    m.enrich(10).unwrap();
+    assert!(
+        !stamped(&mut m, &failing.id),
+        "still retried, never given up silently"
+    );
+}

@@ -103,7 +103,9 @@ pub trait Llm {
 
 /// Named-entity recognition through the host's strategies.
 pub trait Ner {
-    fn extract(&self, text: &str, strategy: NerStrategy) -> CoreResult<Vec<Mention>>;
+    /// What the strategy's providers found; a provider that failed is
+    /// named in `failures` while the others still answer.
+    fn extract(&self, text: &str, strategy: NerStrategy) -> CoreResult<NerResult>;
     fn accurate_available(&self) -> bool;
 }
 

@@ -35,10 +35,18 @@ impl<P: Ports> Engine<P> {
                 .enrichment_candidates(target, ENRICH_MAX_ENTITIES, limit)?
             {
                 report.examined += 1;
-                // A failing provider skips the item this run; it stays a candidate.
-                let Ok(mut mentions) = ports.ner().extract(&content, NerStrategy::Accurate) else {
+                // A failing provider — any of the strategy's — skips the item
+                // this run: it is not stamped, so the next run retries it.
+                let Ok(NerResult {
+                    mut mentions,
+                    failures,
+                }) = ports.ner().extract(&content, NerStrategy::Accurate)
+                else {
                     continue;
                 };
+                if !failures.is_empty() {
+                    continue;
+                }
                 if use_llm {
                     match crate::prompts::ner::extract(ports.llm(), &content) {
                         Ok(found) => {

@@ -9,221 +9,230 @@ use super::*;
 macro_rules! stored_records {
     ($cb:ident) => {
         $cb! { records
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-        types::Memory {
-            id: String,
-            namespace: String,
-            content: String,
-            kind: Kind,
-            layer: Layer,
-            importance: f32,
-            confidence: f32,
-            decay_rate: f32,
-            access_count: u32,
-            repetition_count: u32,
-            created_at: Millis,
-            modified_at: Millis,
-            last_accessed: Option<Millis>,
-            event_time: Millis,
-            created_epoch: u64,
-            valid_until: Option<Millis>,
-            invalid_reason: Option<String>,
-            session_id: Option<String>,
-            source: Option<String>,
-            source_role: Option<String>,
-            tags: Vec<String>,
-            /// A JSON object, kept as text.
-            attributes: String,
-            source_ids: Vec<String>,
-            supersedes: Option<String>,
-            superseded_by: Option<String>,
-        }
+            #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+            types::Memory {
+                id: String,
+                namespace: String,
+                content: String,
+                kind: Kind,
+                layer: Layer,
+                importance: f32,
+                confidence: f32,
+                decay_rate: f32,
+                access_count: u32,
+                repetition_count: u32,
+                created_at: Millis,
+                modified_at: Millis,
+                last_accessed: Option<Millis>,
+                event_time: Millis,
+                created_epoch: u64,
+                valid_until: Option<Millis>,
+                invalid_reason: Option<String>,
+                session_id: Option<String>,
+                source: Option<String>,
+                source_role: Option<String>,
+                tags: Vec<String>,
+                /// A JSON object, kept as text.
+                attributes: String,
+                source_ids: Vec<String>,
+                supersedes: Option<String>,
+                superseded_by: Option<String>,
+            }
 
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-        types::Episode {
-            id: String,
-            namespace: String,
-            session_id: String,
-            source_role: String,
-            content: String,
-            event_time: Millis,
-            created_at: Millis,
-            valid_until: Option<Millis>,
-            invalid_reason: Option<String>,
-            attributes: String,
-        }
+            #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+            types::Episode {
+                id: String,
+                namespace: String,
+                session_id: String,
+                source_role: String,
+                content: String,
+                event_time: Millis,
+                created_at: Millis,
+                valid_until: Option<Millis>,
+                invalid_reason: Option<String>,
+                attributes: String,
+            }
 
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-        types::Session {
-            id: String,
-            namespace: String,
-            first_seen_at: Millis,
-            last_seen_at: Millis,
-            turn_count: u32,
-            consolidated_at: Option<Millis>,
-        }
+            #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+            types::Session {
+                id: String,
+                namespace: String,
+                first_seen_at: Millis,
+                last_seen_at: Millis,
+                turn_count: u32,
+                consolidated_at: Option<Millis>,
+            }
 
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-        types::Entity {
-            id: String,
-            namespace: String,
-            canonical_name: String,
-            entity_type: EntityType,
-            aliases: Vec<String>,
-            mention_count: u32,
-            summary: Option<String>,
-        }
+            #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+            types::Entity {
+                id: String,
+                namespace: String,
+                canonical_name: String,
+                entity_type: EntityType,
+                aliases: Vec<String>,
+                mention_count: u32,
+                summary: Option<String>,
+            }
 
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-        types::Fact {
-            id: String,
-            namespace: String,
-            subject: String,
-            predicate: String,
-            object: String,
-            confidence: f32,
-            valid_from: Millis,
-            valid_until: Option<Millis>,
-            superseded_by: Option<String>,
-            memory_id: Option<String>,
-        }
+            #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+            types::Fact {
+                id: String,
+                namespace: String,
+                subject: String,
+                predicate: String,
+                object: String,
+                confidence: f32,
+                valid_from: Millis,
+                valid_until: Option<Millis>,
+                superseded_by: Option<String>,
+                memory_id: Option<String>,
+            }
 
-        /// An entity found in a text by a NER strategy.
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-        types::Mention {
-            text: String,
-            entity_type: EntityType,
-            start: u32,
-            end: u32,
-            confidence: f32,
-            provider: String,
-        }
+            /// An entity found in a text by a NER strategy.
+            #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+            types::Mention {
+                text: String,
+                entity_type: EntityType,
+                start: u32,
+                end: u32,
+                confidence: f32,
+                provider: String,
+            }
 
-        /// Restricts every search channel; empty means "any".
+            /// Restricts every search channel; empty means "any".
+            #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+            types::SearchFilter {
+                namespaces: Vec<String>,
+                layers: Vec<Layer>,
+                kinds: Vec<Kind>,
+                tags: Vec<String>,
+                since: Option<Millis>,
+                until: Option<Millis>,
+                source: Option<String>,
+                session_id: Option<String>,
+                exclude_session: Option<String>,
+            }
+
+            #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+            types::ScoredId {
+                id: String,
+                score: Score,
+            }
+
+            #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+            types::Decision {
+                at: Millis,
+                namespace: String,
+                action: Action,
+                target_id: String,
+                detail: String,
+            }
+
+            #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+            types::StoreStats {
+                active: u64,
+                buffer: u64,
+                working: u64,
+                core: u64,
+                episodic: u64,
+                semantic: u64,
+                procedural: u64,
+                deleted: u64,
+                episodes: u64,
+                sessions: u64,
+                entities: u64,
+                facts: u64,
+                memory_vectors: u64,
+                episode_vectors: u64,
+                newest: Option<Millis>,
+            }
+
+            #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+            storage::ListQuery {
+                namespaces: Vec<String>,
+                layers: Vec<Layer>,
+                kinds: Vec<Kind>,
+                tags: Vec<String>,
+                state: ListState,
+                /// Only memories modified at or after this time.
+                modified_since: Option<Millis>,
+                /// Newest modification first (default: newest creation first).
+                by_modified: bool,
+                limit: u32,
+                offset: u32,
+            }
+
+            /// Which facts to read; names compare case-insensitively.
+            #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+            types::FactQuery {
+                namespaces: Vec<String>,
+                id: Option<String>,
+                subject: Option<String>,
+                predicate: Option<String>,
+                object: Option<String>,
+                /// Subject or object.
+                entity: Option<String>,
+                include_invalid: bool,
+                limit: u32,
+            }
+
+            #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+            embedding::EmbedderInfo {
+                model: String,
+                dimension: u32,
+            }
+
+            #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+            llm::ChatMessage {
+                role: String,
+                content: String,
+            }
+
+            /// A function the model must call (structured output).
+            #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+            llm::ToolSpec {
+                name: String,
+                description: String,
+                /// JSON Schema of the arguments.
+                parameters: String,
+            }
+
+            #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+            llm::ChatRequest {
+                /// Which pipeline step calls: routes the model, labels the ledger.
+                component: LlmComponent,
+                messages: Vec<ChatMessage>,
+                json: bool,
+                max_tokens: Option<u32>,
+                /// When set, the response content is the tool call's arguments (JSON).
+                tool: Option<ToolSpec>,
+            }
+
+            #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+            llm::ChatResponse {
+                content: String,
+                model: String,
+                input_tokens: u32,
+                output_tokens: u32,
+            }
+
+            /// What a NER strategy found, and which of its providers failed.
         #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-        types::SearchFilter {
-            namespaces: Vec<String>,
-            layers: Vec<Layer>,
-            kinds: Vec<Kind>,
-            tags: Vec<String>,
-            since: Option<Millis>,
-            until: Option<Millis>,
-            source: Option<String>,
-            session_id: Option<String>,
-            exclude_session: Option<String>,
-        }
-
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-        types::ScoredId {
-            id: String,
-            score: Score,
-        }
-
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-        types::Decision {
-            at: Millis,
-            namespace: String,
-            action: Action,
-            target_id: String,
-            detail: String,
-        }
-
-        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-        types::StoreStats {
-            active: u64,
-            buffer: u64,
-            working: u64,
-            core: u64,
-            episodic: u64,
-            semantic: u64,
-            procedural: u64,
-            deleted: u64,
-            episodes: u64,
-            sessions: u64,
-            entities: u64,
-            facts: u64,
-            memory_vectors: u64,
-            episode_vectors: u64,
-            newest: Option<Millis>,
-        }
-
-        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-        storage::ListQuery {
-            namespaces: Vec<String>,
-            layers: Vec<Layer>,
-            kinds: Vec<Kind>,
-            tags: Vec<String>,
-            state: ListState,
-            /// Only memories modified at or after this time.
-            modified_since: Option<Millis>,
-            /// Newest modification first (default: newest creation first).
-            by_modified: bool,
-            limit: u32,
-            offset: u32,
-        }
-
-        /// Which facts to read; names compare case-insensitively.
-        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-        types::FactQuery {
-            namespaces: Vec<String>,
-            id: Option<String>,
-            subject: Option<String>,
-            predicate: Option<String>,
-            object: Option<String>,
-            /// Subject or object.
-            entity: Option<String>,
-            include_invalid: bool,
-            limit: u32,
-        }
-
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-        embedding::EmbedderInfo {
-            model: String,
-            dimension: u32,
-        }
-
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-        llm::ChatMessage {
-            role: String,
-            content: String,
-        }
-
-        /// A function the model must call (structured output).
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-        llm::ToolSpec {
-            name: String,
-            description: String,
-            /// JSON Schema of the arguments.
-            parameters: String,
-        }
-
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-        llm::ChatRequest {
-            /// Which pipeline step calls: routes the model, labels the ledger.
-            component: LlmComponent,
-            messages: Vec<ChatMessage>,
-            json: bool,
-            max_tokens: Option<u32>,
-            /// When set, the response content is the tool call's arguments (JSON).
-            tool: Option<ToolSpec>,
-        }
-
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-        llm::ChatResponse {
-            content: String,
-            model: String,
-            input_tokens: u32,
-            output_tokens: u32,
+        ner::NerResult {
+            /// Merged mentions of every provider that answered.
+            mentions: Vec<Mention>,
+            /// One message per provider that failed (the others still answered).
+            failures: Vec<String>,
         }
 
         /// An item never enriched, with few entities (seed 003's enrichment).
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-        storage::EnrichmentCandidate {
-            id: String,
-            namespace: String,
-            content: String,
-        }
-        }
+            #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+            storage::EnrichmentCandidate {
+                id: String,
+                namespace: String,
+                content: String,
+            }
+            }
     };
 }
 

@@ -318,9 +318,12 @@ impl<P: Ports> Engine<P> {
         }
         let mut names: BTreeSet<String> = text::name_candidates(query).into_iter().collect();
         match self.ports().ner().extract(query, NerStrategy::Fast) {
-            Ok(mentions) => {
-                names.extend(mentions.into_iter().map(|m| m.text.trim().to_lowercase()))
-            }
+            Ok(found) => names.extend(
+                found
+                    .mentions
+                    .into_iter()
+                    .map(|m| m.text.trim().to_lowercase()),
+            ),
             Err(e) => out
                 .warnings
                 .push(format!("query entity extraction failed: {e}")),

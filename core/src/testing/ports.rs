@@ -90,7 +90,7 @@ impl Llm for ScriptedLlm {
 /// Capitalised words are people; `#x` hashtags.
 pub struct CapsNer;
 impl Ner for CapsNer {
-    fn extract(&self, text: &str, _strategy: NerStrategy) -> CoreResult<Vec<Mention>> {
+    fn extract(&self, text: &str, _strategy: NerStrategy) -> CoreResult<NerResult> {
         let mut out = Vec::new();
         let mut offset = 0;
         for word in text.split(' ') {
@@ -116,7 +116,10 @@ impl Ner for CapsNer {
             }
             offset += word.len() + 1;
         }
-        Ok(out)
+        Ok(NerResult {
+            mentions: out,
+            failures: Vec::new(),
+        })
     }
     fn accurate_available(&self) -> bool {
         false

@@ -205,7 +205,7 @@ impl ports::Llm for WitPorts {
 }
 
 impl ports::Ner for WitPorts {
-    fn extract(&self, text: &str, strategy: NerStrategy) -> CoreResult<Vec<Mention>> {
+    fn extract(&self, text: &str, strategy: NerStrategy) -> CoreResult<NerResult> {
         back(ner::extract(text, strategy.cross()))
     }
     fn accurate_available(&self) -> bool {

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use crate::engine::Engine;
 use crate::error::CoreResult;
 use crate::ids::new_id;
-use crate::model::{Entity, EntityType, Mention, NerStrategy, Target};
+use crate::model::{Entity, EntityType, Mention, NerResult, NerStrategy, Target};
 use crate::ports::{Clock, Ner, Ports, Storage};
 
 /// Most aliases kept per entity.
@@ -96,7 +96,8 @@ impl<P: Ports> Engine<P> {
         text: &str,
     ) -> CoreResult<u32> {
         // NER failure costs the links, never the write.
-        let Ok(mentions) = self.ports().ner().extract(text, NerStrategy::Fast) else {
+        let Ok(NerResult { mentions, .. }) = self.ports().ner().extract(text, NerStrategy::Fast)
+        else {
             return Ok(0);
         };
         link_mentions(

@@ -3,7 +3,7 @@
 //! longest span wins — seed 003).
 
 use mnemo_core::CoreResult;
-use mnemo_core::model::{Mention, NerStrategy};
+use mnemo_core::model::{Mention, NerResult, NerStrategy};
 use mnemo_core::ports::Ner;
 
 /// A named-entity provider (a sandboxed plugin component, or built in).
@@ -97,12 +97,12 @@ impl NerPipeline {
 pub use mnemo_core::merge_mentions;
 
 impl Ner for NerPipeline {
-    fn extract(&self, text: &str, strategy: NerStrategy) -> CoreResult<Vec<Mention>> {
+    fn extract(&self, text: &str, strategy: NerStrategy) -> CoreResult<NerResult> {
         let (mentions, failures) = self.extract_reporting(text, strategy);
-        for f in failures {
+        for f in &failures {
             tracing::warn!(error = %f, "NER provider failed; the others still answered");
         }
-        Ok(mentions)
+        Ok(NerResult { mentions, failures })
     }
 
     fn accurate_available(&self) -> bool {

@@ -6,6 +6,6 @@
 use mnemo_core::impl_cross;
 
 use super::bindings::exports::mnemo::core::engine;
-use super::bindings::mnemo::core::{embedding, llm, storage, types};
+use super::bindings::mnemo::core::{embedding, llm, ner, storage, types};
 
 mnemo_core::cross_contract!();

@@ -194,7 +194,7 @@ impl llm::Host for HostState {
 }
 
 impl ner::Host for HostState {
-    fn extract(&mut self, text: String, strategy: wit::NerStrategy) -> W<Vec<wit::Mention>> {
+    fn extract(&mut self, text: String, strategy: wit::NerStrategy) -> W<ner::NerResult> {
         out(self.ports.ner.extract(&text, strategy.cross()))
     }
     fn accurate_available(&mut self) -> bool {
