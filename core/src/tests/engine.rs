@@ -446,3 +446,42 @@ fn confirm_protects_and_correct_supersedes() {
         Err(CoreError::InvalidInput(_))
     ));
 }
+
+#[test]
+fn an_imported_duplicate_keeps_its_tags_layer_kind_attributes_and_protection() {
+    let e = engine();
+    let stored = remember(&e, "", "the user is allergic to peanuts").memory;
+    let line = Memory {
+        id: "mem_from_elsewhere".into(),
+        layer: Layer::Core,
+        kind: Kind::Procedural,
+        tags: vec!["health".into(), "food".into()],
+        attributes: r#"{"origin":"phone","k":2}"#.into(),
+        decay_rate: 0.0,
+        confidence: 1.0,
+        ..Memory::new(
+            "mem_from_elsewhere".into(),
+            "default".into(),
+            "the user is allergic to peanuts".into(),
+            0,
+            0,
+        )
+    };
+    let outcome = e
+        .import(ImportItem::Memory(MemoryLine {
+            memory: line,
+            vector: None,
+        }))
+        .unwrap();
+    assert_eq!(outcome, ImportOutcome::Merged);
+    let m = e.get("", &stored.id).unwrap();
+    assert_eq!(m.tags, ["health", "food"]);
+    assert_eq!((m.layer, m.kind), (Layer::Core, Kind::Procedural));
+    assert!(
+        m.attributes.contains("\"origin\":\"phone\""),
+        "{}",
+        m.attributes
+    );
+    assert!(m.is_protected(), "a confirmed line stays confirmed");
+    assert!(m.source_ids.contains(&"mem_from_elsewhere".to_string()));
+}

@@ -8,6 +8,7 @@ use crate::engine::Engine;
 use crate::error::CoreResult;
 use crate::model::*;
 use crate::ports::{Embedder, Ports, Storage};
+use crate::thresholds::MAX_TAGS;
 use crate::validate;
 
 impl<P: Ports> Engine<P> {
@@ -34,7 +35,7 @@ impl<P: Ports> Engine<P> {
                     existing.access_count =
                         existing.access_count.saturating_add(memory.access_count);
                     existing.importance = existing.importance.max(memory.importance);
-                    existing.source_ids.push(memory.id.clone());
+                    fold_import(&mut existing, &memory);
                     storage.update_memory(&existing)?;
                     self.log_decision(
                         &existing.namespace,
@@ -170,4 +171,31 @@ impl<P: Ports> Engine<P> {
         }
         Ok(())
     }
+}
+
+/// What a folded import keeps of the line it folds: its tags (as many as
+/// fit), the higher layer and the kind that came with it, attributes the
+/// stored memory lacks, its protection and confidence, and its id as
+/// provenance. Nothing the line said is dropped silently.
+fn fold_import(existing: &mut Memory, line: &Memory) {
+    for tag in &line.tags {
+        if !existing.tags.contains(tag) && existing.tags.len() < MAX_TAGS {
+            existing.tags.push(tag.clone());
+        }
+    }
+    if line.layer > existing.layer {
+        existing.layer = line.layer;
+        existing.kind = line.kind;
+    }
+    existing.confidence = existing.confidence.max(line.confidence);
+    existing.decay_rate = existing.decay_rate.min(line.decay_rate);
+    let mut attrs: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&existing.attributes).unwrap_or_default();
+    let incoming: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&line.attributes).unwrap_or_default();
+    for (key, value) in incoming {
+        attrs.entry(key).or_insert(value);
+    }
+    existing.attributes = serde_json::Value::Object(attrs).to_string();
+    existing.source_ids.push(line.id.clone());
 }
