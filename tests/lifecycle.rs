@@ -349,3 +349,34 @@ fn the_llm_extracts_facts_gates_and_names_topics() {
     assert_eq!(r.expansions, ["Caroline's dog Rex"], "{r:?}");
     assert!(r.reranked || r.hits.len() < 2, "{r:?}");
 }
+
+#[test]
+fn a_scheduled_cycle_logs_the_text_of_its_warnings() {
+    use mnemo_host::scheduler::{self, Task};
+    use mnemo_host::storage::DecisionFilter;
+    let s = Scripted::start();
+    // Every LLM answer is malformed: the cycle warns and changes nothing.
+    s.respond_with(|_| common::llm_server::chat_reply("not json at all", "stop"));
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = common::config(dir.path());
+    cfg.llm = common::scripted_llm(&s.base);
+    let mut m = mnemo_host::Mnemo::open(&cfg).unwrap();
+    turn(&mut m, "s1", "user", "I moved to Lisbon last spring.");
+    turn(&mut m, "s2", "user", "Hello again.");
+    let outcome = scheduler::run(&mut m, Task::Consolidate);
+    assert!(outcome.contains("warning: "), "{outcome}");
+    let logged = m
+        .ports()
+        .store
+        .decision_log(&DecisionFilter {
+            action: Some("scheduled".into()),
+            limit: 5,
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(
+        logged[0].detail.contains("warning: ") && logged[0].detail.contains("s1"),
+        "the decision log has the warning's text: {}",
+        logged[0].detail
+    );
+}

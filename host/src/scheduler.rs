@@ -332,14 +332,21 @@ fn perform(m: &mut Mnemo, task: Task) -> anyhow::Result<String> {
         Ok(if r.skipped {
             "skipped: nothing written since the last cycle".to_string()
         } else {
-            format!(
+            let mut outcome = format!(
                 "ok: epoch {}, {} actions, {} sessions, {} facts, {} warnings",
                 r.epoch,
                 r.actions.len(),
                 r.sessions.len(),
                 r.facts_added,
                 r.warnings.len()
-            )
+            );
+            // Each warning's text, so a malformed LLM answer can be found
+            // in the decision log, not only counted.
+            for w in &r.warnings {
+                outcome.push_str("\n  warning: ");
+                outcome.push_str(w);
+            }
+            outcome
         })
     };
     match task {
