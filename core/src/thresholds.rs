@@ -159,6 +159,10 @@ pub const CONSOLIDATION_CHUNK: u32 = 30;
 pub const FACT_BATCH_JACCARD: f32 = 0.75;
 /// Confidence an outdated fact keeps once a conflicting one supersedes it.
 pub const CONFLICT_OLD_CONFIDENCE: f32 = 0.3;
+/// Relevance of a memory whose fact a correction superseded, relative to
+/// what it would have been: the old value ranks below its replacement
+/// (seed 003 `resolve_conflict` lowers the old fact to the same 0.3).
+pub const SUPERSEDED_RELEVANCE_FACTOR: f32 = CONFLICT_OLD_CONFIDENCE;
 /// Fact-graph walks stop after this many hops (seed 004 §4.1).
 pub const FACT_GRAPH_MAX_HOPS: u32 = 2;
 

@@ -147,14 +147,24 @@ const DEFAULT_NAMESPACE_FOR_FACTS: &str = validate::DEFAULT_NAMESPACE;
 
 /// Same subject and predicate (case-insensitive), different objects.
 pub fn conflicts(facts: &[Fact]) -> Vec<(Fact, Fact)> {
-    let key = |f: &Fact| (f.subject.to_lowercase(), f.predicate.to_lowercase());
+    // Subjects and predicates compare by their words: case, spacing and
+    // punctuation do not hide a conflict ("Caroline" / "caroline ",
+    // "lives in" / "lives-in").
+    let words = |s: &str| {
+        s.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let key = |f: &Fact| (words(&f.subject), words(&f.predicate));
     let mut sorted: Vec<&Fact> = facts.iter().collect();
     sorted.sort_by_key(|f| key(f));
     let mut out = Vec::new();
     for group in sorted.chunk_by(|a, b| key(a) == key(b)) {
         for (i, a) in group.iter().enumerate() {
             for b in &group[i + 1..] {
-                if !a.object.eq_ignore_ascii_case(&b.object) {
+                if words(&a.object) != words(&b.object) {
                     out.push(((*a).clone(), (*b).clone()));
                 }
             }

@@ -50,8 +50,9 @@ prop_compose! {
         short_cjk in any::<bool>(),
         speaker_named in any::<bool>(),
         tag_share in 0.0f32..=1.0,
+        superseded in any::<bool>(),
     ) -> Evidence {
-        Evidence { semantic, fts, entity, fact, has_query_term, short_cjk, speaker_named, tag_share }
+        Evidence { semantic, fts, entity, fact, has_query_term, short_cjk, speaker_named, tag_share, superseded }
     }
 }
 
@@ -157,8 +158,12 @@ proptest! {
             prop_assert!(relevance(&up, m, &mut Vec::new()) >= base - 1e-6, "a stronger BM25");
         }
         let linked = Evidence { fact: true, ..ev };
-        prop_assert!(relevance(&linked, m, &mut Vec::new()) >= base.min(1.0) - 1e-6, "a fact link");
+        // A fact link sets relevance to 1.0 (times the correction factor).
+        let cap = if ev.superseded { crate::thresholds::SUPERSEDED_RELEVANCE_FACTOR } else { 1.0 };
+        prop_assert!(relevance(&linked, m, &mut Vec::new()) >= base.min(cap) - 1e-6, "a fact link");
         let named = Evidence { speaker_named: true, ..ev };
         prop_assert!(relevance(&named, m, &mut Vec::new()) >= base - 1e-6, "the speaker named");
+        let corrected = Evidence { superseded: true, ..ev };
+        prop_assert!(relevance(&corrected, m, &mut Vec::new()) <= base + 1e-6, "a superseded memory never gains");
     }
 }

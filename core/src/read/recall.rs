@@ -480,6 +480,7 @@ impl<P: Ports> Engine<P> {
                 short_cjk,
                 speaker_named,
                 tag_share,
+                superseded: matches!(&item, Item::Memory(m) if m.superseded_by.is_some()),
             };
             let mut notes = Vec::new();
             let relevance = scoring::relevance(&evidence, req.relevance, &mut notes);

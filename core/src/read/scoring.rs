@@ -25,10 +25,23 @@ pub struct Evidence {
     pub speaker_named: bool,
     /// Share of the requested tags the memory carries, in [0, 1].
     pub tag_share: Score,
+    /// A correction superseded this memory's fact (`superseded_by` set).
+    pub superseded: bool,
 }
 
 /// Relevance in [0, ∞) before the final cap, and the notes explaining it.
 pub fn relevance(ev: &Evidence, model: Relevance, notes: &mut Vec<String>) -> Score {
+    let rel = evidence_relevance(ev, model, notes);
+    if ev.superseded {
+        notes.push(format!(
+            "superseded by a correction x{SUPERSEDED_RELEVANCE_FACTOR}"
+        ));
+        return rel * SUPERSEDED_RELEVANCE_FACTOR;
+    }
+    rel
+}
+
+fn evidence_relevance(ev: &Evidence, model: Relevance, notes: &mut Vec<String>) -> Score {
     if ev.fact {
         notes.push("fact-linked: relevance 1.0".into());
         return FACT_RELEVANCE;

@@ -1057,3 +1057,92 @@ fn a_review_merge_across_namespaces_lands_only_in_default() {
     );
     assert!(get(&e, &q.id).is_active());
 }
+
+#[test]
+fn a_correction_changes_what_recall_shows_first() {
+    let e = engine();
+    let old = e
+        .remember(RememberRequest {
+            content: "Caroline lives in Berlin near the river".into(),
+            importance: Some(0.9),
+            ..Default::default()
+        })
+        .expect("remember")
+        .memory;
+    e.ports().clock.advance_hours(1);
+    let new = e
+        .remember(RememberRequest {
+            content: "Caroline lives in Paris now".into(),
+            importance: Some(0.3),
+            ..Default::default()
+        })
+        .expect("remember")
+        .memory;
+    let ask = |e: &Engine<FakePorts>| {
+        e.recall(RecallRequest {
+            query: "where does Caroline live".into(),
+            dry: true,
+            ..Default::default()
+        })
+        .expect("recall")
+    };
+    // Before the correction the older, more important memory ranks first.
+    assert_eq!(ask(&e).hits[0].item.id(), old.id);
+    let fact = |object: &str, memory: &Memory| FactInput {
+        subject: "Caroline".into(),
+        predicate: "lives in".into(),
+        object: object.into(),
+        memory_id: Some(memory.id.clone()),
+        exclusive: true,
+        ..Default::default()
+    };
+    e.add_fact(fact("Berlin", &old)).expect("fact");
+    e.add_fact(fact("Paris", &new)).expect("fact");
+    let r = ask(&e);
+    assert_eq!(r.hits[0].item.id(), new.id, "the correction ranks first");
+    let stale = r
+        .hits
+        .iter()
+        .find(|h| h.item.id() == old.id)
+        .expect("still found");
+    assert!(
+        stale
+            .explanation
+            .notes
+            .iter()
+            .any(|n| n.contains("superseded")),
+        "and says why the old value fell: {:?}",
+        stale.explanation.notes
+    );
+}
+
+#[test]
+fn conflicts_are_found_whatever_the_spelling() {
+    let e = engine();
+    let add = |s: &str, p: &str, o: &str| {
+        e.add_fact(FactInput {
+            subject: s.into(),
+            predicate: p.into(),
+            object: o.into(),
+            ..Default::default()
+        })
+        .expect("fact")
+    };
+    let berlin = add("Caroline", "lives in", "Berlin").fact;
+    add("caroline ", "lives-in", "Paris");
+    // The same triple in another case is the stored fact, not a new one.
+    assert_eq!(add("Caroline", "Lives in", "berlin").fact.id, berlin.id);
+    add("Mel", "likes", "tea");
+    let pairs = e.fact_conflicts("").expect("conflicts");
+    let objects: Vec<(String, String)> = pairs
+        .iter()
+        .map(|(a, b)| (a.object.clone(), b.object.clone()))
+        .collect();
+    assert_eq!(
+        objects.len(),
+        1,
+        "`lives in` and `lives-in` are one predicate: {objects:?}"
+    );
+    let (a, b) = &objects[0];
+    assert!(a != b && [a, b].contains(&&"Paris".to_string()));
+}
