@@ -54,6 +54,19 @@ impl<P: Ports> Engine<P> {
         })
     }
 
+    /// Gives item `id` the vector of its (new) `text`. When the provider
+    /// fails, the old vector — of a text that no longer is — is forgotten,
+    /// so the host's backfill embeds the item again instead of it keeping a
+    /// stale vector forever.
+    pub(crate) fn revector(&self, target: Target, id: &str, text: &str) -> CoreResult<()> {
+        let storage = self.ports.storage();
+        match self.embed_one(text)? {
+            Some(v) => storage.put_vector(target, id, &v),
+            None if storage.vectors_enabled()? => storage.delete_vector(target, id),
+            None => Ok(()),
+        }
+    }
+
     /// The vector for `text`, or `None` when vectors are disabled or the
     /// provider failed (the host backfills missing vectors later).
     pub(crate) fn embed_one(&self, text: &str) -> CoreResult<Option<Vec<f32>>> {

@@ -55,6 +55,8 @@ pub trait Storage {
     ) -> CoreResult<Vec<ScoredId>>;
     fn put_vector(&self, target: Target, id: &str, vector: &[f32]) -> CoreResult<()>;
     fn get_vectors(&self, target: Target, ids: &[String]) -> CoreResult<Vec<(String, Vec<f32>)>>;
+    /// Forgets an item's vector; the host's backfill embeds it again.
+    fn delete_vector(&self, target: Target, id: &str) -> CoreResult<()>;
     fn vectors_enabled(&self) -> CoreResult<bool>;
 
     fn find_entity(

@@ -203,9 +203,7 @@ impl<P: Ports> Engine<P> {
                     },
                 };
                 // A provider failure leaves the row to the background backfill.
-                if let Some(v) = self.embed_one(&content)? {
-                    storage.put_vector(Target::Memories, id, &v)?;
-                }
+                self.revector(Target::Memories, id, &content)?;
             }
             for key in &cycle.judged {
                 storage.set_meta(key, "keep_both")?;

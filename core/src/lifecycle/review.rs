@@ -197,9 +197,7 @@ impl<P: Ports> Engine<P> {
                     write(&mut gone)?;
                 }
                 write(&mut w)?;
-                if let Some(v) = self.embed_one(&w.content)? {
-                    storage.put_vector(Target::Memories, &w.id, &v)?;
-                }
+                self.revector(Target::Memories, &w.id, &w.content)?;
                 memories.insert(w.id.clone(), w);
                 Ok(())
             }

@@ -12,8 +12,12 @@ use crate::ports::*;
 use crate::text;
 
 /// Bag-of-words embedder: hashed token counts, L2-normalised. Texts sharing
-/// words get high cosine, as a real model would give paraphrases.
-pub struct BowEmbedder;
+/// words get high cosine, as a real model would give paraphrases. A test
+/// can make it fail like a provider that is down.
+#[derive(Default)]
+pub struct BowEmbedder {
+    pub failing: Cell<bool>,
+}
 
 impl Embedder for BowEmbedder {
     fn info(&self) -> EmbedderInfo {
@@ -23,6 +27,9 @@ impl Embedder for BowEmbedder {
         }
     }
     fn embed(&self, texts: &[String]) -> CoreResult<Vec<Vec<f32>>> {
+        if self.failing.get() {
+            return Err(CoreError::Embedding("the test embedder is down".into()));
+        }
         Ok(texts
             .iter()
             .map(|t| {
@@ -162,6 +169,7 @@ pub struct FakePorts {
     pub storage: MemStorage,
     pub clock: TestClock,
     pub llm: ScriptedLlm,
+    pub embedder: BowEmbedder,
 }
 
 impl Ports for FakePorts {
@@ -174,7 +182,7 @@ impl Ports for FakePorts {
         &self.storage
     }
     fn embedder(&self) -> &BowEmbedder {
-        &BowEmbedder
+        &self.embedder
     }
     fn llm(&self) -> &ScriptedLlm {
         &self.llm

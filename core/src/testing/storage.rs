@@ -273,6 +273,10 @@ impl Storage for MemStorage {
             .insert((target, id.to_string()), vector.to_vec());
         Ok(())
     }
+    fn delete_vector(&self, target: Target, id: &str) -> CoreResult<()> {
+        self.vectors.borrow_mut().remove(&(target, id.to_string()));
+        Ok(())
+    }
     fn get_vectors(&self, target: Target, ids: &[String]) -> CoreResult<Vec<(String, Vec<f32>)>> {
         let v = self.vectors.borrow();
         Ok(ids

@@ -485,3 +485,44 @@ fn an_imported_duplicate_keeps_its_tags_layer_kind_attributes_and_protection() {
     assert!(m.is_protected(), "a confirmed line stays confirmed");
     assert!(m.source_ids.contains(&"mem_from_elsewhere".to_string()));
 }
+
+#[test]
+fn an_edit_the_embedder_cannot_embed_forgets_the_stale_vector() {
+    use crate::ports::Storage;
+    let e = engine();
+    let m = remember(&e, "", "meeting on monday").memory;
+    let has_vector = |e: &Engine<FakePorts>| {
+        !e.ports()
+            .storage
+            .get_vectors(Target::Memories, std::slice::from_ref(&m.id))
+            .unwrap()
+            .is_empty()
+    };
+    assert!(has_vector(&e));
+    e.ports().embedder.failing.set(true);
+    e.update(
+        "",
+        &m.id,
+        MemoryPatch {
+            content: Some("the budget review moved to friday".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(
+        !has_vector(&e),
+        "the vector of the old text is gone, so the backfill embeds the new one"
+    );
+    e.ports().embedder.failing.set(false);
+    e.update(
+        "",
+        &m.id,
+        MemoryPatch {
+            content: Some("the budget review moved to thursday".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(has_vector(&e));
+    assert_eq!(recall(&e, "", "budget thursday").hits[0].item.id(), m.id);
+}

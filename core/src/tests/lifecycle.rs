@@ -554,7 +554,7 @@ fn interval_runs_skip_when_nothing_changed() {
 
 fn cosine(a: &str, b: &str) -> f32 {
     use crate::ports::Embedder;
-    let v = crate::testing::BowEmbedder
+    let v = crate::testing::BowEmbedder::default()
         .embed(&[a.to_string(), b.to_string()])
         .expect("embed");
     crate::vector::cosine(&v[0], &v[1])

@@ -125,6 +125,9 @@ impl ports::Storage for WitPorts {
     fn get_vectors(&self, target: Target, ids: &[String]) -> CoreResult<Vec<(String, Vec<f32>)>> {
         back(storage::get_vectors(target.cross(), ids))
     }
+    fn delete_vector(&self, target: Target, id: &str) -> CoreResult<()> {
+        back(storage::delete_vector(target.cross(), id))
+    }
     fn vectors_enabled(&self) -> CoreResult<bool> {
         back(storage::vectors_enabled())
     }

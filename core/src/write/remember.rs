@@ -134,18 +134,14 @@ impl<P: Ports> Engine<P> {
         if patch.attributes.is_some() {
             m.attributes = validate::attributes(patch.attributes.as_deref())?;
         }
-        let vector = match &new_content {
-            Some(c) => self.embed_one(c)?,
-            None => None,
-        };
+        let changed = new_content.is_some();
         if let Some(c) = new_content {
             m.content = c;
         }
         m.modified_at = self.now();
-        let storage = self.ports().storage();
-        storage.update_memory(&m)?;
-        if let Some(v) = vector {
-            storage.put_vector(Target::Memories, &m.id, &v)?;
+        self.ports().storage().update_memory(&m)?;
+        if changed {
+            self.revector(Target::Memories, &m.id, &m.content)?;
         }
         Ok(m)
     }

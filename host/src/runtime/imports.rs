@@ -100,6 +100,9 @@ impl storage::Host for HostState {
     fn get_vectors(&mut self, t: wit::Target, ids: Vec<String>) -> W<Vec<(String, Vec<f32>)>> {
         out(self.ports.store.get_vectors(t.cross(), &ids))
     }
+    fn delete_vector(&mut self, t: wit::Target, id: String) -> W<()> {
+        out(self.ports.store.delete_vector(t.cross(), &id))
+    }
     fn vectors_enabled(&mut self) -> W<bool> {
         out(self.ports.store.vectors_enabled())
     }

@@ -131,6 +131,15 @@ impl AnnIndex {
         }
     }
 
+    /// `rowid`'s vector was deleted: the graph must not return it.
+    pub fn remove(&mut self, target: Target, namespace: &str, rowid: i64) {
+        self.generation += 1;
+        if let Some(p) = self.parts.get_mut(&(target, namespace.to_string())) {
+            p.stale.insert(rowid);
+            p.fresh.remove(&rowid);
+        }
+    }
+
     /// Swaps in finished builds.
     fn collect(&mut self) {
         for p in self.parts.values_mut() {

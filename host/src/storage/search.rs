@@ -194,6 +194,25 @@ impl SqliteStore {
         Ok(())
     }
 
+    pub fn delete_vector(&self, target: Target, id: &str) -> R<()> {
+        if !self.vectors_on() {
+            return Ok(());
+        }
+        let t = table(target);
+        let row: Option<(i64, String)> = sql(self
+            .conn
+            .prepare_cached(&format!("SELECT rowid, namespace FROM {t} WHERE id = ?1"))
+            .and_then(|mut s| s.query_row([id], |r| Ok((r.get(0)?, r.get(1)?))).optional()))?;
+        let Some((rowid, ns)) = row else {
+            return Ok(());
+        };
+        sql(self
+            .conn
+            .execute(&format!("DELETE FROM vec_{t} WHERE rowid = ?1"), [rowid]))?;
+        self.ann.borrow_mut().remove(target, &ns, rowid);
+        Ok(())
+    }
+
     pub fn get_vectors(&self, target: Target, ids: &[String]) -> R<Vec<(String, Vec<f32>)>> {
         if !self.vectors_on() {
             return Ok(Vec::new());

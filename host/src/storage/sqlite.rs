@@ -243,6 +243,10 @@ impl Storage for SqliteStore {
         SqliteStore::get_vectors(self, target, ids)
     }
 
+    fn delete_vector(&self, target: Target, id: &str) -> R<()> {
+        SqliteStore::delete_vector(self, target, id)
+    }
+
     fn vectors_enabled(&self) -> R<bool> {
         SqliteStore::vectors_enabled(self)
     }

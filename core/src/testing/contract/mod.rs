@@ -404,4 +404,16 @@ fn vectors<S: Storage>(s: &S) {
         .unwrap();
     assert_eq!(hits.len(), 3);
     assert!(hits[..2].iter().all(|h| h.score > 0.99));
+    // A deleted vector is gone from reads and from the search.
+    s.delete_vector(Target::Memories, "mem_2").unwrap();
+    s.delete_vector(Target::Memories, "no-such-row").unwrap();
+    assert!(
+        s.get_vectors(Target::Memories, &["mem_2".into()])
+            .unwrap()
+            .is_empty()
+    );
+    let hits = s
+        .vector_search(Target::Memories, &unit(1), &filter(NS), 3)
+        .unwrap();
+    assert!(!scored(&hits).contains(&"mem_2"), "{:?}", scored(&hits));
 }
