@@ -537,11 +537,17 @@ fn every_setting_of_the_file_is_read_typed_and_none_is_ignored() {
     )
     .unwrap();
     let cfg = mnemo_host::Config::from_settings(None, &s).unwrap();
+    // The environment wins over the file (CI sets MNEMO_MODEL_DIR).
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let expected_dir = env("MNEMO_MODEL_DIR").unwrap_or_else(|| "/opt/minilm".into());
     match &cfg.embedder {
-        EmbedderChoice::Local { dir, .. } => assert_eq!(dir, std::path::Path::new("/opt/minilm")),
+        EmbedderChoice::Local { dir, .. } => {
+            assert_eq!(dir, std::path::Path::new(&expected_dir))
+        }
         other => panic!("the local embedder was expected, not {other:?}"),
     }
-    assert_eq!(cfg.log.as_deref(), Some("mnemo=debug"));
+    let expected_log = env("MNEMO_LOG").unwrap_or_else(|| "mnemo=debug".into());
+    assert_eq!(cfg.log.as_deref(), Some(expected_log.as_str()));
     assert_eq!(cfg.log_format.as_deref(), Some("json"));
     assert_eq!(cfg.port, 9001);
     assert_eq!(cfg.ann_min_rows, None);
