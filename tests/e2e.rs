@@ -725,7 +725,7 @@ fn nightly_fading_moves_forgotten_facts_to_the_trash() {
         vector: None,
     }))
     .unwrap();
-    let r = m.fade().unwrap();
+    let r = m.fade_as_configured().unwrap();
     assert_eq!((r.examined, r.pruned), (2, 1));
     let trashed = m
         .list(ListRequest {

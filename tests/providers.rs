@@ -533,7 +533,7 @@ fn the_llm_is_an_accurate_ner_provider_through_the_hosts_llm() {
 fn every_setting_of_the_file_is_read_typed_and_none_is_ignored() {
     // Settings that round 1 accepted in the file and then ignored.
     let s = settings_from(
-        "model_dir = \"/opt/minilm\"\nlog = \"mnemo=debug\"\nlog_format = \"json\"\nport = 9001\nann_min_rows = \"off\"\nembedding_send_dim = \"yes\"\n",
+        "model_dir = \"/opt/minilm\"\nlog = \"mnemo=debug\"\nlog_format = \"json\"\nport = 9001\nann_min_rows = \"off\"\nembedding_send_dim = \"yes\"\nfade_layers = \"buffer, core\"\n",
     )
     .unwrap();
     let cfg = mnemo_host::Config::from_settings(None, &s).unwrap();
@@ -551,6 +551,11 @@ fn every_setting_of_the_file_is_read_typed_and_none_is_ignored() {
     assert_eq!(cfg.log_format.as_deref(), Some("json"));
     assert_eq!(cfg.port, 9001);
     assert_eq!(cfg.ann_min_rows, None);
+    assert_eq!(cfg.fade_layers, [Layer::Buffer, Layer::Core]);
+    let err = settings_from("fade_layers = \"attic\"\n")
+        .and_then(|s| mnemo_host::Config::from_settings(None, &s))
+        .unwrap_err();
+    assert!(format!("{err:#}").contains("MNEMO_FADE_LAYERS"), "{err:#}");
     // The same value as text reads the same (the environment's form).
     let s = settings_from("port = \"9001\"\n").unwrap();
     assert_eq!(

@@ -22,6 +22,8 @@ use crate::storage::{SqliteStore, VectorState};
 
 pub struct Mnemo {
     core: CoreInstance,
+    /// The layers nightly fading applies to (from the configuration).
+    fade_layers: Vec<mnemo_core::model::Layer>,
 }
 
 /// Builds the providers a configuration names and opens the database.
@@ -102,7 +104,18 @@ impl Mnemo {
         let ports = host_ports(config).context("opening mnemo")?;
         Ok(Self {
             core: runtime.instantiate(ports)?,
+            fade_layers: config.fade_layers.clone(),
         })
+    }
+
+    /// Seed 003's nightly fading, over the configured layers.
+    pub fn fade_as_configured(
+        &mut self,
+    ) -> Result<mnemo_core::model::FadeReport, crate::runtime::CallError> {
+        let req = mnemo_core::model::FadeRequest {
+            layers: self.fade_layers.clone(),
+        };
+        self.core.fade(req)
     }
 
     pub fn vector_state(&self) -> VectorState {

@@ -355,7 +355,7 @@ fn perform(m: &mut Mnemo, task: Task) -> anyhow::Result<String> {
             Ok(format!("ok: examined {}, linked {}", r.examined, r.linked))
         }
         Task::Fade => {
-            let r = m.fade()?;
+            let r = m.fade_as_configured()?;
             Ok(format!("ok: faded {}, to the trash {}", r.faded, r.pruned))
         }
         Task::Consolidate => cycle(m, false),

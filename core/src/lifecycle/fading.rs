@@ -2,8 +2,11 @@
 //! `confidence × exp(−decay_rate × days)` over the days since the memory was
 //! last accessed or last faded, so running it twice a night fades no more
 //! than once. Memories below the prune threshold go to the trash (reason
-//! `faded`, restorable); `decay_rate = 0` is protected. (The per-epoch decay
-//! of *importance* is another thing: `importance.rs`.)
+//! `faded`, restorable); `decay_rate = 0` is protected. Only the layers of
+//! the request fade — by default Buffer and Working: Core is what the agent
+//! is shown at every session start and never fades (the design's rule,
+//! `docs/design/forgetting.md`). (The per-epoch decay of *importance* is
+//! another thing: `importance.rs`.)
 
 use crate::engine::Engine;
 use crate::error::CoreResult;
@@ -12,6 +15,8 @@ use crate::ports::{Clock, Ports, Storage};
 use crate::thresholds::CONFIDENCE_PRUNE_THRESHOLD;
 
 const MS_PER_DAY: f64 = 86_400_000.0;
+/// The layers that fade when a request names none (docs/design/forgetting.md).
+pub const DEFAULT_FADE_LAYERS: [Layer; 2] = [Layer::Buffer, Layer::Working];
 /// Memories read per page.
 const PAGE: u32 = 500;
 
@@ -28,8 +33,13 @@ fn faded_at(attributes: &str) -> Option<Millis> {
 }
 
 impl<P: Ports> Engine<P> {
-    /// Seed 003's nightly fading of every unprotected active memory.
-    pub fn fade(&self) -> CoreResult<FadeReport> {
+    /// Seed 003's nightly fading of the unprotected active memories of the
+    /// requested layers.
+    pub fn fade(&self, req: FadeRequest) -> CoreResult<FadeReport> {
+        let layers = match req.layers.is_empty() {
+            true => DEFAULT_FADE_LAYERS.to_vec(),
+            false => req.layers,
+        };
         let storage = self.ports().storage();
         let now = self.ports().clock().now();
         let mut report = FadeReport::default();
@@ -37,6 +47,7 @@ impl<P: Ports> Engine<P> {
         loop {
             let page = storage.list_memories(&ListQuery {
                 state: ListState::Active,
+                layers: layers.clone(),
                 limit: PAGE,
                 offset,
                 ..Default::default()
@@ -136,7 +147,7 @@ mod tests {
                 e.ports().clock.now.get() - 86_400_000,
             )
             .unwrap();
-        let r = e.fade().unwrap();
+        let r = e.fade(FadeRequest::default()).unwrap();
         assert_eq!((r.examined, r.faded, r.pruned), (3, 2, 1));
         let mems = e.ports().storage.memories.borrow().clone();
         assert_eq!(mems[&old.id].invalid_reason.as_deref(), Some("faded"));
@@ -146,11 +157,44 @@ mod tests {
         );
         assert_eq!(mems[&safe.id].confidence, 1.0);
         // A second run the same instant changes nothing.
-        let again = e.fade().unwrap();
+        let again = e.fade(FadeRequest::default()).unwrap();
         assert_eq!((again.faded, again.pruned), (0, 0));
         assert!(
             e.restore("", &old.id).is_ok(),
             "nothing is lost: faded memories come back"
         );
+    }
+
+    #[test]
+    fn core_never_fades_and_the_layers_are_a_setting() {
+        use crate::ports::Storage;
+        let e = Engine::new(FakePorts::default());
+        let in_layer = |text: &str, layer: Layer| {
+            let mut m = e
+                .remember(RememberRequest {
+                    content: text.into(),
+                    ..Default::default()
+                })
+                .unwrap()
+                .memory;
+            m.layer = layer;
+            e.ports().storage.update_memory(&m).unwrap();
+            m
+        };
+        let core = in_layer("the user's name is Ada", Layer::Core);
+        let working = in_layer("the user is learning Go", Layer::Working);
+        e.ports().clock.advance_hours(24 * 40);
+        // Only Buffer, as a user may configure it: Working is left alone.
+        let r = e
+            .fade(FadeRequest {
+                layers: vec![Layer::Buffer],
+            })
+            .unwrap();
+        assert_eq!(r.examined, 0);
+        let r = e.fade(FadeRequest::default()).unwrap();
+        assert_eq!((r.examined, r.pruned), (1, 1), "Working fades by default");
+        assert!(e.get("", &core.id).unwrap().is_active(), "Core never fades");
+        assert!((e.get("", &core.id).unwrap().confidence - 1.0).abs() < 1e-6);
+        assert!(!e.ports().storage.memories.borrow()[&working.id].is_active());
     }
 }

@@ -284,6 +284,13 @@ macro_rules! engine_records {
             linked: u32,
         }
 
+        /// Which layers fade; empty: the default, Buffer and Working.
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(default, deny_unknown_fields)]
+        engine::FadeRequest {
+            layers: Vec<Layer>,
+        }
+
         /// Seed 003's nightly confidence fading.
         #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
         engine::FadeReport {

@@ -86,6 +86,7 @@ fn every_section_reference_resolves_to_the_design_documents() {
 fn the_design_documents_the_code_names_are_in_the_repository() {
     for file in [
         "docs/design/README.md",
+        "docs/design/forgetting.md",
         "docs/design/design.md",
         "docs/design/seed-003-memory-extension.md",
         "docs/design/seed-004-layered-memory.md",

@@ -61,8 +61,8 @@ impl api::Guest for Component {
     fn import(item: api::ImportItem) -> Out<api::ImportOutcome> {
         out(engine().import(item.cross()))
     }
-    fn fade() -> Out<api::FadeReport> {
-        out(engine().fade())
+    fn fade(req: api::FadeRequest) -> Out<api::FadeReport> {
+        out(engine().fade(req.cross()))
     }
     fn consolidate(req: api::ConsolidateRequest) -> Out<api::ConsolidateReport> {
         out(engine().consolidate(req.cross()))

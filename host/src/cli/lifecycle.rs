@@ -142,7 +142,7 @@ pub(super) fn reflect(mnemo: &mut Mnemo, a: ReflectArgs) -> Out {
 }
 
 pub(super) fn fade(mnemo: &mut Mnemo, json: bool) -> Out {
-    let r = mnemo.fade()?;
+    let r = mnemo.fade_as_configured()?;
     if json {
         return print_json(&r);
     }

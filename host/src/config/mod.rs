@@ -62,6 +62,9 @@ pub struct Config {
     /// Smallest vector partition the in-memory HNSW graph serves (`None`:
     /// always exact sqlite-vec search).
     pub ann_min_rows: Option<usize>,
+    /// The layers nightly fading applies to (empty: the core's default,
+    /// Buffer and Working).
+    pub fade_layers: Vec<mnemo_core::model::Layer>,
 }
 
 /// NER plugins: where they come from, what they may use, which strategies run them.
@@ -179,6 +182,16 @@ impl Config {
                     Task::Reflect => s.cron_reflect.clone(),
                 }
             })?,
+            fade_layers: match s.fade_layers.as_deref() {
+                None => Vec::new(),
+                Some(v) => list(v)
+                    .iter()
+                    .map(|l| {
+                        l.parse()
+                            .map_err(|e| anyhow::anyhow!("MNEMO_FADE_LAYERS: {e}"))
+                    })
+                    .collect::<anyhow::Result<_>>()?,
+            },
             ann_min_rows: match s.ann_min_rows {
                 Some(Limit::Off) => None,
                 Some(Limit::At(n)) => Some(n),
@@ -205,6 +218,7 @@ impl Config {
             ner: NerConfig::default(),
             schedule: crate::scheduler::Schedule::default(),
             ann_min_rows: Some(crate::storage::ANN_MIN_ROWS),
+            fade_layers: Vec::new(),
         }
     }
 }

@@ -168,6 +168,9 @@ settings! {
     /// Comma-separated provider names.
     ner_fast: String,
     ner_accurate: String,
+    /// Which layers fade, comma-separated (default `buffer,working`; Core
+    /// only if named: docs/design/forgetting.md).
+    fade_layers: String,
     /// Smallest vector partition served by the HNSW graph, or `off`.
     ann_min_rows: Limit,
     cron_enrich: String,

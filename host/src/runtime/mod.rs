@@ -381,8 +381,9 @@ impl CoreInstance {
         })
     }
 
-    pub fn fade(&mut self) -> Result<FadeReport, CallError> {
-        self.call(Mode::Write, |a, s| a.mnemo_core_engine().call_fade(s))
+    pub fn fade(&mut self, req: FadeRequest) -> Result<FadeReport, CallError> {
+        let req = req.cross();
+        self.call(Mode::Write, |a, s| a.mnemo_core_engine().call_fade(s, &req))
     }
 
     pub fn consolidate(&mut self, req: ConsolidateRequest) -> Result<ConsolidateReport, CallError> {
