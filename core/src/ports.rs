@@ -13,6 +13,8 @@ pub trait Storage {
     fn find_exact(&self, namespaces: &[String], content: &str) -> CoreResult<Option<Memory>>;
     fn list_memories(&self, q: &ListQuery) -> CoreResult<Vec<Memory>>;
     fn touch_memories(&self, ids: &[String], at: Millis) -> CoreResult<()>;
+    /// Stamps `attributes.renewed_at` (shown to the agent; not an access).
+    fn renew_memories(&self, ids: &[String], at: Millis) -> CoreResult<()>;
 
     fn insert_episode(&self, e: &Episode) -> CoreResult<()>;
     fn get_episodes(&self, ids: &[String]) -> CoreResult<Vec<Episode>>;

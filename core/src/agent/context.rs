@@ -6,7 +6,7 @@ use super::resume::date;
 use crate::engine::Engine;
 use crate::error::CoreResult;
 use crate::model::*;
-use crate::ports::Ports;
+use crate::ports::{Ports, Storage};
 use crate::thresholds::*;
 use crate::validate;
 use crate::validate::readable_namespaces;
@@ -28,6 +28,9 @@ impl<P: Ports> Engine<P> {
             namespace: namespace.clone(),
             limit,
             exclude_session: session_id.map(String::from),
+            // Injection is not a search by the agent: it renews what it
+            // shows (below) but is no access for seed 004's promotion.
+            dry: true,
             ..Default::default()
         })?;
         let memories: Vec<Memory> = response
@@ -52,6 +55,12 @@ impl<P: Ports> Engine<P> {
                     format!("context for session {}", session_id.unwrap_or("-")),
                 )?;
             }
+        }
+        // Shown to the agent: their life renews (seed 003's decay counts
+        // from here), without counting as an access for promotion.
+        let shown: Vec<String> = memories.iter().map(|m| m.id.clone()).collect();
+        if !shown.is_empty() {
+            self.ports().storage().renew_memories(&shown, self.now())?;
         }
         if let Some(r) = &reflection {
             if !text.is_empty() {

@@ -141,6 +141,12 @@ impl<P: Ports> Engine<P> {
         if !triggers.is_empty() {
             out.push_str(&format!("\nTriggers: {}\n", triggers.join(", ")));
         }
+        // What the agent is shown renews its life, without counting as an
+        // access for promotion (resume touches nothing else).
+        let shown: Vec<String> = core.iter().chain(&recent).map(|m| m.id.clone()).collect();
+        if !shown.is_empty() {
+            storage.renew_memories(&shown, self.ports().clock().now())?;
+        }
         Ok(ResumeBlock {
             text: out,
             core,

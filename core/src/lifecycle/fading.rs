@@ -25,11 +25,13 @@ pub fn faded(confidence: f32, decay_rate: f32, days: f64) -> f32 {
     (f64::from(confidence) * (-f64::from(decay_rate.max(0.0)) * days.max(0.0)).exp()) as f32
 }
 
-/// When the memory last faded. Stores written before the rename carry
-/// `decayed_at`; both are read.
-fn faded_at(attributes: &str) -> Option<Millis> {
+/// The latest of when the memory last faded (stores written before the
+/// rename carry `decayed_at`) and when it was last shown to the agent
+/// (`renewed_at`, by resume and context injection).
+fn faded_or_renewed_at(attributes: &str) -> Option<Millis> {
     let v = serde_json::from_str::<serde_json::Value>(attributes).ok()?;
-    v["faded_at"].as_i64().or_else(|| v["decayed_at"].as_i64())
+    let faded = v["faded_at"].as_i64().or_else(|| v["decayed_at"].as_i64());
+    faded.max(v["renewed_at"].as_i64())
 }
 
 impl<P: Ports> Engine<P> {
@@ -64,7 +66,7 @@ impl<P: Ports> Engine<P> {
                 let since = m
                     .last_accessed
                     .unwrap_or(m.created_at)
-                    .max(faded_at(&m.attributes).unwrap_or(0));
+                    .max(faded_or_renewed_at(&m.attributes).unwrap_or(0));
                 let days = (now - since) as f64 / MS_PER_DAY;
                 if days <= 0.0 {
                     continue;
@@ -196,5 +198,42 @@ mod tests {
         assert!(e.get("", &core.id).unwrap().is_active(), "Core never fades");
         assert!((e.get("", &core.id).unwrap().confidence - 1.0).abs() < 1e-6);
         assert!(!e.ports().storage.memories.borrow()[&working.id].is_active());
+    }
+
+    #[test]
+    fn what_the_agent_is_shown_does_not_fade() {
+        use crate::ports::Storage;
+        let e = Engine::new(FakePorts::default());
+        let working = |text: &str| {
+            let mut m = e
+                .remember(RememberRequest {
+                    content: text.into(),
+                    ..Default::default()
+                })
+                .unwrap()
+                .memory;
+            m.layer = Layer::Working;
+            e.ports().storage.update_memory(&m).unwrap();
+            m
+        };
+        let shown = working("the harbour ferry leaves at seven");
+        let unseen = working("the bakery closes on tuesdays");
+        e.ports().clock.advance_hours(24 * 25);
+        // Injected as context for a new session: its life renews.
+        let block = e
+            .context("", "when does the harbour ferry leave?", Some("s9"), 5)
+            .unwrap();
+        assert!(block.memories.iter().any(|m| m.id == shown.id), "{block:?}");
+        let access = e.get("", &shown.id).unwrap().access_count;
+        e.ports().clock.advance_hours(24 * 25);
+        let r = e.fade(FadeRequest::default()).unwrap();
+        assert_eq!(r.pruned, 1, "{r:?}");
+        let shown_now = e.get("", &shown.id).unwrap();
+        assert!(shown_now.is_active(), "shown 25 days ago: still here");
+        assert_eq!(shown_now.access_count, access, "renewal is not an access");
+        assert!(
+            !e.ports().storage.memories.borrow()[&unseen.id].is_active(),
+            "50 days unseen: faded to the trash"
+        );
     }
 }

@@ -31,8 +31,11 @@ impl Fused {
 
 /// Fuse rankings. An id repeated inside one list counts once (its best rank).
 /// Output is sorted by fused score, ties broken by target then id, so the
-/// result is deterministic.
+/// result is deterministic. Each candidate's contributions are summed in
+/// one canonical order (largest first), so the fused score does not depend
+/// on the order of the lists, not even in its last bit.
 pub fn rrf(lists: &[RankedList]) -> Vec<Fused> {
+    let mut parts: HashMap<(Target, &str), Vec<f32>> = HashMap::new();
     let mut by_key: HashMap<(Target, &str), Fused> = HashMap::new();
     for list in lists {
         let mut seen = std::collections::HashSet::new();
@@ -50,7 +53,10 @@ pub fn rrf(lists: &[RankedList]) -> Vec<Fused> {
                     rrf: 0.0,
                     channels: Vec::new(),
                 });
-            entry.rrf += 1.0 / (RRF_K + rank as f32);
+            parts
+                .entry((list.target, hit.id.as_str()))
+                .or_default()
+                .push(1.0 / (RRF_K + rank as f32));
             if entry.channel(list.channel).is_none() {
                 entry.channels.push(ChannelHit {
                     channel: list.channel,
@@ -58,6 +64,12 @@ pub fn rrf(lists: &[RankedList]) -> Vec<Fused> {
                     raw_score: hit.score,
                 });
             }
+        }
+    }
+    for (key, entry) in by_key.iter_mut() {
+        if let Some(p) = parts.get_mut(key) {
+            p.sort_by(|a, b| b.total_cmp(a));
+            entry.rrf = p.iter().sum();
         }
     }
     let mut fused: Vec<Fused> = by_key.into_values().collect();

@@ -148,6 +148,17 @@ impl Storage for MemStorage {
         }
         Ok(())
     }
+    fn renew_memories(&self, ids: &[String], at: Millis) -> CoreResult<()> {
+        for id in ids {
+            if let Some(m) = self.memories.borrow_mut().get_mut(id) {
+                let mut attrs: serde_json::Map<String, serde_json::Value> =
+                    serde_json::from_str(&m.attributes).unwrap_or_default();
+                attrs.insert("renewed_at".into(), serde_json::json!(at));
+                m.attributes = serde_json::Value::Object(attrs).to_string();
+            }
+        }
+        Ok(())
+    }
     fn insert_episode(&self, e: &Episode) -> CoreResult<()> {
         self.episodes.borrow_mut().insert(e.id.clone(), e.clone());
         Ok(())

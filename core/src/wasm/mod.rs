@@ -48,6 +48,9 @@ impl ports::Storage for WitPorts {
     fn touch_memories(&self, ids: &[String], at: Millis) -> CoreResult<()> {
         back(storage::touch_memories(ids, at))
     }
+    fn renew_memories(&self, ids: &[String], at: Millis) -> CoreResult<()> {
+        back(storage::renew_memories(ids, at))
+    }
     fn insert_episode(&self, e: &Episode) -> CoreResult<()> {
         back(storage::insert_episode(&e.clone().cross()))
     }

@@ -35,6 +35,9 @@ impl storage::Host for HostState {
     fn touch_memories(&mut self, ids: Vec<String>, at: i64) -> W<()> {
         out(self.ports.store.touch_memories(&ids, at))
     }
+    fn renew_memories(&mut self, ids: Vec<String>, at: i64) -> W<()> {
+        out(self.ports.store.renew_memories(&ids, at))
+    }
     fn insert_episode(&mut self, e: wit::Episode) -> W<()> {
         out(self.ports.store.insert_episode(&e.cross()))
     }

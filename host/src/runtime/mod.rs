@@ -428,7 +428,8 @@ impl CoreInstance {
 
     pub fn resume(&mut self, req: ResumeRequest) -> Result<ResumeBlock, CallError> {
         let req = req.cross();
-        self.call(Mode::Read, |a, s| {
+        // A write: what resume shows renews its life.
+        self.call(Mode::Write, |a, s| {
             a.mnemo_core_engine().call_resume(s, &req)
         })
     }

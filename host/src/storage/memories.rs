@@ -85,6 +85,16 @@ impl SqliteStore {
         Ok(())
     }
 
+    pub fn renew_memories(&self, ids: &[String], at: Millis) -> R<()> {
+        let mut stmt = sql(self.conn.prepare_cached(
+            "UPDATE memories SET attributes = json_set(attributes, '$.renewed_at', ?2) WHERE id = ?1",
+        ))?;
+        for id in ids {
+            sql(stmt.execute(params![id, at]))?;
+        }
+        Ok(())
+    }
+
     pub(super) fn memories_where(&self, clause: &str, params: Vec<Value>) -> R<Vec<Memory>> {
         let mut stmt = sql(self.conn.prepare_cached(&format!(
             "SELECT {MEMORY_COLUMNS} FROM memories WHERE {clause}"

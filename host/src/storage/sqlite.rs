@@ -174,6 +174,10 @@ impl Storage for SqliteStore {
         SqliteStore::touch_memories(self, ids, at)
     }
 
+    fn renew_memories(&self, ids: &[String], at: Millis) -> R<()> {
+        SqliteStore::renew_memories(self, ids, at)
+    }
+
     fn insert_episode(&self, e: &Episode) -> R<()> {
         SqliteStore::insert_episode(self, e)
     }

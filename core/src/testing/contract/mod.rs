@@ -33,7 +33,7 @@ pub fn all<S: Storage>(mut fresh: impl FnMut() -> S) {
             find_exact,
         ),
         ("listing filters, orders and pages", listing),
-        ("touch bumps access", touch),
+        ("touch bumps access; renewal does not", touch),
         ("episodes and sessions", dialogue),
         ("full text search", full_text),
         ("vectors and their search", vectors),
@@ -224,8 +224,18 @@ fn touch<S: Storage>(s: &S) {
         .unwrap();
     s.touch_memories(&["mem_t".into()], 3 * HOUR).unwrap();
     s.touch_memories(&["mem_t".into()], 4 * HOUR).unwrap();
-    let m = &s.get_memories(&["mem_t".into()]).unwrap()[0];
+    let m = s.get_memories(&["mem_t".into()]).unwrap().remove(0);
     assert_eq!((m.access_count, m.last_accessed), (2, Some(4 * HOUR)));
+    // Renewal stamps the attributes only: no access, no modification.
+    s.renew_memories(&["mem_t".into(), "missing".into()], 6 * HOUR)
+        .unwrap();
+    let r = s.get_memories(&["mem_t".into()]).unwrap().remove(0);
+    let attrs: serde_json::Value = serde_json::from_str(&r.attributes).unwrap();
+    assert_eq!(attrs["renewed_at"].as_i64(), Some(6 * HOUR));
+    assert_eq!(
+        (r.access_count, r.last_accessed, r.modified_at),
+        (m.access_count, m.last_accessed, m.modified_at)
+    );
 }
 
 fn episode(id: &str, session: &str, content: &str, at: Millis) -> Episode {
