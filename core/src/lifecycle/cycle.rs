@@ -122,6 +122,8 @@ impl Cycle {
 }
 
 impl<P: Ports> Engine<P> {
+    /// One cycle: open sessions into facts, then the plan, then (unless dry)
+    /// its application.
     pub fn consolidate(&self, req: ConsolidateRequest) -> CoreResult<ConsolidateReport> {
         let namespace = req
             .namespace
@@ -144,11 +146,29 @@ impl<P: Ports> Engine<P> {
         let pending = storage.pending_sessions(namespace.as_deref().unwrap_or(""), None)?;
         self.distill_sessions(pending, req.dry, &mut report);
 
+        let (cycle, namespaces) = self.plan(namespace.as_deref(), epoch, now, &mut report)?;
+        if !req.dry {
+            report.topics = self.apply(&cycle, &namespaces, epoch, now)?;
+        }
+        report.actions = cycle.actions;
+        Ok(report)
+    }
+
+    /// The plan: every step of the cycle decides on working copies of the
+    /// active memories and records its actions; nothing is written.
+    fn plan(
+        &self,
+        namespace: Option<&str>,
+        epoch: u64,
+        now: Millis,
+        report: &mut ConsolidateReport,
+    ) -> CoreResult<(Cycle, BTreeSet<String>)> {
+        let storage = self.ports().storage();
         let mut cycle = Cycle {
             epoch,
             now,
             memories: self
-                .active_memories(namespace.as_deref())?
+                .active_memories(namespace)?
                 .into_iter()
                 .map(|m| (m.id.clone(), m))
                 .collect(),
@@ -184,41 +204,55 @@ impl<P: Ports> Engine<P> {
 
         report.decayed = cycle.decayed;
         report.warnings.append(&mut cycle.warnings);
-        if !req.dry {
-            for id in &cycle.dirty {
-                if let Some(m) = cycle.memories.get(id) {
-                    storage.update_memory(m)?;
-                }
-            }
-            for m in &cycle.inserts {
-                storage.insert_memory(m)?;
-                cycle.reembed.insert(m.id.clone());
-            }
-            for id in &cycle.reembed {
-                let content = match cycle.memories.get(id) {
-                    Some(m) => m.content.clone(),
-                    None => match cycle.inserts.iter().find(|m| &m.id == id) {
-                        Some(m) => m.content.clone(),
-                        None => continue,
-                    },
-                };
-                // A provider failure leaves the row to the background backfill.
-                self.revector(Target::Memories, id, &content)?;
-            }
-            for key in &cycle.judged {
-                storage.set_meta(key, "keep_both")?;
-            }
-            for a in &cycle.actions {
-                self.log_decision(&a.namespace, a.action, &a.memory_id, a.detail.clone())?;
-            }
-            storage.set_meta(META_EPOCH, &epoch.to_string())?;
-            storage.set_meta(META_CONSOLIDATED_AT, &now.to_string())?;
-            for ns in &namespaces {
-                report.topics += self.rebuild_topics_in(ns)?;
+        Ok((cycle, namespaces))
+    }
+
+    /// Applying a plan: the changed rows, new memories and their vectors,
+    /// the pairs judged distinct, one decision per action, the new epoch and
+    /// watermark, then the topic trees. Returns the number of topics. The
+    /// host runs the whole call in one transaction.
+    fn apply(
+        &self,
+        cycle: &Cycle,
+        namespaces: &BTreeSet<String>,
+        epoch: u64,
+        now: Millis,
+    ) -> CoreResult<u32> {
+        let storage = self.ports().storage();
+        let mut reembed = cycle.reembed.clone();
+        let mut topics = 0;
+        for id in &cycle.dirty {
+            if let Some(m) = cycle.memories.get(id) {
+                storage.update_memory(m)?;
             }
         }
-        report.actions = cycle.actions;
-        Ok(report)
+        for m in &cycle.inserts {
+            storage.insert_memory(m)?;
+            reembed.insert(m.id.clone());
+        }
+        for id in &reembed {
+            let content = match cycle.memories.get(id) {
+                Some(m) => m.content.clone(),
+                None => match cycle.inserts.iter().find(|m| &m.id == id) {
+                    Some(m) => m.content.clone(),
+                    None => continue,
+                },
+            };
+            // A provider failure leaves the row to the background backfill.
+            self.revector(Target::Memories, id, &content)?;
+        }
+        for key in &cycle.judged {
+            storage.set_meta(key, "keep_both")?;
+        }
+        for a in &cycle.actions {
+            self.log_decision(&a.namespace, a.action, &a.memory_id, a.detail.clone())?;
+        }
+        storage.set_meta(META_EPOCH, &epoch.to_string())?;
+        storage.set_meta(META_CONSOLIDATED_AT, &now.to_string())?;
+        for ns in namespaces {
+            topics += self.rebuild_topics_in(ns)?;
+        }
+        Ok(topics)
     }
 
     /// Whether anything was written since the last cycle: an open session,
