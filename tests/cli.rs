@@ -240,6 +240,11 @@ fn consolidate_resume_and_facts_from_the_command_line() {
         "{}",
         stdout(&facts)
     );
+    // s1 was closed by the newer s2; s2 is live, so it stays open.
+    let pending = ok(&mnemo(d, &["sessions", "--pending"]));
+    assert!(pending.starts_with("s2  1 turns"), "{pending}");
+    // `--idle 0` closes every open session now.
+    ok(&mnemo(d, &["consolidate", "--idle", "0"]));
     let sessions = ok(&mnemo(d, &["sessions"]));
     assert!(
         sessions.starts_with("s2  1 turns")

@@ -424,8 +424,15 @@ fn lifecycle_routes_answer_and_refuse_bad_input() {
     }
     assert_eq!(facts["facts"].as_array().unwrap().len(), 2, "{facts}");
 
-    // Consolidation: a dry run first, then the real cycle; s2 is still open.
+    // Consolidation: s2 is live (no newer session, not idle), so a cycle
+    // leaves it open; one that closes idle sessions at once takes it. A dry
+    // run first.
     let (st, dry) = post("/consolidate", r#"{"dry": true}"#);
+    assert_eq!((st, dry["sessions"].clone()), (200, json!([])), "{dry}");
+    let (st, dry) = post(
+        "/consolidate",
+        r#"{"dry": true, "session_idle_minutes": 0}"#,
+    );
     assert_eq!((st, dry["dry"].as_bool()), (200, Some(true)), "{dry}");
     assert_eq!(dry["sessions"], json!(["s2"]));
     let (_, audit) = get("/audit?limit=500");
@@ -437,7 +444,7 @@ fn lifecycle_routes_answer_and_refuse_bad_input() {
             .any(|e| e["target_id"] == "s2"),
         "dry writes nothing"
     );
-    let (st, report) = post("/consolidate", "");
+    let (st, report) = post("/consolidate", r#"{"session_idle_minutes": 0}"#);
     assert_eq!(st, 200, "{report}");
     assert_eq!(report["sessions"], json!(["s2"]), "{report}");
     assert_eq!(report["facts_added"], 0, "{report}");

@@ -26,6 +26,7 @@ fn consolidate(m: &mut mnemo_host::Mnemo, dry: bool) -> ConsolidateReport {
         namespace: None,
         dry,
         if_changed: false,
+        session_idle_minutes: Some(0),
     })
     .unwrap()
 }

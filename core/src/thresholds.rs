@@ -243,3 +243,9 @@ pub const RERANK_WEIGHT: f32 = 0.5;
 /// A context hit must be at least this relevant to be injected (seed 004's
 /// auto-expand threshold: below it, the best hit is a weak match).
 pub const CONTEXT_MIN_RELEVANCE: f32 = AUTO_EXPAND_THRESHOLD;
+
+/// A pending session is consolidated once it has been idle this long, or
+/// when a newer session of its namespace starts (the design's rule for
+/// sessions; seed 004's interval cycle runs every 30 minutes, so a session
+/// idle for one interval is closed by the next).
+pub const SESSION_IDLE_MINUTES: u32 = 30;

@@ -24,6 +24,8 @@ pub struct Mnemo {
     core: CoreInstance,
     /// The layers nightly fading applies to (from the configuration).
     fade_layers: Vec<mnemo_core::model::Layer>,
+    /// How long a session stays open without turns (from the configuration).
+    session_idle_minutes: Option<u32>,
 }
 
 /// Builds the providers a configuration names and opens the database.
@@ -105,6 +107,7 @@ impl Mnemo {
         Ok(Self {
             core: runtime.instantiate(ports)?,
             fade_layers: config.fade_layers.clone(),
+            session_idle_minutes: config.session_idle_minutes,
         })
     }
 
@@ -116,6 +119,16 @@ impl Mnemo {
             layers: self.fade_layers.clone(),
         };
         self.core.fade(req)
+    }
+
+    /// One cycle, with the configured session idle time unless the request
+    /// names one.
+    pub fn consolidate_as_configured(
+        &mut self,
+        mut req: mnemo_core::model::ConsolidateRequest,
+    ) -> Result<mnemo_core::model::ConsolidateReport, crate::runtime::CallError> {
+        req.session_idle_minutes = req.session_idle_minutes.or(self.session_idle_minutes);
+        self.core.consolidate(req)
     }
 
     pub fn vector_state(&self) -> VectorState {

@@ -327,8 +327,9 @@ fn perform(m: &mut Mnemo, task: Task) -> anyhow::Result<String> {
             namespace: None,
             dry: false,
             if_changed,
+            session_idle_minutes: None,
         };
-        let r = m.consolidate(req)?;
+        let r = m.consolidate_as_configured(req)?;
         Ok(if r.skipped {
             "skipped: nothing written since the last cycle".to_string()
         } else {

@@ -144,7 +144,18 @@ impl<P: Ports> Engine<P> {
         }
 
         let pending = storage.pending_sessions(namespace.as_deref().unwrap_or(""), None)?;
-        self.distill_sessions(pending, req.dry, &mut report);
+        let idle_ms = i64::from(req.session_idle_minutes.unwrap_or(SESSION_IDLE_MINUTES)) * 60_000;
+        let closed: Vec<Session> = pending
+            .iter()
+            .filter(|s| {
+                now - s.last_seen_at >= idle_ms
+                    || pending
+                        .iter()
+                        .any(|n| n.namespace == s.namespace && n.first_seen_at > s.first_seen_at)
+            })
+            .cloned()
+            .collect();
+        self.distill_sessions(closed, req.dry, &mut report);
 
         let (cycle, namespaces) = self.plan(namespace.as_deref(), epoch, now, &mut report)?;
         if !req.dry {

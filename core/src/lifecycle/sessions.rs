@@ -56,11 +56,13 @@ impl<P: Ports> Engine<P> {
                 continue;
             }
             let id = session.id.clone();
-            match self.consolidate_session(session) {
-                Ok(added) => {
-                    report.sessions.push(id);
-                    report.facts_added += added;
-                }
+            let mut added = 0;
+            let outcome = self.consolidate_session_counting(session, &mut added);
+            // Facts of the chunks that went through count even when a later
+            // chunk failed (they are kept; the watermark is past them).
+            report.facts_added += added;
+            match outcome {
+                Ok(()) => report.sessions.push(id),
                 Err(e) => report
                     .warnings
                     .push(format!("session {id} not consolidated: {e}")),
@@ -71,11 +73,25 @@ impl<P: Ports> Engine<P> {
     /// Seed 003 session consolidation: the dialogue of one session becomes
     /// facts; returns how many were added. Idempotent: a session is marked
     /// consolidated only once every chunk went through, and saving dedups.
-    pub fn consolidate_session(&self, mut session: Session) -> CoreResult<u32> {
+    pub fn consolidate_session(&self, session: Session) -> CoreResult<u32> {
+        let mut added = 0;
+        self.consolidate_session_counting(session, &mut added)?;
+        Ok(added)
+    }
+
+    /// [`Self::consolidate_session`], counting into `added` as it goes, so a
+    /// failure after some chunks still reports their facts.
+    fn consolidate_session_counting(
+        &self,
+        mut session: Session,
+        added: &mut u32,
+    ) -> CoreResult<()> {
         let storage = self.ports().storage();
         let llm = self.ports().llm().level() != LlmLevel::Off;
-        let mut added = 0;
-        let mut offset = 0;
+        // From the watermark: turns consolidated before are not read again,
+        // so a retried session never reinforces its facts twice.
+        let mut offset = session.consolidated_turns;
+        let from = offset;
         loop {
             let chunk = storage.session_episodes(
                 &session.namespace,
@@ -105,8 +121,11 @@ impl<P: Ports> Engine<P> {
                     .collect()
             };
             for fact in facts {
-                added += u32::from(self.save_fact(&session, &chunk, fact)?);
+                *added += u32::from(self.save_fact(&session, &chunk, fact)?);
             }
+            // The chunk is done: a later failure resumes after it.
+            session.consolidated_turns = offset;
+            storage.put_session(&session)?;
         }
         session.consolidated_at = Some(self.ports().clock().now());
         storage.put_session(&session)?;
@@ -114,9 +133,9 @@ impl<P: Ports> Engine<P> {
             &session.namespace,
             Action::ConsolidateSession,
             &session.id,
-            format!("{offset} turns, {added} new facts"),
+            format!("turns {from}..{offset}, {added} new facts"),
         )?;
-        Ok(added)
+        Ok(())
     }
 
     /// Seed 003 `save_facts_batch` for one fact: a Jaccard-similar stored

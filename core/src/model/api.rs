@@ -40,6 +40,11 @@ macro_rules! engine_records {
             dry: bool,
             #[serde(default)]
             if_changed: bool,
+            /// A pending session is consolidated once idle this long, or
+            /// when a newer session of its namespace started (default
+            /// `SESSION_IDLE_MINUTES`).
+            #[serde(default)]
+            session_idle_minutes: Option<u32>,
         }
 
         /// One lifecycle decision of a consolidation cycle.

@@ -61,6 +61,9 @@ macro_rules! stored_records {
                 last_seen_at: Millis,
                 turn_count: u32,
                 consolidated_at: Option<Millis>,
+        /// The watermark: how many turns, in dialogue order, are consolidated.
+        #[serde(default)]
+        consolidated_turns: u32,
             }
 
             #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

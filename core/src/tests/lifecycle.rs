@@ -31,11 +31,13 @@ fn get(e: &Engine<FakePorts>, id: &str) -> Memory {
         .expect("stored")
 }
 
+/// One cycle that closes every pending session (no idle wait).
 fn consolidate(e: &Engine<FakePorts>, dry: bool) -> ConsolidateReport {
     e.consolidate(ConsolidateRequest {
         namespace: None,
         dry,
         if_changed: false,
+        session_idle_minutes: Some(0),
     })
     .expect("consolidate")
 }
@@ -542,6 +544,7 @@ fn interval_runs_skip_when_nothing_changed() {
             namespace: None,
             dry: false,
             if_changed,
+            session_idle_minutes: None,
         })
         .expect("consolidate")
     };
@@ -1145,4 +1148,111 @@ fn conflicts_are_found_whatever_the_spelling() {
     );
     let (a, b) = &objects[0];
     assert!(a != b && [a, b].contains(&&"Paris".to_string()));
+}
+
+fn say(e: &Engine<FakePorts>, session: &str, role: &str, text: &str) {
+    e.ingest(Turn {
+        namespace: "default".into(),
+        session_id: session.into(),
+        role: role.into(),
+        content: text.into(),
+        event_time: None,
+        attributes: None,
+    })
+    .expect("ingest");
+}
+
+fn cycle_as_scheduled(e: &Engine<FakePorts>) -> ConsolidateReport {
+    e.consolidate(ConsolidateRequest::default())
+        .expect("consolidate")
+}
+
+#[test]
+fn a_live_session_waits_and_later_turns_are_consolidated_from_the_watermark() {
+    let e = engine();
+    say(&e, "s1", "Caroline", "Hi Mel! I live in Berlin now.");
+    // Still talking: the 30-minute cycle leaves the session open.
+    let r = cycle_as_scheduled(&e);
+    assert!(r.sessions.is_empty(), "{r:?}");
+    e.ports().clock.advance_hours(1);
+    let r = cycle_as_scheduled(&e);
+    assert_eq!(r.sessions, ["s1"], "idle for an hour: consolidated");
+    assert_eq!(r.facts_added, 1);
+    let berlin = e
+        .query_facts(FactQuery {
+            subject: Some("caroline".into()),
+            ..Default::default()
+        })
+        .expect("facts")[0]
+        .clone();
+    let memory_id = berlin.memory_id.clone().expect("memory");
+    let reps = get(&e, &memory_id).repetition_count;
+    // The conversation goes on later: the session re-opens, and only the new
+    // turn is read — the first fact is not reinforced a second time.
+    say(&e, "s1", "Caroline", "My favourite city is Lisbon though.");
+    e.ports().clock.advance_hours(1);
+    let r = cycle_as_scheduled(&e);
+    assert_eq!(r.sessions, ["s1"]);
+    assert_eq!(r.facts_added, 1, "{r:?}");
+    assert_eq!(get(&e, &memory_id).repetition_count, reps);
+    // A newer session closes an older one without waiting.
+    say(&e, "s2", "Caroline", "I live in Paris these days.");
+    let clock = &e.ports().clock;
+    clock.now.set(clock.now.get() + 60_000);
+    say(&e, "s3", "Caroline", "Hello again.");
+    let r = cycle_as_scheduled(&e);
+    assert_eq!(r.sessions, ["s2"], "s3 is live; s2 has a newer session");
+}
+
+#[test]
+fn a_failed_chunk_resumes_after_the_chunks_that_went_through() {
+    let e = engine();
+    let chunk = crate::thresholds::CONSOLIDATION_CHUNK as usize;
+    for i in 0..chunk + 5 {
+        say(&e, "s1", "user", &format!("turn number {i} of a long talk"));
+    }
+    let fact = |text: &str| {
+        format!(r#"{{"facts": [{{"content": "{text}", "kind": "semantic", "turns": [0]}}]}}"#)
+    };
+    e.ports().llm.script(
+        LlmLevel::Auto,
+        LlmComponent::Extract,
+        &fact("The user talks at length"),
+    );
+    e.ports().llm.script(
+        LlmLevel::Auto,
+        LlmComponent::Extract,
+        "truncated {\"facts\": [",
+    );
+    e.ports().llm.script(
+        LlmLevel::Auto,
+        LlmComponent::Extract,
+        &fact("The user likes counting turns"),
+    );
+    e.ports().clock.advance_hours(1);
+    let r = cycle_as_scheduled(&e);
+    assert!(r.sessions.is_empty() && !r.warnings.is_empty(), "{r:?}");
+    assert_eq!(r.facts_added, 1, "the first chunk's fact is kept");
+    let r = cycle_as_scheduled(&e);
+    assert_eq!(r.sessions, ["s1"], "{r:?}");
+    assert_eq!(r.facts_added, 1, "only the second chunk was read again");
+    let asked: Vec<String> = e
+        .ports()
+        .llm
+        .requests
+        .borrow()
+        .iter()
+        .filter(|q| q.component == LlmComponent::Extract)
+        .map(|q| q.messages[1].content.clone())
+        .collect();
+    assert_eq!(asked.len(), 3);
+    assert!(
+        asked[2].contains(&format!("turn number {chunk} ")),
+        "{}",
+        asked[2]
+    );
+    assert!(
+        !asked[2].contains("turn number 0 "),
+        "the first chunk is not read twice"
+    );
 }

@@ -73,6 +73,7 @@ impl<P: Ports> Engine<P> {
                         s.last_seen_at = s.last_seen_at.max(session.last_seen_at);
                         s.turn_count = s.turn_count.max(session.turn_count);
                         s.consolidated_at = s.consolidated_at.or(session.consolidated_at);
+                        s.consolidated_turns = s.consolidated_turns.max(session.consolidated_turns);
                         storage.put_session(&s)?;
                         Ok(ImportOutcome::Exists)
                     }

@@ -26,6 +26,9 @@ impl<P: Ports> Engine<P> {
             Some(mut s) => {
                 s.last_seen_at = now;
                 s.turn_count = s.turn_count.saturating_add(1);
+                // A turn after the session was consolidated re-opens it: the
+                // turns past its watermark are consolidated too.
+                s.consolidated_at = None;
                 (s, false)
             }
             None => (
@@ -36,6 +39,7 @@ impl<P: Ports> Engine<P> {
                     last_seen_at: now,
                     turn_count: 1,
                     consolidated_at: None,
+                    consolidated_turns: 0,
                 },
                 true,
             ),

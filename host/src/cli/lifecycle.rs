@@ -16,6 +16,10 @@ pub(super) struct ConsolidateArgs {
     /// Report what would happen; write nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Close sessions idle this many minutes (default: the configured
+    /// `session_idle_minutes`, else 30); `0` closes every open session.
+    #[arg(long)]
+    idle: Option<u32>,
     #[arg(long)]
     json: bool,
 }
@@ -83,8 +87,9 @@ pub(super) fn consolidate(mnemo: &mut Mnemo, a: ConsolidateArgs) -> Out {
         namespace: a.namespace,
         dry: a.dry_run,
         if_changed: false,
+        session_idle_minutes: a.idle,
     };
-    let r = mnemo.consolidate(req)?;
+    let r = mnemo.consolidate_as_configured(req)?;
     if a.json {
         return print_json(&r);
     }

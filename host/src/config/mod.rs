@@ -65,6 +65,9 @@ pub struct Config {
     /// The layers nightly fading applies to (empty: the core's default,
     /// Buffer and Working).
     pub fade_layers: Vec<mnemo_core::model::Layer>,
+    /// A pending session is consolidated once idle this long (`None`: the
+    /// core's default, 30 minutes).
+    pub session_idle_minutes: Option<u32>,
 }
 
 /// NER plugins: where they come from, what they may use, which strategies run them.
@@ -182,6 +185,7 @@ impl Config {
                     Task::Reflect => s.cron_reflect.clone(),
                 }
             })?,
+            session_idle_minutes: s.session_idle_minutes,
             fade_layers: match s.fade_layers.as_deref() {
                 None => Vec::new(),
                 Some(v) => list(v)
@@ -219,6 +223,7 @@ impl Config {
             schedule: crate::scheduler::Schedule::default(),
             ann_min_rows: Some(crate::storage::ANN_MIN_ROWS),
             fade_layers: Vec::new(),
+            session_idle_minutes: None,
         }
     }
 }

@@ -168,6 +168,9 @@ settings! {
     /// Comma-separated provider names.
     ner_fast: String,
     ner_accurate: String,
+    /// Minutes without a turn after which a pending session is consolidated
+    /// (default 30; a newer session in its namespace closes it sooner).
+    session_idle_minutes: u32,
     /// Which layers fade, comma-separated (default `buffer,working`; Core
     /// only if named: docs/design/forgetting.md).
     fade_layers: String,

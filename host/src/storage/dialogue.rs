@@ -5,7 +5,7 @@ use mnemo_core::model::*;
 use rusqlite::{OptionalExtension, params, params_from_iter};
 
 use super::filter::in_list;
-use super::rows::{self, EPISODE_COLUMNS};
+use super::rows::{self, EPISODE_COLUMNS, SESSION_COLUMNS};
 
 use super::sqlite::*;
 
@@ -43,10 +43,9 @@ impl SqliteStore {
     }
 
     pub fn get_session(&self, namespace: &str, id: &str) -> R<Option<Session>> {
-        let mut stmt = sql(self.conn.prepare_cached(
-            "SELECT namespace, id, first_seen_at, last_seen_at, turn_count, consolidated_at \
-             FROM sessions WHERE namespace = ?1 AND id = ?2",
-        ))?;
+        let mut stmt = sql(self.conn.prepare_cached(&format!(
+            "SELECT {SESSION_COLUMNS} FROM sessions WHERE namespace = ?1 AND id = ?2"
+        )))?;
         sql(stmt
             .query_row(params![namespace, id], rows::session)
             .optional())
@@ -54,10 +53,10 @@ impl SqliteStore {
 
     pub fn put_session(&self, s: &Session) -> R<()> {
         let mut stmt = sql(self.conn.prepare_cached(
-            "INSERT INTO sessions (namespace, id, first_seen_at, last_seen_at, turn_count, consolidated_at) \
-             VALUES (?1,?2,?3,?4,?5,?6) ON CONFLICT(namespace, id) DO UPDATE SET \
+            "INSERT INTO sessions (namespace, id, first_seen_at, last_seen_at, turn_count, consolidated_at, consolidated_turns) \
+             VALUES (?1,?2,?3,?4,?5,?6,?7) ON CONFLICT(namespace, id) DO UPDATE SET \
              last_seen_at = excluded.last_seen_at, turn_count = excluded.turn_count, \
-             consolidated_at = excluded.consolidated_at",
+             consolidated_at = excluded.consolidated_at, consolidated_turns = excluded.consolidated_turns",
         ))?;
         sql(stmt.execute(params![
             s.namespace,
@@ -65,17 +64,18 @@ impl SqliteStore {
             s.first_seen_at,
             s.last_seen_at,
             s.turn_count,
-            s.consolidated_at
+            s.consolidated_at,
+            s.consolidated_turns
         ]))?;
         Ok(())
     }
 
     pub fn pending_sessions(&self, namespace: &str, exclude: Option<&str>) -> R<Vec<Session>> {
-        let mut stmt = sql(self.conn.prepare_cached(
-            "SELECT namespace, id, first_seen_at, last_seen_at, turn_count, consolidated_at FROM sessions \
+        let mut stmt = sql(self.conn.prepare_cached(&format!(
+            "SELECT {SESSION_COLUMNS} FROM sessions \
              WHERE (?1 = '' OR namespace = ?1) AND consolidated_at IS NULL AND (?2 IS NULL OR id != ?2) \
-             ORDER BY first_seen_at",
-        ))?;
+             ORDER BY first_seen_at"
+        )))?;
         let rows = sql(stmt.query_map(params![namespace, exclude], rows::session))?;
         sql(rows.collect())
     }

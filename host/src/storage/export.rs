@@ -4,7 +4,7 @@ use mnemo_core::model::*;
 use rusqlite::params;
 
 use super::SqliteStore;
-use super::rows::{self, EPISODE_COLUMNS, MEMORY_COLUMNS};
+use super::rows::{self, EPISODE_COLUMNS, MEMORY_COLUMNS, SESSION_COLUMNS};
 
 /// An entity with the ids of its linked memories and episodes.
 pub type LinkedEntity = (Entity, Vec<String>, Vec<String>);
@@ -40,7 +40,7 @@ impl SqliteStore {
     pub fn all_sessions(&self, ns: Option<&str>) -> anyhow::Result<Vec<Session>> {
         let (clause, p) = ns_clause(ns);
         let mut stmt = self.connection().prepare(&format!(
-            "SELECT namespace, id, first_seen_at, last_seen_at, turn_count, consolidated_at FROM sessions WHERE {clause} ORDER BY first_seen_at, id"
+            "SELECT {SESSION_COLUMNS} FROM sessions WHERE {clause} ORDER BY first_seen_at, id"
         ))?;
         let rows = stmt.query_map(rusqlite::params_from_iter(p), rows::session)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)

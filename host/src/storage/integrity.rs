@@ -6,6 +6,7 @@ use mnemo_core::model::{Decision, Session};
 use rusqlite::params;
 use serde::Serialize;
 
+use super::rows::SESSION_COLUMNS;
 use super::{SqliteStore, rows};
 
 /// Which audit-log entries to read (every field narrows; newest first).
@@ -86,11 +87,11 @@ impl SqliteStore {
         pending: bool,
         limit: u32,
     ) -> anyhow::Result<Vec<Session>> {
-        let mut stmt = self.connection().prepare_cached(
-            "SELECT namespace, id, first_seen_at, last_seen_at, turn_count, consolidated_at FROM sessions \
+        let mut stmt = self.connection().prepare_cached(&format!(
+            "SELECT {SESSION_COLUMNS} FROM sessions \
              WHERE namespace = ?1 AND (?2 = 0 OR consolidated_at IS NULL) \
-             ORDER BY last_seen_at DESC, id LIMIT ?3",
-        )?;
+             ORDER BY last_seen_at DESC, id LIMIT ?3"
+        ))?;
         let rows = stmt.query_map(params![namespace, pending, limit], rows::session)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }

@@ -247,6 +247,13 @@ INSERT INTO episodes_fts(rowid, content, context)
         LAG(content) OVER (PARTITION BY namespace, session_id ORDER BY event_time, rowid), ''))
     FROM episodes;
 "#,
+    // 4: a per-session watermark: how many turns are consolidated, so turns
+    // arriving after a consolidation are consolidated too, from there.
+    // Sessions consolidated before it count all their turns as done.
+    r#"
+ALTER TABLE sessions ADD COLUMN consolidated_turns INTEGER NOT NULL DEFAULT 0;
+UPDATE sessions SET consolidated_turns = turn_count WHERE consolidated_at IS NOT NULL;
+"#,
 ];
 
 pub fn current_version() -> u32 {
@@ -275,6 +282,36 @@ pub fn migrate(conn: &mut Connection) -> anyhow::Result<()> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn version_4_puts_the_watermark_of_consolidated_sessions_past_their_turns() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::register_functions(&conn).unwrap();
+        for m in &MIGRATIONS[..3] {
+            conn.execute_batch(m).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 3).unwrap();
+        conn.execute_batch(
+            "INSERT INTO sessions (namespace, id, first_seen_at, last_seen_at, turn_count, consolidated_at) \
+             VALUES ('default', 'done', 1, 2, 7, 3), ('default', 'open', 1, 2, 4, NULL);",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let turns = |id: &str| -> u32 {
+            conn.query_row(
+                "SELECT consolidated_turns FROM sessions WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .unwrap()
+        };
+        assert_eq!(
+            turns("done"),
+            7,
+            "its turns were consolidated: none is read again"
+        );
+        assert_eq!(turns("open"), 0, "pending: every turn is still to do");
+    }
 
     #[test]
     fn version_3_indexes_each_turn_with_the_one_before_it() {

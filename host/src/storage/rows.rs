@@ -75,6 +75,10 @@ pub fn episode(r: &Row<'_>) -> rusqlite::Result<Episode> {
     })
 }
 
+/// The columns [`session`] reads, in its order.
+pub const SESSION_COLUMNS: &str =
+    "namespace, id, first_seen_at, last_seen_at, turn_count, consolidated_at, consolidated_turns";
+
 pub fn session(r: &Row<'_>) -> rusqlite::Result<Session> {
     Ok(Session {
         namespace: r.get(0)?,
@@ -83,6 +87,7 @@ pub fn session(r: &Row<'_>) -> rusqlite::Result<Session> {
         last_seen_at: r.get(3)?,
         turn_count: r.get(4)?,
         consolidated_at: r.get(5)?,
+        consolidated_turns: r.get(6)?,
     })
 }
 

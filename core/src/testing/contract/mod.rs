@@ -261,6 +261,7 @@ fn session(id: &str, ns: &str, consolidated_at: Option<Millis>) -> Session {
         last_seen_at: 2 * HOUR,
         turn_count: 2,
         consolidated_at,
+        consolidated_turns: if consolidated_at.is_some() { 2 } else { 0 },
     }
 }
 

@@ -62,7 +62,7 @@ pub(in crate::server) async fn consolidate(
     req.namespace = namespace_or_all(&headers, req.namespace.take());
     let report = s
         .engine
-        .run(move |m| m.consolidate(req).map_err(ApiError::from))
+        .run(move |m| m.consolidate_as_configured(req).map_err(ApiError::from))
         .await??;
     Ok(Json(report).into_response())
 }
