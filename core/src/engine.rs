@@ -9,6 +9,11 @@ use crate::ports::{Clock, Embedder, Ports, Storage};
 
 /// Metadata key of the current consolidation epoch.
 pub const META_EPOCH: &str = "epoch";
+/// A metadata key of one namespace (`epoch:work`).
+pub fn namespaced(key: &str, namespace: &str) -> String {
+    format!("{key}:{namespace}")
+}
+
 /// Restatements kept as provenance on a reinforced memory.
 pub const MAX_RESTATEMENTS: usize = 20;
 
@@ -29,13 +34,18 @@ impl<P: Ports> Engine<P> {
         self.ports.clock().now()
     }
 
-    pub(crate) fn epoch(&self) -> CoreResult<u64> {
-        Ok(self
-            .ports
-            .storage()
-            .get_meta(META_EPOCH)?
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0))
+    /// A namespace's consolidation epoch: each namespace counts the cycles
+    /// that processed it (`epoch:<namespace>`); before its first, the
+    /// store-wide count (`epoch`, which only whole-store cycles advance).
+    pub(crate) fn epoch(&self, namespace: &str) -> CoreResult<u64> {
+        let storage = self.ports.storage();
+        let read = |key: &str| -> CoreResult<Option<u64>> {
+            Ok(storage.get_meta(key)?.and_then(|v| v.parse().ok()))
+        };
+        match read(&namespaced(META_EPOCH, namespace))? {
+            Some(e) => Ok(e),
+            None => Ok(read(META_EPOCH)?.unwrap_or(0)),
+        }
     }
 
     pub(crate) fn log_decision(

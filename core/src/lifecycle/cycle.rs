@@ -20,7 +20,7 @@
 use super::importance::decay;
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::engine::{Engine, META_EPOCH};
+use crate::engine::{Engine, META_EPOCH, namespaced};
 use crate::error::CoreResult;
 use crate::model::*;
 use crate::ports::{Clock, Ports, Storage};
@@ -81,6 +81,8 @@ pub(super) struct Cycle {
     pub(super) reembed: BTreeSet<String>,
     /// Pairs judged distinct, never asked about again.
     pub(super) judged: Vec<String>,
+    /// The epoch this cycle gives each namespace it processes.
+    pub(super) epochs: BTreeMap<String, u64>,
 }
 
 impl Cycle {
@@ -132,7 +134,12 @@ impl<P: Ports> Engine<P> {
             .transpose()?;
         let storage = self.ports().storage();
         let now = self.ports().clock().now();
-        let epoch = self.epoch()? + 1;
+        // The report's epoch: the namespace's, or (every namespace) the
+        // store-wide count of whole-store cycles.
+        let epoch = match namespace.as_deref() {
+            Some(ns) => self.epoch(ns)?,
+            None => self.store_epoch()?,
+        } + 1;
         let mut report = ConsolidateReport {
             epoch,
             dry: req.dry,
@@ -159,7 +166,14 @@ impl<P: Ports> Engine<P> {
 
         let (cycle, namespaces) = self.plan(namespace.as_deref(), epoch, now, &mut report)?;
         if !req.dry {
-            report.topics = self.apply(&cycle, &namespaces, epoch, now)?;
+            report.topics = self.apply(&cycle, &namespaces, now)?;
+            if namespace.is_none() {
+                // Only a whole-store cycle moves the store-wide marks: a
+                // namespace's own cycle leaves the others' writes pending.
+                let storage = self.ports().storage();
+                storage.set_meta(META_EPOCH, &epoch.to_string())?;
+                storage.set_meta(META_CONSOLIDATED_AT, &now.to_string())?;
+            }
         }
         report.actions = cycle.actions;
         Ok(report)
@@ -174,7 +188,6 @@ impl<P: Ports> Engine<P> {
         now: Millis,
         report: &mut ConsolidateReport,
     ) -> CoreResult<(Cycle, BTreeSet<String>)> {
-        let storage = self.ports().storage();
         let mut cycle = Cycle {
             epoch,
             now,
@@ -190,11 +203,8 @@ impl<P: Ports> Engine<P> {
             inserts: Vec::new(),
             reembed: BTreeSet::new(),
             judged: Vec::new(),
+            epochs: BTreeMap::new(),
         };
-        let since = storage
-            .get_meta(META_CONSOLIDATED_AT)?
-            .and_then(|v| v.parse::<Millis>().ok())
-            .unwrap_or(0);
         report.examined = cycle.memories.len() as u32;
         let namespaces: BTreeSet<String> = cycle
             .memories
@@ -202,6 +212,11 @@ impl<P: Ports> Engine<P> {
             .map(|m| m.namespace.clone())
             .collect();
         for ns in &namespaces {
+            // Each namespace counts its own epochs and keeps its own
+            // watermark (a whole-store cycle's, or its own, the later).
+            cycle.epoch = self.epoch(ns)? + 1;
+            cycle.epochs.insert(ns.clone(), cycle.epoch);
+            let since = self.watermark(Some(ns))?.unwrap_or(0);
             self.core_hygiene(&mut cycle, ns);
             self.gate(&mut cycle, ns);
             self.promote_buffer(&mut cycle, ns);
@@ -222,13 +237,7 @@ impl<P: Ports> Engine<P> {
     /// the pairs judged distinct, one decision per action, the new epoch and
     /// watermark, then the topic trees. Returns the number of topics. The
     /// host runs the whole call in one transaction.
-    fn apply(
-        &self,
-        cycle: &Cycle,
-        namespaces: &BTreeSet<String>,
-        epoch: u64,
-        now: Millis,
-    ) -> CoreResult<u32> {
+    fn apply(&self, cycle: &Cycle, namespaces: &BTreeSet<String>, now: Millis) -> CoreResult<u32> {
         let storage = self.ports().storage();
         let mut reembed = cycle.reembed.clone();
         let mut topics = 0;
@@ -258,8 +267,10 @@ impl<P: Ports> Engine<P> {
         for a in &cycle.actions {
             self.log_decision(&a.namespace, a.action, &a.memory_id, a.detail.clone())?;
         }
-        storage.set_meta(META_EPOCH, &epoch.to_string())?;
-        storage.set_meta(META_CONSOLIDATED_AT, &now.to_string())?;
+        for (ns, epoch) in &cycle.epochs {
+            storage.set_meta(&namespaced(META_EPOCH, ns), &epoch.to_string())?;
+            storage.set_meta(&namespaced(META_CONSOLIDATED_AT, ns), &now.to_string())?;
+        }
         for ns in namespaces {
             topics += self.rebuild_topics_in(ns)?;
         }
@@ -272,10 +283,7 @@ impl<P: Ports> Engine<P> {
     /// millisecond waits for the next write or the nightly cycle.
     fn changed_since_last_cycle(&self, namespace: Option<&str>) -> CoreResult<bool> {
         let storage = self.ports().storage();
-        let Some(last) = storage
-            .get_meta(META_CONSOLIDATED_AT)?
-            .and_then(|v| v.parse::<Millis>().ok())
-        else {
+        let Some(last) = self.watermark(namespace)? else {
             return Ok(true);
         };
         if !storage
@@ -292,6 +300,31 @@ impl<P: Ports> Engine<P> {
             ..Default::default()
         })?;
         Ok(!touched.is_empty())
+    }
+
+    /// When the last cycle covering `namespace` finished: for one namespace
+    /// the later of its own cycle and the last whole-store one; for every
+    /// namespace (`None`), the last whole-store cycle only.
+    fn watermark(&self, namespace: Option<&str>) -> CoreResult<Option<Millis>> {
+        let storage = self.ports().storage();
+        let read = |key: &str| -> CoreResult<Option<Millis>> {
+            Ok(storage.get_meta(key)?.and_then(|v| v.parse().ok()))
+        };
+        let global = read(META_CONSOLIDATED_AT)?;
+        Ok(match namespace {
+            Some(ns) => global.max(read(&namespaced(META_CONSOLIDATED_AT, ns))?),
+            None => global,
+        })
+    }
+
+    /// The count of whole-store cycles (each namespace also counts its own).
+    fn store_epoch(&self) -> CoreResult<u64> {
+        Ok(self
+            .ports()
+            .storage()
+            .get_meta(META_EPOCH)?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0))
     }
 
     fn active_memories(&self, namespace: Option<&str>) -> CoreResult<Vec<Memory>> {

@@ -77,7 +77,7 @@ impl<P: Ports> Engine<P> {
                 namespace.clone(),
                 validate::content(&content)?,
                 now,
-                self.epoch()?,
+                self.epoch(&namespace)?,
             )
         };
         storage.insert_memory(&memory)?;

@@ -35,7 +35,7 @@ impl<P: Ports> Engine<P> {
             }
         }
         let mut report = ConsolidateReport {
-            epoch: self.epoch()?,
+            epoch: self.epoch(&namespace)?,
             ..Default::default()
         };
         self.distill_sessions(sessions, false, &mut report);

@@ -1256,3 +1256,39 @@ fn a_failed_chunk_resumes_after_the_chunks_that_went_through() {
         "the first chunk is not read twice"
     );
 }
+
+#[test]
+fn a_namespace_cycle_leaves_other_namespaces_epoch_and_watermark_alone() {
+    let e = engine();
+    let note = |ns: &str, text: &str| {
+        e.remember(RememberRequest {
+            namespace: ns.into(),
+            content: text.into(),
+            ..Default::default()
+        })
+        .expect("remember")
+        .memory
+    };
+    let cycle = |ns: Option<&str>, if_changed: bool| {
+        e.consolidate(ConsolidateRequest {
+            namespace: ns.map(String::from),
+            if_changed,
+            ..Default::default()
+        })
+        .expect("consolidate")
+    };
+    note("alpha", "alpha keeps its own notes");
+    note("beta", "beta keeps its own notes");
+    assert_eq!(cycle(None, false).epoch, 1);
+    e.ports().clock.advance_hours(1);
+    // Written in beta, then a cycle of alpha alone.
+    note("beta", "beta wrote this after the last whole cycle");
+    e.ports().clock.advance_hours(1);
+    assert_eq!(cycle(Some("alpha"), false).epoch, 2, "alpha's second cycle");
+    // The whole-store interval cycle still sees beta's write.
+    let r = cycle(None, true);
+    assert!(!r.skipped, "beta's write is not hidden by alpha's cycle");
+    // Each namespace counted its own cycles: alpha 3, beta 2.
+    assert_eq!(note("alpha", "alpha after three cycles").created_epoch, 3);
+    assert_eq!(note("beta", "beta after two cycles").created_epoch, 2);
+}

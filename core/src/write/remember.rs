@@ -64,7 +64,7 @@ impl<P: Ports> Engine<P> {
                 namespace.clone(),
                 content,
                 now,
-                self.epoch()?,
+                self.epoch(&namespace)?,
             )
         };
         storage.insert_memory(&memory)?;
