@@ -79,7 +79,7 @@ pub(super) struct Cycle {
     pub(super) inserts: Vec<Memory>,
     /// Memories whose content changed: their vectors are redone.
     pub(super) reembed: BTreeSet<String>,
-    /// Pairs judged distinct, never asked about again.
+    /// Pairs judged distinct, not asked about again until one changes.
     pub(super) judged: Vec<String>,
     /// The epoch this cycle gives each namespace it processes.
     pub(super) epochs: BTreeMap<String, u64>,
@@ -262,7 +262,8 @@ impl<P: Ports> Engine<P> {
             self.revector(Target::Memories, id, &content)?;
         }
         for key in &cycle.judged {
-            storage.set_meta(key, "keep_both")?;
+            // When the pair was judged distinct: a later change re-asks.
+            storage.set_meta(key, &now.to_string())?;
         }
         for a in &cycle.actions {
             self.log_decision(&a.namespace, a.action, &a.memory_id, a.detail.clone())?;

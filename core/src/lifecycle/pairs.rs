@@ -1,5 +1,6 @@
 //! Seed 004 §3.1–3.2 with an LLM: near-duplicate pairs merge, same-topic
-//! updates reconcile; a pair judged distinct is never asked about again.
+//! updates reconcile; a pair judged distinct is not asked about again until
+//! one of the two memories changes.
 
 use std::collections::BTreeMap;
 
@@ -56,7 +57,14 @@ impl<P: Ports> Engine<P> {
                     continue;
                 }
                 let key = pair_key(&a.id, &b.id);
-                if cycle.judged.contains(&key) || storage.get_meta(&key)?.is_some() {
+                // Judged distinct (the key holds when): asked again only
+                // once either memory changed after that judgement. Keys of
+                // round 1 hold `keep_both`, read as judged at time 0.
+                let judged_at = storage
+                    .get_meta(&key)?
+                    .map(|v| v.parse::<Millis>().unwrap_or(0));
+                let changed_since = |at: Millis| a.modified_at.max(b.modified_at) > at;
+                if cycle.judged.contains(&key) || judged_at.is_some_and(|at| !changed_since(at)) {
                     continue;
                 }
                 let (older, newer) = if a.created_at <= b.created_at {

@@ -670,7 +670,8 @@ fn reconcile_supersedes_stale_entries_and_remembers_distinct_pairs() {
         Some(old.id.as_str())
     );
 
-    // keep_both is remembered: the pair is not asked about again.
+    // keep_both is remembered: the pair is not asked about again until one
+    // of the two changes.
     let e = engine();
     working(&e, old_text);
     e.ports().clock.advance_hours(2);
@@ -691,6 +692,13 @@ fn reconcile_supersedes_stale_entries_and_remembers_distinct_pairs() {
             .count()
     };
     assert_eq!(asked(&e), 1);
+    e.ports().clock.advance_hours(1);
+    consolidate(&e, false);
+    assert_eq!(
+        asked(&e),
+        1,
+        "nothing changed: a judged pair is not asked again"
+    );
     let mut touched = get(
         &e,
         &e.list(ListRequest {
@@ -704,8 +712,16 @@ fn reconcile_supersedes_stale_entries_and_remembers_distinct_pairs() {
     touched.modified_at = e.ports().clock.now.get() + 1;
     e.ports().storage.update_memory(&touched).expect("update");
     e.ports().clock.advance_hours(1);
+    e.ports().llm.script(
+        LlmLevel::Auto,
+        LlmComponent::Reconcile,
+        r#"{"decision": "keep_both"}"#,
+    );
     consolidate(&e, false);
-    assert_eq!(asked(&e), 1, "a judged pair is not asked again");
+    assert_eq!(asked(&e), 2, "one of them changed: the judgement expired");
+    e.ports().clock.advance_hours(1);
+    consolidate(&e, false);
+    assert_eq!(asked(&e), 2, "judged again, and not asked a third time");
 }
 
 #[test]
