@@ -38,14 +38,19 @@ impl<P: Ports> Engine<P> {
     /// that processed it (`epoch:<namespace>`); before its first, the
     /// store-wide count (`epoch`, which only whole-store cycles advance).
     pub(crate) fn epoch(&self, namespace: &str) -> CoreResult<u64> {
-        let storage = self.ports.storage();
-        let read = |key: &str| -> CoreResult<Option<u64>> {
-            Ok(storage.get_meta(key)?.and_then(|v| v.parse().ok()))
-        };
-        match read(&namespaced(META_EPOCH, namespace))? {
+        match self.meta_number(&namespaced(META_EPOCH, namespace))? {
             Some(e) => Ok(e),
-            None => Ok(read(META_EPOCH)?.unwrap_or(0)),
+            None => Ok(self.meta_number(META_EPOCH)?.unwrap_or(0)),
         }
+    }
+
+    /// A number kept in the metadata table; unset or unreadable is `None`.
+    pub(crate) fn meta_number<T: std::str::FromStr>(&self, key: &str) -> CoreResult<Option<T>> {
+        Ok(self
+            .ports
+            .storage()
+            .get_meta(key)?
+            .and_then(|v| v.parse().ok()))
     }
 
     pub(crate) fn log_decision(

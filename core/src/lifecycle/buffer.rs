@@ -17,7 +17,7 @@ impl<P: Ports> Engine<P> {
     /// Buffer→Working, mechanically: reinforcement score, or lessons and
     /// procedures after `KIND_PROMOTE_EPOCHS` in Buffer.
     pub(super) fn promote_buffer(&self, cycle: &mut Cycle, ns: &str) {
-        let epoch = cycle.epoch;
+        let epoch = cycle.epoch(ns);
         let mut promote = Vec::new();
         for id in cycle.ids_where(ns, |m| m.layer == Layer::Buffer && !has(m, "distilled")) {
             let Some(m) = cycle.memories.get(&id) else {

@@ -67,7 +67,6 @@ pub(super) fn is_session_note(m: &Memory) -> bool {
 
 /// The cycle's working copies and the decisions taken on them.
 pub(super) struct Cycle {
-    pub(super) epoch: u64,
     pub(super) now: Millis,
     pub(super) memories: BTreeMap<String, Memory>,
     /// Ids whose row must be written back.
@@ -114,6 +113,11 @@ impl Cycle {
         self.act(id, Action::Evict, None, detail);
     }
 
+    /// The epoch this cycle gives namespace `ns`.
+    pub(super) fn epoch(&self, ns: &str) -> u64 {
+        self.epochs.get(ns).copied().unwrap_or_default()
+    }
+
     pub(super) fn ids_where(&self, namespace: &str, f: impl Fn(&Memory) -> bool) -> Vec<String> {
         self.memories
             .values()
@@ -138,7 +142,8 @@ impl<P: Ports> Engine<P> {
         // store-wide count of whole-store cycles.
         let epoch = match namespace.as_deref() {
             Some(ns) => self.epoch(ns)?,
-            None => self.store_epoch()?,
+            // The count of whole-store cycles (each namespace also counts its own).
+            None => self.meta_number(META_EPOCH)?.unwrap_or(0),
         } + 1;
         let mut report = ConsolidateReport {
             epoch,
@@ -164,7 +169,7 @@ impl<P: Ports> Engine<P> {
             .collect();
         self.distill_sessions(closed, req.dry, &mut report);
 
-        let (cycle, namespaces) = self.plan(namespace.as_deref(), epoch, now, &mut report)?;
+        let (cycle, namespaces) = self.plan(namespace.as_deref(), now, &mut report)?;
         if !req.dry {
             report.topics = self.apply(&cycle, &namespaces, now)?;
             if namespace.is_none() {
@@ -184,12 +189,10 @@ impl<P: Ports> Engine<P> {
     fn plan(
         &self,
         namespace: Option<&str>,
-        epoch: u64,
         now: Millis,
         report: &mut ConsolidateReport,
     ) -> CoreResult<(Cycle, BTreeSet<String>)> {
         let mut cycle = Cycle {
-            epoch,
             now,
             memories: self
                 .active_memories(namespace)?
@@ -214,8 +217,7 @@ impl<P: Ports> Engine<P> {
         for ns in &namespaces {
             // Each namespace counts its own epochs and keeps its own
             // watermark (a whole-store cycle's, or its own, the later).
-            cycle.epoch = self.epoch(ns)? + 1;
-            cycle.epochs.insert(ns.clone(), cycle.epoch);
+            cycle.epochs.insert(ns.clone(), self.epoch(ns)? + 1);
             let since = self.watermark(Some(ns))?.unwrap_or(0);
             self.core_hygiene(&mut cycle, ns);
             self.gate(&mut cycle, ns);
@@ -307,25 +309,11 @@ impl<P: Ports> Engine<P> {
     /// the later of its own cycle and the last whole-store one; for every
     /// namespace (`None`), the last whole-store cycle only.
     fn watermark(&self, namespace: Option<&str>) -> CoreResult<Option<Millis>> {
-        let storage = self.ports().storage();
-        let read = |key: &str| -> CoreResult<Option<Millis>> {
-            Ok(storage.get_meta(key)?.and_then(|v| v.parse().ok()))
-        };
-        let global = read(META_CONSOLIDATED_AT)?;
+        let global = self.meta_number(META_CONSOLIDATED_AT)?;
         Ok(match namespace {
-            Some(ns) => global.max(read(&namespaced(META_CONSOLIDATED_AT, ns))?),
+            Some(ns) => global.max(self.meta_number(&namespaced(META_CONSOLIDATED_AT, ns))?),
             None => global,
         })
-    }
-
-    /// The count of whole-store cycles (each namespace also counts its own).
-    fn store_epoch(&self) -> CoreResult<u64> {
-        Ok(self
-            .ports()
-            .storage()
-            .get_meta(META_EPOCH)?
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0))
     }
 
     fn active_memories(&self, namespace: Option<&str>) -> CoreResult<Vec<Memory>> {

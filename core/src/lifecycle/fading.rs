@@ -105,7 +105,24 @@ impl<P: Ports> Engine<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ports::Storage;
     use crate::testing::FakePorts;
+
+    /// A memory of `text` in `layer`.
+    fn memory_in(e: &Engine<FakePorts>, text: &str, layer: Layer) -> Memory {
+        let mut m = e
+            .remember(RememberRequest {
+                content: text.into(),
+                ..Default::default()
+            })
+            .unwrap()
+            .memory;
+        if m.layer != layer {
+            m.layer = layer;
+            e.ports().storage.update_memory(&m).unwrap();
+        }
+        m
+    }
 
     #[test]
     fn the_curve() {
@@ -119,27 +136,9 @@ mod tests {
     #[test]
     fn fading_prunes_softly_spares_protected_and_is_idempotent() {
         let e = Engine::new(FakePorts::default());
-        let keep = e
-            .remember(RememberRequest {
-                content: "recently useful".into(),
-                ..Default::default()
-            })
-            .unwrap()
-            .memory;
-        let old = e
-            .remember(RememberRequest {
-                content: "long forgotten".into(),
-                ..Default::default()
-            })
-            .unwrap()
-            .memory;
-        let safe = e
-            .remember(RememberRequest {
-                content: "confirmed forever".into(),
-                ..Default::default()
-            })
-            .unwrap()
-            .memory;
+        let keep = memory_in(&e, "recently useful", Layer::Buffer);
+        let old = memory_in(&e, "long forgotten", Layer::Buffer);
+        let safe = memory_in(&e, "confirmed forever", Layer::Buffer);
         e.confirm("", &safe.id).unwrap();
         e.ports().clock.advance_hours(24 * 40); // 40 days: 0.1/day → exp(-4) ≈ 0.018
         e.ports()
@@ -169,22 +168,9 @@ mod tests {
 
     #[test]
     fn core_never_fades_and_the_layers_are_a_setting() {
-        use crate::ports::Storage;
         let e = Engine::new(FakePorts::default());
-        let in_layer = |text: &str, layer: Layer| {
-            let mut m = e
-                .remember(RememberRequest {
-                    content: text.into(),
-                    ..Default::default()
-                })
-                .unwrap()
-                .memory;
-            m.layer = layer;
-            e.ports().storage.update_memory(&m).unwrap();
-            m
-        };
-        let core = in_layer("the user's name is Ada", Layer::Core);
-        let working = in_layer("the user is learning Go", Layer::Working);
+        let core = memory_in(&e, "the user's name is Ada", Layer::Core);
+        let working = memory_in(&e, "the user is learning Go", Layer::Working);
         e.ports().clock.advance_hours(24 * 40);
         // Only Buffer, as a user may configure it: Working is left alone.
         let r = e
@@ -202,22 +188,9 @@ mod tests {
 
     #[test]
     fn what_the_agent_is_shown_does_not_fade() {
-        use crate::ports::Storage;
         let e = Engine::new(FakePorts::default());
-        let working = |text: &str| {
-            let mut m = e
-                .remember(RememberRequest {
-                    content: text.into(),
-                    ..Default::default()
-                })
-                .unwrap()
-                .memory;
-            m.layer = Layer::Working;
-            e.ports().storage.update_memory(&m).unwrap();
-            m
-        };
-        let shown = working("the harbour ferry leaves at seven");
-        let unseen = working("the bakery closes on tuesdays");
+        let shown = memory_in(&e, "the harbour ferry leaves at seven", Layer::Working);
+        let unseen = memory_in(&e, "the bakery closes on tuesdays", Layer::Working);
         e.ports().clock.advance_hours(24 * 25);
         // Injected as context for a new session: its life renews.
         let block = e

@@ -27,7 +27,7 @@ impl<P: Ports> Engine<P> {
     /// Working→Core: candidates by reinforcement and importance (or age),
     /// outside their rejection cooldown, through the gate.
     pub(super) fn gate(&self, cycle: &mut Cycle, ns: &str) {
-        let (epoch, now) = (cycle.epoch, cycle.now);
+        let (epoch, now) = (cycle.epoch(ns), cycle.now);
         let candidates: Vec<Memory> = cycle
             .ids_where(ns, |m| {
                 if m.layer != Layer::Working

@@ -73,7 +73,7 @@ impl<P: Ports> Engine<P> {
                 ns.to_string(),
                 validate::content(&snapshot)?,
                 cycle.now,
-                cycle.epoch,
+                cycle.epoch(ns),
             )
         };
         cycle.actions.push(LifecycleAction {

@@ -242,14 +242,7 @@ impl CoreInstance {
                 .map_err(|e| CallError::Trap(format!("setting the fuel budget: {e:#}")))?;
         }
         let result = f(api, store);
-        let conn = store.data().ports.store.connection();
-        let ended = match &result {
-            Ok(Ok(_)) => tx.commit(conn),
-            _ => tx.rollback(conn),
-        };
-        if conn.is_autocommit() {
-            store.data().ports.flush_ledger();
-        }
+        let ended = tx.finish(&store.data().ports, matches!(result, Ok(Ok(_))));
         match result {
             Ok(Ok(v)) => match ended {
                 Ok(()) => Ok(v.cross()),
@@ -282,20 +275,11 @@ impl CoreInstance {
     ) -> Result<R, E> {
         let tx = Transaction::begin(self.ports().store.connection(), Mode::Write)?;
         let result = f(self);
-        let conn = self.ports().store.connection();
-        let ended = match &result {
-            Ok(_) => tx.commit(conn),
-            Err(_) => tx.rollback(conn),
-        };
-        if conn.is_autocommit() {
-            self.ports().flush_ledger();
-        }
-        match (result, ended) {
-            (Ok(v), Ok(())) => Ok(v),
-            (Ok(_), Err(e)) => Err(E::from(e)),
-            (Err(e), Ok(())) => Err(e),
-            (Err(e), Err(rollback)) => {
-                tracing::error!(error = %format!("{rollback:#}"), "rollback failed after an error");
+        let ended = tx.finish(self.ports(), result.is_ok());
+        match result {
+            Ok(v) => ended.map(|()| v).map_err(E::from),
+            Err(e) => {
+                log_failed_rollback(ended);
                 Err(e)
             }
         }
@@ -552,10 +536,14 @@ impl CoreInstance {
 /// The core's error, kept as the answer when the rollback after it failed
 /// too (that failure is logged, never put in the error's place).
 fn with_rollback(e: CoreError, ended: anyhow::Result<()>) -> CoreError {
+    log_failed_rollback(ended);
+    e
+}
+
+fn log_failed_rollback(ended: anyhow::Result<()>) {
     if let Err(rollback) = ended {
         tracing::error!(error = %format!("{rollback:#}"), "rollback failed after an error");
     }
-    e
 }
 
 /// `slot` is `None` only inside `replace`, which holds `&mut self`, and the

@@ -7,6 +7,8 @@
 use anyhow::Context;
 use rusqlite::Connection;
 
+use crate::ports::HostPorts;
+
 /// Whether a call may write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -42,6 +44,22 @@ impl Transaction {
         };
         conn.execute_batch(&sql)
             .with_context(|| format!("committing the call (`{sql}`)"))
+    }
+
+    /// Commits when `ok`, rolls back otherwise; then, once the outermost
+    /// transaction has ended, writes the LLM usage ledger — after the
+    /// rollback, so the calls a failed call spent stay on record.
+    pub fn finish(self, ports: &HostPorts, ok: bool) -> anyhow::Result<()> {
+        let conn = ports.store.connection();
+        let ended = if ok {
+            self.commit(conn)
+        } else {
+            self.rollback(conn)
+        };
+        if conn.is_autocommit() {
+            ports.flush_ledger();
+        }
+        ended
     }
 
     pub fn rollback(self, conn: &Connection) -> anyhow::Result<()> {

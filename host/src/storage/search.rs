@@ -171,11 +171,7 @@ impl SqliteStore {
             )));
         }
         let t = table(target);
-        let row: Option<(i64, String)> = sql(self
-            .conn
-            .prepare_cached(&format!("SELECT rowid, namespace FROM {t} WHERE id = ?1"))
-            .and_then(|mut s| s.query_row([id], |r| Ok((r.get(0)?, r.get(1)?))).optional()))?;
-        let Some((rowid, ns)) = row else {
+        let Some((rowid, ns)) = self.vector_row(target, id)? else {
             return Err(mnemo_core::CoreError::NotFound(format!(
                 "no row `{id}` in {t}"
             )));
@@ -194,16 +190,22 @@ impl SqliteStore {
         Ok(())
     }
 
+    /// The rowid (the key of its vector) and namespace (its vector
+    /// partition) of item `id`.
+    fn vector_row(&self, target: Target, id: &str) -> R<Option<(i64, String)>> {
+        let t = table(target);
+        sql(self
+            .conn
+            .prepare_cached(&format!("SELECT rowid, namespace FROM {t} WHERE id = ?1"))
+            .and_then(|mut s| s.query_row([id], |r| Ok((r.get(0)?, r.get(1)?))).optional()))
+    }
+
     pub fn delete_vector(&self, target: Target, id: &str) -> R<()> {
         if !self.vectors_on() {
             return Ok(());
         }
         let t = table(target);
-        let row: Option<(i64, String)> = sql(self
-            .conn
-            .prepare_cached(&format!("SELECT rowid, namespace FROM {t} WHERE id = ?1"))
-            .and_then(|mut s| s.query_row([id], |r| Ok((r.get(0)?, r.get(1)?))).optional()))?;
-        let Some((rowid, ns)) = row else {
+        let Some((rowid, ns)) = self.vector_row(target, id)? else {
             return Ok(());
         };
         sql(self
