@@ -89,6 +89,10 @@ pub trait Storage {
     /// Appends a line to the decision log (what the lifecycle and the
     /// write paths decided, and why).
     fn log_decision(&self, entry: &Decision) -> CoreResult<()>;
+    /// Keeps an earlier state of a memory; a (memory id, seq) already kept is left alone.
+    fn put_version(&self, v: &MemoryVersion) -> CoreResult<()>;
+    /// The kept states of one memory, oldest first.
+    fn memory_versions(&self, memory_id: &str) -> CoreResult<Vec<MemoryVersion>>;
     fn get_meta(&self, key: &str) -> CoreResult<Option<String>>;
     fn set_meta(&self, key: &str, value: &str) -> CoreResult<()>;
 }

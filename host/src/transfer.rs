@@ -1,7 +1,7 @@
 //! `mnemo export` / `mnemo import`: JSON lines, lossless. The first line is a
 //! header naming the embedding model; then sessions, memories (the trash
-//! too), episodes, entities with their links and facts (superseded ones
-//! too), vectors optional. Import
+//! too), episodes, entities with their links, facts (superseded ones
+//! too) and the memories' earlier versions, vectors optional. Import
 //! runs every item through the core (which keeps ids, times and counts and
 //! deduplicates) in one transaction: a bad line writes nothing.
 
@@ -34,6 +34,7 @@ pub struct Counts {
     pub episodes: usize,
     pub entities: usize,
     pub facts: usize,
+    pub versions: usize,
     pub vectors: usize,
     /// Import only: outcomes.
     pub created: usize,
@@ -109,6 +110,10 @@ pub fn export(
         line(out, &ImportItem::Fact(FactLine { fact }))?;
         c.facts += 1;
     }
+    for version in store.all_versions(namespace)? {
+        line(out, &ImportItem::Version(VersionLine { version }))?;
+        c.versions += 1;
+    }
     out.flush()?;
     Ok(c)
 }
@@ -170,6 +175,7 @@ pub fn import(
                 ImportItem::Episode { .. } => counts.episodes += 1,
                 ImportItem::Entity { .. } => counts.entities += 1,
                 ImportItem::Fact { .. } => counts.facts += 1,
+                ImportItem::Version { .. } => counts.versions += 1,
             }
             let outcome = m.import(item).with_context(|| format!("line {n}"))?;
             *outcomes.entry(outcome).or_default() += 1;

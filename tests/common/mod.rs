@@ -4,6 +4,7 @@
 #![allow(dead_code, clippy::expect_used)]
 
 pub mod llm_server;
+pub mod server;
 
 use std::path::{Path, PathBuf};
 

@@ -243,6 +243,29 @@ impl<P: Ports> Engine<P> {
         let storage = self.ports().storage();
         let mut reembed = cycle.reembed.clone();
         let mut topics = 0;
+        // A merge or an update rewrote these texts: the states they replace
+        // become versions first.
+        let rewritten: Vec<String> = cycle.reembed.iter().cloned().collect();
+        for before in storage.get_memories(&rewritten)? {
+            let Some(after) = cycle.memories.get(&before.id) else {
+                continue;
+            };
+            if after.content == before.content {
+                continue;
+            }
+            let (action, reason) = cycle
+                .actions
+                .iter()
+                .rev()
+                .find(|a| {
+                    a.memory_id == before.id
+                        && matches!(a.action, Action::Merge | Action::Supersede)
+                })
+                .map_or((Action::Merge, "merged".to_string()), |a| {
+                    (a.action, a.detail.clone())
+                });
+            self.keep_version(&before, action, reason)?;
+        }
         for id in &cycle.dirty {
             if let Some(m) = cycle.memories.get(id) {
                 storage.update_memory(m)?;

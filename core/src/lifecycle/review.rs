@@ -196,6 +196,9 @@ impl<P: Ports> Engine<P> {
                     gone.superseded_by = Some(w.id.clone());
                     write(&mut gone)?;
                 }
+                if w.content != winner.content {
+                    self.keep_version(&winner, Action::Merge, format!("review: {}", op.reason))?;
+                }
                 write(&mut w)?;
                 self.revector(Target::Memories, &w.id, &w.content)?;
                 memories.insert(w.id.clone(), w);

@@ -341,6 +341,12 @@ macro_rules! engine_records {
         engine::FactLine {
             fact: Fact,
         }
+
+        /// An exported earlier state of a memory.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        engine::VersionLine {
+            version: MemoryVersion,
+        }
         }
     };
 }

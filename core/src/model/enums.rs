@@ -31,6 +31,7 @@ macro_rules! enums {
             GateReject => "gate-reject", TriageKeep => "triage-keep", Distill => "distill",
             Fade => "fade", ConsolidateSession => "consolidate-session", Inject => "inject",
             Reflect => "reflect", Review => "review", Scheduled => "scheduled",
+            Edit => "edit", Revert => "revert",
         }
         /// Which memories a listing reads.
         storage::ListState { Active => "active", Deleted => "deleted", All => "all" }
@@ -76,7 +77,7 @@ macro_rules! variants {
             #[serde(tag = "kind", rename_all = "snake_case")]
             engine::ImportItem {
                 Memory(MemoryLine), Episode(EpisodeLine), Session(SessionLine),
-                Entity(EntityLine), Fact(FactLine),
+                Entity(EntityLine), Fact(FactLine), Version(VersionLine),
             }
         }
     };

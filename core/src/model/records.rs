@@ -131,6 +131,18 @@ macro_rules! stored_records {
                 detail: String,
             }
 
+            /// An earlier state of a memory, kept when a change replaced it.
+            #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+            types::MemoryVersion {
+                memory_id: String,
+                namespace: String,
+                seq: u32,
+                replaced_at: Millis,
+                action: Action,
+                reason: String,
+                memory: Memory,
+            }
+
             #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
             types::StoreStats {
                 active: u64,

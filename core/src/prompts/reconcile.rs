@@ -26,7 +26,7 @@ pub fn request(older: &Memory, newer: &Memory) -> ChatRequest {
                 "type": "object",
                 "properties": {
                     "decision": { "type": "string", "enum": ["update", "absorb", "keep_both"] },
-                    "merge::merged_content": { "type": "string" }
+                    "merged_content": { "type": "string" }
                 },
                 "required": ["decision"]
             }),
@@ -39,8 +39,8 @@ pub fn request(older: &Memory, newer: &Memory) -> ChatRequest {
 /// is empty (seed 004 §3.2).
 pub fn parse(arguments: &str, newer: &Memory) -> CoreResult<PairDecision> {
     let v = parse_json("reconcile", arguments)?;
-    let content = merge::merged_content("reconcile", &v, "merge::merged_content")
-        .unwrap_or(newer.content.clone());
+    let content =
+        merge::merged_content("reconcile", &v, "merged_content").unwrap_or(newer.content.clone());
     match v["decision"].as_str() {
         Some("update") => Ok(PairDecision::Update(content)),
         Some("absorb") => Ok(PairDecision::Merge(content)),

@@ -73,3 +73,24 @@ fn short_ids_count_characters_not_bytes() {
     assert_eq!(short_id("mem_記憶記憶記憶記憶記憶"), "記憶記憶記憶記憶");
     assert_eq!(short_id("ü").chars().count(), 1);
 }
+
+#[test]
+fn reconcile_answers_carry_the_merged_text_and_the_schema_names_it() {
+    let newer = memory("mem_b", "The deploy target moved to production");
+    let d = reconcile::parse(
+        r#"{"decision": "update", "merged_content": "Deploys go to production (was staging)"}"#,
+        &newer,
+    )
+    .unwrap();
+    assert_eq!(
+        d,
+        PairDecision::Update("Deploys go to production (was staging)".into())
+    );
+    // Without merged text, the newer entry's own text stands.
+    let d = reconcile::parse(r#"{"decision": "absorb"}"#, &newer).unwrap();
+    assert_eq!(d, PairDecision::Merge(newer.content.clone()));
+    let older = memory("mem_a", "The deploy target is staging");
+    let req = reconcile::request(&older, &newer);
+    let schema = &req.tool.as_ref().unwrap().parameters;
+    assert!(schema.contains("\"merged_content\""), "{schema}");
+}

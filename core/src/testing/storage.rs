@@ -20,6 +20,7 @@ pub struct MemStorage {
     pub vectors: RefCell<BTreeMap<(Target, String), Vec<f32>>>,
     pub facts: RefCell<Vec<Fact>>,
     pub audit: RefCell<Vec<Decision>>,
+    pub versions: RefCell<BTreeMap<(String, u32), MemoryVersion>>,
     pub meta: RefCell<BTreeMap<String, String>>,
     pub vectors_disabled: Cell<bool>,
 }
@@ -580,6 +581,22 @@ impl Storage for MemStorage {
     fn log_decision(&self, entry: &Decision) -> CoreResult<()> {
         self.audit.borrow_mut().push(entry.clone());
         Ok(())
+    }
+    fn put_version(&self, v: &MemoryVersion) -> CoreResult<()> {
+        self.versions
+            .borrow_mut()
+            .entry((v.memory_id.clone(), v.seq))
+            .or_insert_with(|| v.clone());
+        Ok(())
+    }
+    fn memory_versions(&self, memory_id: &str) -> CoreResult<Vec<MemoryVersion>> {
+        Ok(self
+            .versions
+            .borrow()
+            .values()
+            .filter(|v| v.memory_id == memory_id)
+            .cloned()
+            .collect())
     }
     fn get_meta(&self, key: &str) -> CoreResult<Option<String>> {
         Ok(self.meta.borrow().get(key).cloned())

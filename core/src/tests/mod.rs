@@ -1,6 +1,12 @@
 //! Engine tests against the in-memory fakes: the write and read paths
-//! (`engine.rs`) and the lifecycle (`lifecycle.rs`).
+//! (`engine.rs`), the history of memories (`history.rs`), the lifecycle's
+//! heuristic steps (`lifecycle.rs`), its LLM steps (`llm_steps.rs`) and
+//! sessions (`sessions.rs`); `support.rs` holds their shared helpers.
 
 mod engine;
+mod history;
 mod lifecycle;
+mod llm_steps;
+mod sessions;
 mod spec;
+mod support;

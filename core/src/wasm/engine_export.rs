@@ -49,6 +49,12 @@ impl api::Guest for Component {
     fn correct(namespace: String, id: String, content: String) -> Out<types::Memory> {
         out(engine().correct(&namespace, &id, &content))
     }
+    fn history(namespace: String, id: String) -> Out<Vec<types::MemoryVersion>> {
+        out(engine().history(&namespace, &id))
+    }
+    fn revert(namespace: String, id: String, seq: u32) -> Out<types::Memory> {
+        out(engine().revert(&namespace, &id, seq))
+    }
     fn stats(namespace: Option<String>) -> Out<types::StoreStats> {
         out(engine().stats(namespace.as_deref()))
     }

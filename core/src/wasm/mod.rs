@@ -184,6 +184,12 @@ impl ports::Storage for WitPorts {
     fn log_decision(&self, entry: &Decision) -> CoreResult<()> {
         back(storage::log_decision(&entry.clone().cross()))
     }
+    fn put_version(&self, v: &MemoryVersion) -> CoreResult<()> {
+        back(storage::put_version(&v.clone().cross()))
+    }
+    fn memory_versions(&self, memory_id: &str) -> CoreResult<Vec<MemoryVersion>> {
+        back(storage::memory_versions(memory_id))
+    }
     fn get_meta(&self, key: &str) -> CoreResult<Option<String>> {
         back(storage::get_meta(key))
     }

@@ -157,6 +157,25 @@ impl<P: Ports> Engine<P> {
                 storage.put_fact(&fact)?;
                 Ok(ImportOutcome::Created)
             }
+            ImportItem::Version(VersionLine { mut version }) => {
+                version.namespace = validate::namespace(&version.namespace)?;
+                version.memory.namespace = validate::namespace(&version.memory.namespace)?;
+                if version.memory.id != version.memory_id {
+                    return Err(crate::CoreError::InvalidInput(format!(
+                        "version {} of `{}` holds memory `{}`",
+                        version.seq, version.memory_id, version.memory.id
+                    )));
+                }
+                if storage
+                    .memory_versions(&version.memory_id)?
+                    .iter()
+                    .any(|v| v.seq == version.seq)
+                {
+                    return Ok(ImportOutcome::Exists);
+                }
+                storage.put_version(&version)?;
+                Ok(ImportOutcome::Created)
+            }
         }
     }
 

@@ -6,6 +6,7 @@
 pub(crate) mod dedup;
 pub(crate) mod entities;
 mod facts;
+mod history;
 mod import;
 mod ingest;
 mod remember;

@@ -115,6 +115,7 @@ impl<P: Ports> Engine<P> {
                 "memory `{id}` is deleted; restore it first"
             )));
         }
+        let before = m.clone();
         let mut new_content = None;
         if let Some(c) = &patch.content {
             let c = validate::content(c)?;
@@ -138,7 +139,17 @@ impl<P: Ports> Engine<P> {
         if let Some(c) = new_content {
             m.content = c;
         }
+        if m == before {
+            return Ok(m);
+        }
         m.modified_at = self.now();
+        let seq = self.keep_version(&before, Action::Edit, "edited".into())?;
+        self.log_decision(
+            &m.namespace,
+            Action::Edit,
+            &m.id,
+            format!("edited; the earlier state is version {seq}"),
+        )?;
         self.ports().storage().update_memory(&m)?;
         if changed {
             self.revector(Target::Memories, &m.id, &m.content)?;

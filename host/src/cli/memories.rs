@@ -1,4 +1,5 @@
-//! Commands on memories: remember, recall, get, list, delete, restore.
+//! Commands on memories: remember, recall, get, list, edit, delete,
+//! restore, history (and revert).
 
 use clap::Args;
 use mnemo_core::model::*;
@@ -72,6 +73,37 @@ pub(super) struct RecallArgs {
 #[derive(Args)]
 pub(super) struct IdArgs {
     id: String,
+    #[command(flatten)]
+    ns: Ns,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub(super) struct EditArgs {
+    id: String,
+    /// The new text (the old one is kept as a version).
+    #[arg(long)]
+    content: Option<String>,
+    /// Replace the tags (repeatable).
+    #[arg(long = "tag")]
+    tags: Option<Vec<String>>,
+    #[arg(long)]
+    importance: Option<f32>,
+    #[arg(long)]
+    kind: Option<Kind>,
+    #[command(flatten)]
+    ns: Ns,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub(super) struct HistoryArgs {
+    id: String,
+    /// Put this version back (the state it replaces is kept as a version too).
+    #[arg(long, value_name = "VERSION")]
+    revert: Option<u32>,
     #[command(flatten)]
     ns: Ns,
     #[arg(long)]
@@ -247,5 +279,50 @@ pub(super) fn restore(mnemo: &mut Mnemo, a: IdArgs) -> Out {
         return print_json(&m);
     }
     println!("restored {}", m.id);
+    Ok(())
+}
+
+pub(super) fn edit(mnemo: &mut Mnemo, a: EditArgs) -> Out {
+    let patch = MemoryPatch {
+        content: a.content,
+        tags: a.tags,
+        importance: a.importance,
+        kind: a.kind,
+        attributes: None,
+    };
+    let m = mnemo.update(&a.ns.namespace, &a.id, patch)?;
+    if a.json {
+        return print_json(&m);
+    }
+    println!("edited {} (earlier states: `mnemo history {}`)", m.id, m.id);
+    Ok(())
+}
+
+/// The states a memory had, oldest first, then what it is now; or a revert.
+pub(super) fn history(mnemo: &mut Mnemo, a: HistoryArgs) -> Out {
+    if let Some(seq) = a.revert {
+        let m = mnemo.revert(&a.ns.namespace, &a.id, seq)?;
+        if a.json {
+            return print_json(&m);
+        }
+        println!("reverted {} to version {seq}", m.id);
+        return Ok(());
+    }
+    let versions = mnemo.history(&a.ns.namespace, &a.id)?;
+    let now = mnemo.get(&a.ns.namespace, &a.id)?;
+    if a.json {
+        return print_json(&serde_json::json!({ "memory": now, "versions": versions }));
+    }
+    for v in &versions {
+        println!(
+            "v{}  replaced at {} by {}: {}",
+            v.seq,
+            v.replaced_at,
+            v.action,
+            one_line(&v.reason, 80)
+        );
+        println!("    {}", one_line(&v.memory.content, 100));
+    }
+    println!("now {}", one_line(&now.content, 100));
     Ok(())
 }

@@ -61,6 +61,10 @@ enum Command {
     Get(IdArgs),
     /// List memories, newest first (`--deleted` lists the trash).
     List(ListArgs),
+    /// Change a memory's text, tags, importance or kind (the earlier state is kept).
+    Edit(memories::EditArgs),
+    /// A memory's earlier states (edits, merges, reverts), or `--revert N` to put one back.
+    History(memories::HistoryArgs),
     /// Soft-delete a memory (restorable).
     Delete(DeleteArgs),
     /// Bring a memory back from the trash.
@@ -182,6 +186,8 @@ fn run(cli: Cli, config: Config) -> Out {
         Command::List(a) => memories::list(m, a),
         Command::Delete(a) => memories::delete(m, a),
         Command::Restore(a) => memories::restore(m, a),
+        Command::Edit(a) => memories::edit(m, a),
+        Command::History(a) => memories::history(m, a),
         Command::Ingest(a) => dialogue::ingest(m, a),
         Command::Sessions(a) => dialogue::sessions(m, a),
         Command::Context(a) => dialogue::context(m, a),

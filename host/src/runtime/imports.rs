@@ -173,6 +173,12 @@ impl storage::Host for HostState {
     fn log_decision(&mut self, e: wit::Decision) -> W<()> {
         out(self.ports.store.log_decision(&e.cross()))
     }
+    fn put_version(&mut self, v: wit::MemoryVersion) -> W<()> {
+        out(self.ports.store.put_version(&v.cross()))
+    }
+    fn memory_versions(&mut self, memory_id: String) -> W<Vec<wit::MemoryVersion>> {
+        out(self.ports.store.memory_versions(&memory_id))
+    }
     fn get_meta(&mut self, key: String) -> W<Option<String>> {
         out(self.ports.store.get_meta(&key))
     }

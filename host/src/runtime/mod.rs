@@ -358,6 +358,18 @@ impl CoreInstance {
         })
     }
 
+    pub fn history(&mut self, namespace: &str, id: &str) -> Result<Vec<MemoryVersion>, CallError> {
+        self.call(Mode::Read, |a, s| {
+            a.mnemo_core_engine().call_history(s, namespace, id)
+        })
+    }
+
+    pub fn revert(&mut self, namespace: &str, id: &str, seq: u32) -> Result<Memory, CallError> {
+        self.call(Mode::Write, |a, s| {
+            a.mnemo_core_engine().call_revert(s, namespace, id, seq)
+        })
+    }
+
     pub fn import(&mut self, item: ImportItem) -> Result<ImportOutcome, CallError> {
         let item = item.cross();
         self.call(Mode::Write, |a, s| {

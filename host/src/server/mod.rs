@@ -156,6 +156,8 @@ pub fn router(engine_config: Config, api_key: Option<String>) -> anyhow::Result<
             get(get_memory).patch(update_memory).delete(delete_memory),
         )
         .route("/memories/{id}/restore", post(restore_memory))
+        .route("/memories/{id}/history", get(memory_history))
+        .route("/memories/{id}/revert", post(revert_memory))
         .route("/trash", get(trash))
         .route("/recall", post(recall))
         .route("/episodes", post(ingest))

@@ -46,6 +46,23 @@ impl SqliteStore {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// Every kept earlier state of a memory, oldest first per memory.
+    pub fn all_versions(&self, ns: Option<&str>) -> anyhow::Result<Vec<MemoryVersion>> {
+        let (clause, p) = ns_clause(ns);
+        let ids: Vec<String> = {
+            let mut stmt = self.connection().prepare(&format!(
+                "SELECT DISTINCT memory_id FROM memory_versions WHERE {clause} ORDER BY memory_id"
+            ))?;
+            let rows = stmt.query_map(rusqlite::params_from_iter(p), |r| r.get(0))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        let mut out = Vec::new();
+        for id in ids {
+            out.extend(self.memory_versions(&id)?);
+        }
+        Ok(out)
+    }
+
     /// Every fact, superseded ones included (the history is part of the data).
     pub fn all_facts(&self, ns: Option<&str>) -> anyhow::Result<Vec<Fact>> {
         let (clause, p) = ns_clause(ns);

@@ -1,5 +1,6 @@
 //! Counts, the decision log and the metadata table.
 
+use mnemo_core::CoreError;
 use mnemo_core::model::*;
 use rusqlite::types::Value;
 use rusqlite::{OptionalExtension, params, params_from_iter};
@@ -87,6 +88,34 @@ impl SqliteStore {
         Ok(())
     }
 
+    pub fn put_version(&self, v: &MemoryVersion) -> R<()> {
+        let memory = serde_json::to_string(&v.memory)
+            .map_err(|e| CoreError::Storage(format!("version {}: {e}", v.memory_id)))?;
+        let mut stmt = sql(self.conn.prepare_cached(
+            "INSERT OR IGNORE INTO memory_versions (memory_id, seq, namespace, replaced_at, action, reason, memory) \
+             VALUES (?1,?2,?3,?4,?5,?6,?7)",
+        ))?;
+        sql(stmt.execute(params![
+            v.memory_id,
+            v.seq,
+            v.namespace,
+            v.replaced_at,
+            v.action.as_str(),
+            v.reason,
+            memory
+        ]))?;
+        Ok(())
+    }
+
+    pub fn memory_versions(&self, memory_id: &str) -> R<Vec<MemoryVersion>> {
+        let mut stmt = sql(self.conn.prepare_cached(
+            "SELECT memory_id, seq, namespace, replaced_at, action, reason, memory \
+             FROM memory_versions WHERE memory_id = ?1 ORDER BY seq",
+        ))?;
+        let rows = sql(stmt.query_map([memory_id], version_row))?;
+        rows.map(|r| sql(r).and_then(|r| r)).collect()
+    }
+
     pub fn get_meta(&self, key: &str) -> R<Option<String>> {
         sql(self
             .conn
@@ -103,4 +132,26 @@ impl SqliteStore {
         ))?;
         Ok(())
     }
+}
+
+/// A `memory_versions` row; a snapshot that no longer parses is a storage error.
+fn version_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<R<MemoryVersion>> {
+    let memory_id: String = r.get(0)?;
+    let action: String = r.get(4)?;
+    let memory: String = r.get(6)?;
+    let parsed = (|| -> Result<MemoryVersion, String> {
+        Ok(MemoryVersion {
+            memory: serde_json::from_str(&memory)
+                .map_err(|e| format!("snapshot of {memory_id}: {e}"))?,
+            action: action
+                .parse()
+                .map_err(|_| format!("unknown action `{action}`"))?,
+            memory_id: memory_id.clone(),
+            seq: r.get(1).map_err(|e| e.to_string())?,
+            namespace: r.get(2).map_err(|e| e.to_string())?,
+            replaced_at: r.get(3).map_err(|e| e.to_string())?,
+            reason: r.get(5).map_err(|e| e.to_string())?,
+        })
+    })();
+    Ok(parsed.map_err(CoreError::Storage))
 }

@@ -254,6 +254,21 @@ INSERT INTO episodes_fts(rowid, content, context)
 ALTER TABLE sessions ADD COLUMN consolidated_turns INTEGER NOT NULL DEFAULT 0;
 UPDATE sessions SET consolidated_turns = turn_count WHERE consolidated_at IS NOT NULL;
 "#,
+    // 5: the history of memories: each state an edit, a merge or a revert
+    // replaced, whole (the memory row as JSON), restorable.
+    r#"
+CREATE TABLE memory_versions (
+    memory_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    namespace TEXT NOT NULL,
+    replaced_at INTEGER NOT NULL,
+    action TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    memory TEXT NOT NULL,
+    PRIMARY KEY (memory_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX memory_versions_namespace ON memory_versions(namespace, memory_id);
+"#,
 ];
 
 pub fn current_version() -> u32 {

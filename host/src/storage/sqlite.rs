@@ -308,6 +308,14 @@ impl Storage for SqliteStore {
         SqliteStore::log_decision(self, e)
     }
 
+    fn put_version(&self, v: &MemoryVersion) -> R<()> {
+        SqliteStore::put_version(self, v)
+    }
+
+    fn memory_versions(&self, memory_id: &str) -> R<Vec<MemoryVersion>> {
+        SqliteStore::memory_versions(self, memory_id)
+    }
+
     fn get_meta(&self, key: &str) -> R<Option<String>> {
         SqliteStore::get_meta(self, key)
     }

@@ -264,3 +264,31 @@ pub(super) fn meta<S: Storage>(s: &S) {
     })
     .unwrap();
 }
+
+pub(super) fn versions<S: Storage>(s: &S) {
+    let mut m = super::memory("mem_v", NS, "lives in Lisbon", HOUR);
+    m.tags = vec!["home".into()];
+    m.attributes = r#"{"k":[1,2]}"#.into();
+    assert!(s.memory_versions("mem_v").unwrap().is_empty());
+    let version = |seq: u32, m: &Memory| MemoryVersion {
+        memory_id: m.id.clone(),
+        namespace: NS.into(),
+        seq,
+        replaced_at: 2 * HOUR + Millis::from(seq),
+        action: Action::Edit,
+        reason: "edited".into(),
+        memory: m.clone(),
+    };
+    s.put_version(&version(2, &m)).unwrap();
+    let first = version(1, &m);
+    s.put_version(&first).unwrap();
+    // A version already kept is left alone.
+    let mut again = version(1, &m);
+    again.reason = "other".into();
+    s.put_version(&again).unwrap();
+    let got = s.memory_versions("mem_v").unwrap();
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0], first, "field for field, oldest first");
+    assert_eq!(got[1].seq, 2);
+    assert!(s.memory_versions("mem_other").unwrap().is_empty());
+}

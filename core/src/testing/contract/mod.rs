@@ -10,7 +10,7 @@
 
 mod graph;
 
-use graph::{enrichment, entities, facts, meta, stats, tag_counts};
+use graph::{enrichment, entities, facts, meta, stats, tag_counts, versions};
 
 use crate::model::*;
 use crate::ports::Storage;
@@ -43,6 +43,7 @@ pub fn all<S: Storage>(mut fresh: impl FnMut() -> S) {
         ("tag counts", tag_counts),
         ("stats", stats),
         ("metadata and the decision log", meta),
+        ("versions of memories", versions),
     ];
     for (name, check) in checks {
         let store = fresh();

@@ -1,4 +1,5 @@
-//! `/memories` (create, list, get, patch, delete, restore, batch) and `/trash`.
+//! `/memories` (create, list, get, patch, delete, restore, history,
+//! revert, batch) and `/trash`.
 
 use axum::Json;
 use axum::body::Bytes;
@@ -126,6 +127,43 @@ pub(in crate::server) async fn restore_memory(
 ) -> ApiResult {
     let ns = namespace(&headers, "");
     let memory = s.engine.run(move |m| m.restore(&ns, &id)).await??;
+    Ok(Json(memory).into_response())
+}
+
+/// `GET /memories/{id}/history`: the states edits, merges and reverts
+/// replaced, oldest first, and the memory as it is now.
+pub(in crate::server) async fn memory_history(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let ns = namespace(&headers, "");
+    let (memory, versions) = s
+        .engine
+        .run(move |m| -> Result<_, mnemo_host::runtime::CallError> {
+            Ok((m.get(&ns, &id)?, m.history(&ns, &id)?))
+        })
+        .await??;
+    Ok(Json(json!({ "memory": memory, "versions": versions })).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(in crate::server) struct Revert {
+    version: u32,
+}
+
+/// `POST /memories/{id}/revert` `{"version": N}`: put version N back; the
+/// state it replaces becomes a version too.
+pub(in crate::server) async fn revert_memory(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult {
+    let Revert { version } = parse(&body)?;
+    let ns = namespace(&headers, "");
+    let memory = s.engine.run(move |m| m.revert(&ns, &id, version)).await??;
     Ok(Json(memory).into_response())
 }
 

@@ -1,0 +1,82 @@
+//! A `mnemo serve` child process on 127.0.0.1 (hash embedder, a temporary
+//! database) and JSON requests to it.
+
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::Value;
+
+pub struct Server {
+    child: Child,
+    pub base: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn start(api_key: Option<&str>) -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mnemo"));
+    cmd.arg("--db")
+        .arg(dir.path().join("m.db"))
+        .args(["serve", "--port", "0"]);
+    cmd.env("MNEMO_DATA_DIR", dir.path())
+        .env("MNEMO_EMBEDDER", "hash")
+        .env_remove("MNEMO_API_KEY");
+    if let Some(k) = api_key {
+        cmd.env("MNEMO_API_KEY", k);
+    }
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let base = loop {
+        let line = lines
+            .next()
+            .expect("server exited before listening")
+            .unwrap();
+        if let Some(rest) = line.strip_prefix("mnemo listening on ") {
+            break rest.split_whitespace().next().unwrap().to_string();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    Server {
+        child,
+        base,
+        _dir: dir,
+    }
+}
+
+/// (status, JSON body) for any request; 4xx/5xx are answers, not errors.
+pub fn call(req: ureq::Request, body: Option<&str>) -> (u16, Value) {
+    let res = match body {
+        Some(b) => req.set("Content-Type", "application/json").send_string(b),
+        None => req.call(),
+    };
+    let resp = match res {
+        Ok(r) => r,
+        Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => panic!("transport error: {e}"),
+    };
+    let status = resp.status();
+    let text = resp.into_string().unwrap_or_default();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+pub fn post(s: &Server, path: &str, body: Value) -> (u16, Value) {
+    call(
+        ureq::post(&format!("{}{path}", s.base)),
+        Some(&body.to_string()),
+    )
+}
