@@ -135,6 +135,12 @@ pub const WORKING_AGE_PROMOTE_MS: i64 = 7 * 86_400_000;
 /// Gate-rejection cooldowns in epochs: first retry, second retry, then never.
 pub const GATE_RETRY_EPOCHS: u64 = 48;
 pub const GATE_RETRY2_EPOCHS: u64 = 144;
+/// Tag cleanup (seed 004 §3 step 1, "after sufficient epochs without
+/// access"; the seed gives no number): a first `gate-rejected` marker on a
+/// Working memory not read since the rejection is dropped after twice the
+/// second cooldown, so a memory that comes back into use after a long quiet
+/// spell starts the escalation afresh instead of at its last step.
+pub const TAG_CLEANUP_EPOCHS: u64 = 2 * GATE_RETRY2_EPOCHS;
 /// Access / repetition counts the gate prompt calls out as a strong signal.
 pub const GATE_HIGH_ACCESS: u32 = 30;
 pub const GATE_HIGH_REPETITION: u32 = 2;

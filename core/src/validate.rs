@@ -62,10 +62,10 @@ pub fn tags(tags: &[String]) -> CoreResult<Vec<String>> {
             out.push(t.to_string());
         }
     }
-    if out.len() > MAX_TAGS {
+    let users = out.iter().filter(|t| !crate::model::is_marker(t)).count();
+    if users > MAX_TAGS {
         return Err(CoreError::invalid(format!(
-            "{} tags given; at most {MAX_TAGS} are allowed",
-            out.len()
+            "{users} tags given; at most {MAX_TAGS} are allowed"
         )));
     }
     Ok(out)

@@ -36,6 +36,9 @@ pub(super) const TAG_REJECTED: &str = "gate-rejected";
 pub(super) const TAG_REJECTED_2: &str = "gate-rejected-2";
 pub(super) const TAG_REJECTED_FINAL: &str = "gate-rejected-final";
 pub(super) const TAG_TRIAGED: &str = "_triaged";
+/// A tag some writers put on memories meant for promotion; orphaned once
+/// the memory is in Working or Core (seed 004 §3 step 1).
+pub(super) const TAG_PROMOTION: &str = "promotion";
 /// Tags that keep a memory out of Core (seed 004 §2.5).
 pub(super) const NOT_FOR_CORE: [&str; 4] = ["session", "ephemeral", "distilled", "auto-distilled"];
 
@@ -54,9 +57,10 @@ pub(super) fn set_attr(m: &mut Memory, key: &str, value: serde_json::Value) {
     m.attributes = serde_json::Value::Object(attrs).to_string();
 }
 
-/// Adds a tag unless present or the memory is at the tag limit.
+/// Adds a tag unless present or, for a user tag, the memory is at the tag
+/// limit; the lifecycle's markers are always added (they are not user tags).
 pub(super) fn add_tag(m: &mut Memory, tag: &str) {
-    if !has(m, tag) && m.tags.len() < MAX_TAGS {
+    if !has(m, tag) && (is_marker(tag) || m.user_tags().count() < MAX_TAGS) {
         m.tags.push(tag.into());
     }
 }
@@ -219,6 +223,7 @@ impl<P: Ports> Engine<P> {
             // watermark (a whole-store cycle's, or its own, the later).
             cycle.epochs.insert(ns.clone(), self.epoch(ns)? + 1);
             let since = self.watermark(Some(ns))?.unwrap_or(0);
+            self.tag_cleanup(&mut cycle, ns);
             self.core_hygiene(&mut cycle, ns);
             self.gate(&mut cycle, ns);
             self.promote_buffer(&mut cycle, ns);

@@ -10,6 +10,46 @@ use crate::prompts::{self, Verdict};
 use crate::thresholds::*;
 
 impl<P: Ports> Engine<P> {
+    /// Seed 004 §3 step 1, tag cleanup: a stale first `gate-rejected`
+    /// marker leaves a Working memory (see `TAG_CLEANUP_EPOCHS`), and an
+    /// orphaned `promotion` tag leaves Working and Core memories (they are
+    /// promoted already; the tag only misleads the triage and the gate).
+    pub(super) fn tag_cleanup(&self, cycle: &mut Cycle, ns: &str) {
+        let epoch = cycle.epoch(ns);
+        let stale = |m: &Memory| {
+            let rejected_epoch = attr_u64(m, "gate_rejected_epoch").unwrap_or(0);
+            let rejected_at = attr_u64(m, "gate_rejected_at").map_or(0, |t| t as Millis);
+            m.layer == Layer::Working
+                && has(m, TAG_REJECTED)
+                && epoch.saturating_sub(rejected_epoch) >= TAG_CLEANUP_EPOCHS
+                && m.last_accessed.is_none_or(|a| a < rejected_at)
+        };
+        let orphan = |m: &Memory| m.layer > Layer::Buffer && has(m, TAG_PROMOTION);
+        for id in cycle.ids_where(ns, |m| stale(m) || orphan(m)) {
+            let Some(m) = cycle.memories.get_mut(&id) else {
+                continue;
+            };
+            let mut removed = Vec::new();
+            if stale(m) {
+                m.tags.retain(|t| t != TAG_REJECTED);
+                removed.push(format!(
+                    "{TAG_REJECTED} (no read in {TAG_CLEANUP_EPOCHS} epochs)"
+                ));
+            }
+            if orphan(m) {
+                m.tags.retain(|t| t != TAG_PROMOTION);
+                removed.push(format!("{TAG_PROMOTION} (already in {})", m.layer));
+            }
+            m.modified_at = cycle.now;
+            cycle.act(
+                &id,
+                Action::Cleanup,
+                None,
+                format!("removed {}", removed.join(", ")),
+            );
+        }
+    }
+
     /// Session notes and ephemeral memories do not belong in Core.
     pub(super) fn core_hygiene(&self, cycle: &mut Cycle, ns: &str) {
         for id in cycle.ids_where(ns, |m| {
@@ -111,6 +151,7 @@ impl<P: Ports> Engine<P> {
                 m.tags.retain(|t| !t.starts_with(TAG_REJECTED));
                 add_tag(m, next);
                 set_attr(m, "gate_rejected_epoch", serde_json::json!(epoch));
+                set_attr(m, "gate_rejected_at", serde_json::json!(now));
                 cycle.act(
                     &v.id,
                     Action::GateReject,

@@ -184,8 +184,8 @@ impl<P: Ports> Engine<P> {
                     w.importance = w.importance.max(s.importance);
                     w.access_count = w.access_count.saturating_add(s.access_count);
                     w.repetition_count = w.repetition_count.saturating_add(s.repetition_count);
-                    for t in &s.tags {
-                        if !w.tags.contains(t) && w.tags.len() < MAX_TAGS {
+                    for t in s.user_tags() {
+                        if !w.tags.contains(t) && w.user_tags().count() < MAX_TAGS {
                             w.tags.push(t.clone());
                         }
                     }

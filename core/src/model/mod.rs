@@ -15,6 +15,7 @@ mod enums;
 mod records;
 
 pub use enums::*;
+pub use records::{LIFECYCLE_MARKERS, is_marker};
 
 /// Milliseconds since the Unix epoch.
 pub type Millis = i64;

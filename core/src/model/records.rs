@@ -294,9 +294,33 @@ impl Memory {
         self.decay_rate <= 0.0
     }
 
+    /// The user's tags: every tag but the lifecycle's markers.
+    pub fn user_tags(&self) -> impl Iterator<Item = &String> {
+        self.tags.iter().filter(|t| !is_marker(t))
+    }
+
     /// `access_count + repetition_count × 2.5` (seed 004 §2.2).
     pub fn reinforcement_score(&self) -> f32 {
         self.access_count as f32
             + self.repetition_count as f32 * crate::thresholds::REPETITION_WEIGHT
     }
+}
+
+/// The tags the lifecycle writes to remember what it did (seed 004 §2.3,
+/// §2.5, §3.3): gate rejections and their escalation, triage, distillation.
+/// They never count towards a memory's `MAX_TAGS` user tags (so a memory
+/// with 20 tags still escalates its rejections and is not triaged twice),
+/// and replacing a memory's tags keeps them.
+pub const LIFECYCLE_MARKERS: [&str; 6] = [
+    "gate-rejected",
+    "gate-rejected-2",
+    "gate-rejected-final",
+    "_triaged",
+    "distilled",
+    "auto-distilled",
+];
+
+/// Whether a tag is one of the lifecycle's markers.
+pub fn is_marker(tag: &str) -> bool {
+    LIFECYCLE_MARKERS.contains(&tag)
 }

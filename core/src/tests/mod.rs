@@ -7,6 +7,7 @@ mod engine;
 mod history;
 mod lifecycle;
 mod llm_steps;
+mod markers;
 mod sessions;
 mod spec;
 mod support;

@@ -199,7 +199,9 @@ impl<P: Ports> Engine<P> {
 /// provenance. Nothing the line said is dropped silently.
 fn fold_import(existing: &mut Memory, line: &Memory) {
     for tag in &line.tags {
-        if !existing.tags.contains(tag) && existing.tags.len() < MAX_TAGS {
+        if !existing.tags.contains(tag)
+            && (is_marker(tag) || existing.user_tags().count() < MAX_TAGS)
+        {
             existing.tags.push(tag.clone());
         }
     }

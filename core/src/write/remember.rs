@@ -124,7 +124,15 @@ impl<P: Ports> Engine<P> {
             }
         }
         if let Some(tags) = &patch.tags {
-            m.tags = validate::tags(tags)?;
+            // New user tags; the lifecycle's markers stay (they are state,
+            // not labels: dropping one would re-run the gate or the triage).
+            let mut new = validate::tags(tags)?;
+            for marker in m.tags.iter().filter(|t| is_marker(t)) {
+                if !new.contains(marker) {
+                    new.push(marker.clone());
+                }
+            }
+            m.tags = new;
         }
         if let Some(i) = validate::unit_interval("importance", patch.importance)? {
             m.importance = i;

@@ -1,0 +1,146 @@
+//! The lifecycle's markers (`gate-rejected…`, `_triaged`, `distilled`) are
+//! state, not user tags: they work on a memory with all 20 user tags, an
+//! edit of the tags keeps them, and the tag cleanup of seed 004 §3 step 1
+//! drops the stale and orphaned ones.
+
+use super::support::*;
+use crate::Engine;
+use crate::model::*;
+use crate::ports::Storage;
+use crate::testing::FakePorts;
+use crate::thresholds::{MAX_TAGS, TAG_CLEANUP_EPOCHS};
+
+fn full_tags() -> Vec<String> {
+    (0..MAX_TAGS).map(|i| format!("t{i}")).collect()
+}
+
+/// A Working memory that is a Core candidate the heuristic gate rejects.
+fn candidate(e: &Engine<FakePorts>, tags: Vec<String>) -> Memory {
+    let m = e
+        .remember(RememberRequest {
+            namespace: "default".into(),
+            content: "The standup moved to 10am on Tuesday".into(),
+            tags,
+            ..Default::default()
+        })
+        .expect("remember")
+        .memory;
+    let mut w = get(e, &m.id);
+    w.layer = Layer::Working;
+    w.access_count = 3;
+    w.repetition_count = 1;
+    w.importance = 0.9;
+    e.ports().storage.update_memory(&w).expect("update");
+    w
+}
+
+fn set_epoch(e: &Engine<FakePorts>, epoch: u64) {
+    e.ports()
+        .storage
+        .set_meta("epoch:default", &epoch.to_string())
+        .expect("meta");
+}
+
+fn has(m: &Memory, tag: &str) -> bool {
+    m.tags.iter().any(|t| t == tag)
+}
+
+#[test]
+fn gate_rejections_escalate_on_a_memory_with_twenty_tags() {
+    let e = engine();
+    let m = candidate(&e, full_tags());
+    consolidate(&e, false);
+    let first = get(&e, &m.id);
+    assert!(has(&first, "gate-rejected"), "{:?}", first.tags);
+    assert_eq!(first.user_tags().count(), MAX_TAGS, "no user tag lost");
+    // After the first cooldown the gate asks again and escalates.
+    set_epoch(&e, 60);
+    consolidate(&e, false);
+    let second = get(&e, &m.id);
+    assert!(has(&second, "gate-rejected-2"), "{:?}", second.tags);
+    assert!(!has(&second, "gate-rejected"));
+}
+
+#[test]
+fn an_edit_of_the_tags_keeps_the_markers_and_markers_are_not_counted() {
+    let e = engine();
+    let m = candidate(&e, vec!["work".into()]);
+    consolidate(&e, false);
+    assert!(has(&get(&e, &m.id), "gate-rejected"));
+    let edited = e
+        .update(
+            "default",
+            &m.id,
+            MemoryPatch {
+                tags: Some(full_tags()),
+                ..Default::default()
+            },
+        )
+        .expect("twenty user tags fit beside the markers");
+    assert!(has(&edited, "gate-rejected"), "{:?}", edited.tags);
+    assert!(!has(&edited, "work"));
+    // Twenty-one user tags are refused; markers in a request do not count.
+    let mut too_many = full_tags();
+    too_many.push("one-more".into());
+    assert!(
+        e.update(
+            "default",
+            &m.id,
+            MemoryPatch {
+                tags: Some(too_many),
+                ..Default::default()
+            }
+        )
+        .is_err()
+    );
+    let mut with_marker = full_tags();
+    with_marker.push("_triaged".into());
+    assert!(crate::validate::tags(&with_marker).is_ok());
+}
+
+#[test]
+fn tag_cleanup_drops_stale_rejections_and_orphaned_promotion_tags() {
+    let e = engine();
+    let m = candidate(&e, vec!["promotion".into()]);
+    consolidate(&e, false);
+    let rejected = get(&e, &m.id);
+    assert!(has(&rejected, "gate-rejected"));
+    assert!(
+        !has(&rejected, "promotion"),
+        "orphaned in Working: {:?}",
+        rejected.tags
+    );
+    let audit = e.ports().storage.audit.borrow().clone();
+    assert!(
+        audit
+            .iter()
+            .any(|d| d.action == Action::Cleanup && d.detail.contains("promotion")),
+        "{audit:?}"
+    );
+
+    // Read after the rejection: not stale, whatever the epochs.
+    e.ports().clock.advance_hours(1);
+    e.ports()
+        .storage
+        .touch_memories(
+            std::slice::from_ref(&m.id),
+            crate::ports::Clock::now(&e.ports().clock),
+        )
+        .expect("touch");
+    set_epoch(&e, TAG_CLEANUP_EPOCHS + 10);
+    let mut quiet = get(&e, &m.id);
+    quiet.access_count = 0;
+    quiet.repetition_count = 0; // not a candidate: only the cleanup acts
+    e.ports().storage.update_memory(&quiet).expect("update");
+    consolidate(&e, false);
+    assert!(has(&get(&e, &m.id), "gate-rejected"));
+
+    // Not read since the rejection, for TAG_CLEANUP_EPOCHS: dropped.
+    let mut unread = get(&e, &m.id);
+    unread.last_accessed = None;
+    e.ports().storage.update_memory(&unread).expect("update");
+    consolidate(&e, false);
+    let clean = get(&e, &m.id);
+    assert!(!has(&clean, "gate-rejected"), "{:?}", clean.tags);
+    assert_eq!(clean.layer, Layer::Working);
+}
