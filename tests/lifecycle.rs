@@ -27,6 +27,7 @@ fn consolidate(m: &mut mnemo_host::Mnemo, dry: bool) -> ConsolidateReport {
         dry,
         if_changed: false,
         session_idle_minutes: Some(0),
+        ..Default::default()
     })
     .unwrap()
 }

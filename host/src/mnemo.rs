@@ -26,6 +26,9 @@ pub struct Mnemo {
     fade_layers: Vec<mnemo_core::model::Layer>,
     /// How long a session stays open without turns (from the configuration).
     session_idle_minutes: Option<u32>,
+    /// The Buffer's cap and drop threshold (from the configuration).
+    buffer_cap: Option<u32>,
+    buffer_drop_below: Option<f32>,
 }
 
 /// Builds the providers a configuration names and opens the database.
@@ -108,6 +111,8 @@ impl Mnemo {
             core: runtime.instantiate(ports)?,
             fade_layers: config.fade_layers.clone(),
             session_idle_minutes: config.session_idle_minutes,
+            buffer_cap: config.buffer_cap,
+            buffer_drop_below: config.buffer_drop_below,
         })
     }
 
@@ -121,13 +126,15 @@ impl Mnemo {
         self.core.fade(req)
     }
 
-    /// One cycle, with the configured session idle time unless the request
-    /// names one.
+    /// One cycle, with the configured session idle time and Buffer limits
+    /// unless the request names them.
     pub fn consolidate_as_configured(
         &mut self,
         mut req: mnemo_core::model::ConsolidateRequest,
     ) -> Result<mnemo_core::model::ConsolidateReport, crate::runtime::CallError> {
         req.session_idle_minutes = req.session_idle_minutes.or(self.session_idle_minutes);
+        req.buffer_cap = req.buffer_cap.or(self.buffer_cap);
+        req.buffer_drop_below = req.buffer_drop_below.or(self.buffer_drop_below);
         self.core.consolidate(req)
     }
 

@@ -328,6 +328,7 @@ fn perform(m: &mut Mnemo, task: Task) -> anyhow::Result<String> {
             dry: false,
             if_changed,
             session_idle_minutes: None,
+            ..Default::default()
         };
         let r = m.consolidate_as_configured(req)?;
         Ok(if r.skipped {

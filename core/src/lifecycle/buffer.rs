@@ -37,22 +37,40 @@ impl<P: Ports> Engine<P> {
         }
     }
 
-    /// LLM triage of the Buffer (not with the LLM level `off`).
+    /// Buffer triage (seed 004 §2.3): the heuristic first (every level but
+    /// `full`; with `off` it is the whole triage), then the LLM on what the
+    /// heuristic left and no earlier triage kept.
     pub(super) fn triage(&self, cycle: &mut Cycle, ns: &str) {
-        if self.ports().llm().level() == LlmLevel::Off {
+        let level = self.ports().llm().level();
+        let now = cycle.now;
+        let eligible = cycle.ids_where(ns, |m| {
+            m.layer == Layer::Buffer
+                && now - m.created_at > TRIAGE_MIN_AGE_MS
+                && !["distilled", "ephemeral"].iter().any(|t| has(m, t))
+        });
+        let mut rest = Vec::new();
+        for id in eligible {
+            let verdict = match (level, cycle.memories.get(&id)) {
+                (LlmLevel::Full, _) | (_, None) => None,
+                (_, Some(m)) => prompts::triage::heuristic(m),
+            };
+            match verdict {
+                Some(why) => cycle.act(
+                    &id,
+                    Action::Promote,
+                    Some(Layer::Working),
+                    format!("triage heuristic: {why}"),
+                ),
+                None => rest.push(id),
+            }
+        }
+        if level == LlmLevel::Off {
             return;
         }
-        let now = cycle.now;
-        let mut batch: Vec<Memory> = cycle
-            .ids_where(ns, |m| {
-                m.layer == Layer::Buffer
-                    && now - m.created_at > TRIAGE_MIN_AGE_MS
-                    && ![TAG_TRIAGED, "distilled", "ephemeral"]
-                        .iter()
-                        .any(|t| has(m, t))
-            })
+        let mut batch: Vec<Memory> = rest
             .into_iter()
             .filter_map(|id| cycle.memories.get(&id).cloned())
+            .filter(|m| !has(m, TAG_TRIAGED))
             .collect();
         batch.sort_by_key(|m| std::cmp::Reverse(m.created_at));
         batch.truncate(TRIAGE_BATCH);
@@ -152,8 +170,8 @@ impl<P: Ports> Engine<P> {
         Ok(())
     }
 
-    /// Over `BUFFER_CAP`, the weakest Buffer memories leave (oldest first
-    /// among equals).
+    /// Over the cap (`BUFFER_CAP` unless configured), the weakest Buffer
+    /// memories go to the trash (oldest first among equals).
     pub(super) fn cap_buffer(&self, cycle: &mut Cycle, ns: &str) {
         // Protected memories count towards the cap but are never evicted.
         let mut buffer: Vec<(f32, f32, Millis, String)> = cycle
@@ -167,7 +185,8 @@ impl<P: Ports> Engine<P> {
         let protected = cycle
             .ids_where(ns, |m| m.layer == Layer::Buffer && m.is_protected())
             .len();
-        if buffer.len() + protected <= BUFFER_CAP {
+        let cap = cycle.limits.cap;
+        if buffer.len() + protected <= cap {
             return;
         }
         buffer.sort_by(|a, b| {
@@ -175,13 +194,9 @@ impl<P: Ports> Engine<P> {
                 .then(a.1.total_cmp(&b.1))
                 .then(a.2.cmp(&b.2))
         });
-        let excess = (buffer.len() + protected).saturating_sub(BUFFER_CAP);
+        let excess = (buffer.len() + protected).saturating_sub(cap);
         for (_, _, _, id) in buffer.into_iter().take(excess) {
-            cycle.evict(
-                &id,
-                "evicted",
-                format!("buffer over its cap of {BUFFER_CAP}"),
-            );
+            cycle.evict(&id, "evicted", format!("buffer over its cap of {cap}"));
         }
     }
 }

@@ -21,7 +21,7 @@ use super::importance::decay;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::{Engine, META_EPOCH, namespaced};
-use crate::error::CoreResult;
+use crate::error::{CoreError, CoreResult};
 use crate::model::*;
 use crate::ports::{Clock, Ports, Storage};
 use crate::thresholds::*;
@@ -69,9 +69,18 @@ pub(super) fn is_session_note(m: &Memory) -> bool {
     m.source.as_deref() == Some("session") || has(m, "session")
 }
 
+/// How much the Buffer holds: the cap and the importance under which a
+/// Buffer memory goes to the trash (configurable; seed 004 §2.4).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct BufferLimits {
+    pub(super) cap: usize,
+    pub(super) drop_below: f32,
+}
+
 /// The cycle's working copies and the decisions taken on them.
 pub(super) struct Cycle {
     pub(super) now: Millis,
+    pub(super) limits: BufferLimits,
     pub(super) memories: BTreeMap<String, Memory>,
     /// Ids whose row must be written back.
     pub(super) dirty: BTreeSet<String>,
@@ -173,7 +182,16 @@ impl<P: Ports> Engine<P> {
             .collect();
         self.distill_sessions(closed, req.dry, &mut report);
 
-        let (cycle, namespaces) = self.plan(namespace.as_deref(), now, &mut report)?;
+        let limits = BufferLimits {
+            cap: match req.buffer_cap {
+                Some(0) => return Err(CoreError::invalid("buffer_cap must be at least 1")),
+                Some(n) => n as usize,
+                None => BUFFER_CAP,
+            },
+            drop_below: validate::unit_interval("buffer_drop_below", req.buffer_drop_below)?
+                .unwrap_or(DECAY_DROP_THRESHOLD),
+        };
+        let (cycle, namespaces) = self.plan(namespace.as_deref(), now, limits, &mut report)?;
         if !req.dry {
             report.topics = self.apply(&cycle, &namespaces, now)?;
             if namespace.is_none() {
@@ -194,10 +212,12 @@ impl<P: Ports> Engine<P> {
         &self,
         namespace: Option<&str>,
         now: Millis,
+        limits: BufferLimits,
         report: &mut ConsolidateReport,
     ) -> CoreResult<(Cycle, BTreeSet<String>)> {
         let mut cycle = Cycle {
             now,
+            limits,
             memories: self
                 .active_memories(namespace)?
                 .into_iter()

@@ -10,6 +10,7 @@ use crate::thresholds::*;
 /// eviction of Buffer memories decayed below the drop threshold.
 pub(super) fn decay(cycle: &mut Cycle) {
     let mut drop = Vec::new();
+    let drop_below = cycle.limits.drop_below;
     for m in cycle.memories.values_mut() {
         if !m.is_active() || m.decay_rate <= 0.0 || m.importance <= 0.0 {
             continue;
@@ -22,7 +23,7 @@ pub(super) fn decay(cycle: &mut Cycle) {
         m.importance = (m.importance - IMPORTANCE_DECAY * share).max(0.0);
         cycle.decayed += 1;
         cycle.dirty.insert(m.id.clone());
-        if m.layer == Layer::Buffer && m.importance < DECAY_DROP_THRESHOLD {
+        if m.layer == Layer::Buffer && m.importance < drop_below {
             drop.push((m.id.clone(), m.importance));
         }
     }
@@ -30,7 +31,7 @@ pub(super) fn decay(cycle: &mut Cycle) {
         cycle.evict(
             &id,
             "decayed",
-            format!("importance {importance:.3} under {DECAY_DROP_THRESHOLD}"),
+            format!("importance {importance:.3} under {drop_below}"),
         );
     }
 }

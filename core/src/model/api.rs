@@ -45,6 +45,14 @@ macro_rules! engine_records {
             /// `SESSION_IDLE_MINUTES`).
             #[serde(default)]
             session_idle_minutes: Option<u32>,
+            /// Buffer memories a namespace keeps before the weakest go to
+            /// the trash (default `BUFFER_CAP`, 200).
+            #[serde(default)]
+            buffer_cap: Option<u32>,
+            /// A Buffer memory whose importance decays below this goes to
+            /// the trash (default `DECAY_DROP_THRESHOLD`, 0.01).
+            #[serde(default)]
+            buffer_drop_below: Option<f32>,
         }
 
         /// One lifecycle decision of a consolidation cycle.

@@ -40,3 +40,30 @@ pub fn request(memories: &[Memory], now: i64) -> ChatRequest {
 pub fn parse(arguments: &str, memories: &[Memory]) -> CoreResult<Vec<Verdict>> {
     gate::parse_verdicts("triage", arguments, memories, "promote")
 }
+
+/// The triage without an LLM (design: with the LLM `off` every step has a
+/// heuristic path): a Buffer memory is promoted to Working when it shows it
+/// is worth keeping — it was read or restated, the agent marked it
+/// important, it is confirmed, it is a fact distilled from dialogue, or the
+/// gate's whitelist heuristic recognises a lesson, identity, constraint or
+/// decision. Anything else stays in Buffer, where the cap and importance
+/// decay may later move it to the trash (restorable). Returns the reason.
+pub fn heuristic(m: &Memory) -> Option<String> {
+    use crate::thresholds::PROMOTE_MIN_IMPORTANCE;
+    if m.is_protected() {
+        return Some("confirmed".into());
+    }
+    if m.access_count > 0 {
+        return Some(format!("read {} times", m.access_count));
+    }
+    if m.repetition_count > 0 {
+        return Some(format!("restated {} times", m.repetition_count));
+    }
+    if m.importance >= PROMOTE_MIN_IMPORTANCE {
+        return Some(format!("importance {:.2}", m.importance));
+    }
+    if m.source.as_deref() == Some("consolidation") || m.tags.iter().any(|t| t == "fact") {
+        return Some("a fact from dialogue".into());
+    }
+    gate::heuristic(m).map(|category| format!("heuristic: {category}"))
+}

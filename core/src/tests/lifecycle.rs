@@ -501,6 +501,7 @@ fn interval_runs_skip_when_nothing_changed() {
             dry: false,
             if_changed,
             session_idle_minutes: None,
+            ..Default::default()
         })
         .expect("consolidate")
     };

@@ -3,6 +3,7 @@
 //! heuristic steps (`lifecycle.rs`), its LLM steps (`llm_steps.rs`) and
 //! sessions (`sessions.rs`); `support.rs` holds their shared helpers.
 
+mod buffer;
 mod engine;
 mod history;
 mod lifecycle;

@@ -38,6 +38,7 @@ pub(super) fn consolidate(e: &Engine<FakePorts>, dry: bool) -> ConsolidateReport
         dry,
         if_changed: false,
         session_idle_minutes: Some(0),
+        ..Default::default()
     })
     .expect("consolidate")
 }

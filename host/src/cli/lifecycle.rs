@@ -88,6 +88,7 @@ pub(super) fn consolidate(mnemo: &mut Mnemo, a: ConsolidateArgs) -> Out {
         dry: a.dry_run,
         if_changed: false,
         session_idle_minutes: a.idle,
+        ..Default::default()
     };
     let r = mnemo.consolidate_as_configured(req)?;
     if a.json {

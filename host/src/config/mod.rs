@@ -68,6 +68,12 @@ pub struct Config {
     /// A pending session is consolidated once idle this long (`None`: the
     /// core's default, 30 minutes).
     pub session_idle_minutes: Option<u32>,
+    /// Buffer memories a namespace keeps before the weakest go to the trash
+    /// (`None`: the core's default, 200).
+    pub buffer_cap: Option<u32>,
+    /// Importance under which a Buffer memory goes to the trash (`None`:
+    /// the core's default, 0.01).
+    pub buffer_drop_below: Option<f32>,
 }
 
 /// NER plugins: where they come from, what they may use, which strategies run them.
@@ -186,6 +192,8 @@ impl Config {
                 }
             })?,
             session_idle_minutes: s.session_idle_minutes,
+            buffer_cap: s.buffer_cap,
+            buffer_drop_below: s.buffer_drop_below,
             fade_layers: match s.fade_layers.as_deref() {
                 None => Vec::new(),
                 Some(v) => list(v)
@@ -224,6 +232,8 @@ impl Config {
             ann_min_rows: Some(crate::storage::ANN_MIN_ROWS),
             fade_layers: Vec::new(),
             session_idle_minutes: None,
+            buffer_cap: None,
+            buffer_drop_below: None,
         }
     }
 }

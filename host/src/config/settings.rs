@@ -171,6 +171,12 @@ settings! {
     /// Minutes without a turn after which a pending session is consolidated
     /// (default 30; a newer session in its namespace closes it sooner).
     session_idle_minutes: u32,
+    /// Buffer memories a namespace keeps before the weakest go to the trash
+    /// (default 200, seed 004's `ENGRAM_BUFFER_CAP`).
+    buffer_cap: u32,
+    /// Importance under which a Buffer memory goes to the trash (default
+    /// 0.01, seed 004's `decay_drop_threshold`).
+    buffer_drop_below: f32,
     /// Which layers fade, comma-separated (default `buffer,working`; Core
     /// only if named: docs/design/forgetting.md).
     fade_layers: String,
