@@ -1,11 +1,13 @@
 //! Fading: seed 003's nightly Ebbinghaus decay of *confidence*,
 //! `confidence × exp(−decay_rate × days)` over the days since the memory was
 //! last accessed or last faded, so running it twice a night fades no more
-//! than once. Memories below the prune threshold go to the trash (reason
-//! `faded`, restorable); `decay_rate = 0` is protected. Only the layers of
-//! the request fade — by default Buffer and Working: Core is what the agent
-//! is shown at every session start and never fades (the design's rule,
-//! `docs/design/forgetting.md`). (The per-epoch decay of *importance* is
+//! than once. Buffer memories below the prune threshold go to the trash
+//! (reason `faded`, restorable); a Working memory keeps its faded
+//! confidence and stays searchable (seed 004 §10, invariant 4: Working memories are
+//! never deleted; only Buffer entries can be evicted). `decay_rate = 0` is
+//! protected. Only the layers of the request fade — by default Buffer and
+//! Working: Core is what the agent is shown at every session start and
+//! never fades (the design's rule, `docs/design/forgetting.md`). (The per-epoch decay of *importance* is
 //! another thing: `importance.rs`.)
 
 use crate::engine::Engine;
@@ -17,6 +19,10 @@ use crate::thresholds::CONFIDENCE_PRUNE_THRESHOLD;
 const MS_PER_DAY: f64 = 86_400_000.0;
 /// The layers that fade when a request names none (docs/design/forgetting.md).
 pub const DEFAULT_FADE_LAYERS: [Layer; 2] = [Layer::Buffer, Layer::Working];
+/// The layers whose faded memories go to the trash: the Buffer only (seed
+/// 004 §10, invariant 4: "only Buffer entries can be evicted"; seed 003's pruning
+/// applies to what the lifecycle has not vetted yet).
+pub const PRUNED_LAYERS: [Layer; 1] = [Layer::Buffer];
 /// Memories read per page.
 const PAGE: u32 = 500;
 
@@ -77,7 +83,7 @@ impl<P: Ports> Engine<P> {
                 attrs.insert("faded_at".into(), serde_json::json!(now));
                 m.attributes = serde_json::Value::Object(attrs).to_string();
                 report.faded += 1;
-                if m.confidence < CONFIDENCE_PRUNE_THRESHOLD {
+                if m.confidence < CONFIDENCE_PRUNE_THRESHOLD && PRUNED_LAYERS.contains(&m.layer) {
                     m.valid_until = Some(now);
                     m.invalid_reason = Some("faded".into());
                     report.pruned += 1;
@@ -180,17 +186,27 @@ mod tests {
             .unwrap();
         assert_eq!(r.examined, 0);
         let r = e.fade(FadeRequest::default()).unwrap();
-        assert_eq!((r.examined, r.pruned), (1, 1), "Working fades by default");
+        assert_eq!(
+            (r.examined, r.faded, r.pruned),
+            (1, 1, 0),
+            "Working fades by default, and stays"
+        );
         assert!(e.get("", &core.id).unwrap().is_active(), "Core never fades");
         assert!((e.get("", &core.id).unwrap().confidence - 1.0).abs() < 1e-6);
-        assert!(!e.ports().storage.memories.borrow()[&working.id].is_active());
+        let w = e.get("", &working.id).unwrap();
+        assert!(w.is_active(), "Working memories are never deleted");
+        assert!(
+            w.confidence < CONFIDENCE_PRUNE_THRESHOLD,
+            "{}",
+            w.confidence
+        );
     }
 
     #[test]
     fn what_the_agent_is_shown_does_not_fade() {
         let e = Engine::new(FakePorts::default());
-        let shown = memory_in(&e, "the harbour ferry leaves at seven", Layer::Working);
-        let unseen = memory_in(&e, "the bakery closes on tuesdays", Layer::Working);
+        let shown = memory_in(&e, "the harbour ferry leaves at seven", Layer::Buffer);
+        let unseen = memory_in(&e, "the bakery closes on tuesdays", Layer::Buffer);
         e.ports().clock.advance_hours(24 * 25);
         // Injected as context for a new session: its life renews.
         let block = e

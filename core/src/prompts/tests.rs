@@ -94,3 +94,23 @@ fn reconcile_answers_carry_the_merged_text_and_the_schema_names_it() {
     let schema = &req.tool.as_ref().unwrap().parameters;
     assert!(schema.contains("\"merged_content\""), "{schema}");
 }
+
+#[test]
+fn statements_of_fact_are_told_from_chatter() {
+    for fact in [
+        "My sister's name is Anna",
+        "I work as a nurse at St Mary's",
+        "The user moved to Porto in 2021",
+        "Standup is at 10:00 every weekday",
+    ] {
+        assert!(triage::is_statement_of_fact(fact), "{fact}");
+    }
+    for chatter in [
+        "ok thanks",
+        "I have a question",
+        "that sounds good to me",
+        "Sure, why not",
+    ] {
+        assert!(!triage::is_statement_of_fact(chatter), "{chatter}");
+    }
+}

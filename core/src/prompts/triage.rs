@@ -44,10 +44,12 @@ pub fn parse(arguments: &str, memories: &[Memory]) -> CoreResult<Vec<Verdict>> {
 /// The triage without an LLM (design: with the LLM `off` every step has a
 /// heuristic path): a Buffer memory is promoted to Working when it shows it
 /// is worth keeping — it was read or restated, the agent marked it
-/// important, it is confirmed, it is a fact distilled from dialogue, or the
-/// gate's whitelist heuristic recognises a lesson, identity, constraint or
-/// decision. Anything else stays in Buffer, where the cap and importance
-/// decay may later move it to the trash (restorable). Returns the reason.
+/// important, it is confirmed, it is a fact distilled from dialogue, it is
+/// a statement of fact (see `is_statement_of_fact`), or the gate's
+/// whitelist heuristic recognises a lesson, identity, constraint or
+/// decision. Anything else (chatter, episodic notes) stays in Buffer, where
+/// the cap, importance decay and fading may later move it to the trash
+/// (restorable). Returns the reason.
 pub fn heuristic(m: &Memory) -> Option<String> {
     use crate::thresholds::PROMOTE_MIN_IMPORTANCE;
     if m.is_protected() {
@@ -65,5 +67,29 @@ pub fn heuristic(m: &Memory) -> Option<String> {
     if m.source.as_deref() == Some("consolidation") || m.tags.iter().any(|t| t == "fact") {
         return Some("a fact from dialogue".into());
     }
+    if m.kind != Kind::Episodic && is_statement_of_fact(&m.content) {
+        return Some("a statement of fact".into());
+    }
     gate::heuristic(m).map(|category| format!("heuristic: {category}"))
+}
+
+/// A sentence that states something specific: at least four words and a
+/// number, a proper name (a capitalised word other than the first and
+/// "I"), or something the user has ("my …", "the user …").
+pub fn is_statement_of_fact(text: &str) -> bool {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if words.len() < 4 {
+        return false;
+    }
+    let lower = text.to_lowercase();
+    let number = text.chars().any(|c| c.is_ascii_digit());
+    let name = words.iter().skip(1).any(|w| {
+        let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+        w != "I" && w.chars().next().is_some_and(char::is_uppercase)
+    });
+    let possession = lower.starts_with("my ")
+        || lower.contains(" my ")
+        || lower.contains("the user")
+        || lower.starts_with("user ");
+    number || name || possession
 }
