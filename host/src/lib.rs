@@ -14,6 +14,7 @@ pub mod plugins;
 pub mod ports;
 pub mod runtime;
 pub mod scheduler;
+pub mod simulate;
 pub mod storage;
 pub mod transfer;
 

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use anyhow::Context;
 use mnemo_core::model::Target;
 
-use crate::clock::SystemClock;
 use crate::config::{Config, EmbedderChoice};
 use crate::embedding::{EmbeddingProvider, Embeddings, HashEmbedder, HttpEmbedder, LocalEmbedder};
 use crate::http::{HttpPolicy, Limiter};
@@ -68,7 +67,7 @@ pub fn host_ports(config: &Config) -> anyhow::Result<HostPorts> {
         embeddings: Embeddings::new(provider, ledger.clone()),
         llm: LlmClient::new(config.llm.clone(), ledger.clone()),
         ner: ner_pipeline(config)?,
-        clock: SystemClock,
+        clock: config.clock.clone(),
         ledger,
     })
 }

@@ -4,7 +4,7 @@
 
 use mnemo_core::ports::Ports;
 
-use crate::clock::SystemClock;
+use crate::clock::HostClock;
 use crate::embedding::Embeddings;
 use crate::ledger::Ledger;
 use crate::llm::LlmClient;
@@ -16,7 +16,7 @@ pub struct HostPorts {
     pub embeddings: Embeddings,
     pub llm: LlmClient,
     pub ner: NerPipeline,
-    pub clock: SystemClock,
+    pub clock: HostClock,
     /// Provider calls waiting to be written to the `llm_usage` table.
     pub ledger: Ledger,
 }
@@ -40,7 +40,7 @@ impl Ports for HostPorts {
     type Embedder = Embeddings;
     type Llm = LlmClient;
     type Ner = NerPipeline;
-    type Clock = SystemClock;
+    type Clock = HostClock;
 
     fn storage(&self) -> &SqliteStore {
         &self.store
@@ -54,7 +54,7 @@ impl Ports for HostPorts {
     fn ner(&self) -> &NerPipeline {
         &self.ner
     }
-    fn clock(&self) -> &SystemClock {
+    fn clock(&self) -> &HostClock {
         &self.clock
     }
 }

@@ -22,6 +22,7 @@ mod knowledge;
 mod lifecycle;
 mod memories;
 mod output;
+mod simulate;
 mod store;
 
 use dialogue::{ContextArgs, IngestArgs, ResumeArgs, SessionsArgs, TopicsArgs};
@@ -114,6 +115,9 @@ enum Command {
     /// Measure retrieval quality on an evaluation set.
     #[command(subcommand)]
     Eval(eval::EvalCommand),
+    /// Simulate days of an agent's life through the real core and check nothing was lost.
+    #[command(subcommand)]
+    Simulate(simulate::SimulateCommand),
     /// Measure start-up, boundary calls, throughput and recall latency.
     Bench(bench::BenchArgs),
 }
@@ -174,6 +178,9 @@ fn run(cli: Cli, config: Config) -> Out {
     if let Command::Eval(cmd) = cli.command {
         return eval::run(&config, cmd).map_err(Into::into);
     }
+    if let Command::Simulate(cmd) = cli.command {
+        return simulate::run(&config, cmd);
+    }
     if let Command::Bench(args) = cli.command {
         return bench::run(&config, args).map_err(Into::into);
     }
@@ -210,6 +217,7 @@ fn run(cli: Cli, config: Config) -> Out {
         | Command::Bench(_)
         | Command::Ner(_)
         | Command::Eval(_)
+        | Command::Simulate(_)
         | Command::Mcp => Ok(()),
     }
 }

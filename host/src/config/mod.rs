@@ -74,6 +74,8 @@ pub struct Config {
     /// Importance under which a Buffer memory goes to the trash (`None`:
     /// the core's default, 0.01).
     pub buffer_drop_below: Option<f32>,
+    /// The core's clock: the wall clock, or one a simulation drives.
+    pub clock: crate::clock::HostClock,
 }
 
 /// NER plugins: where they come from, what they may use, which strategies run them.
@@ -194,6 +196,7 @@ impl Config {
             session_idle_minutes: s.session_idle_minutes,
             buffer_cap: s.buffer_cap,
             buffer_drop_below: s.buffer_drop_below,
+            clock: Default::default(),
             fade_layers: match s.fade_layers.as_deref() {
                 None => Vec::new(),
                 Some(v) => list(v)
@@ -234,6 +237,7 @@ impl Config {
             session_idle_minutes: None,
             buffer_cap: None,
             buffer_drop_below: None,
+            clock: Default::default(),
         }
     }
 }
