@@ -28,6 +28,21 @@ pub(super) fn layer_down(l: Layer) -> Option<Layer> {
 }
 
 /// Why the review rules refuse `op`, or `None` when it passes.
+/// Hours since a memory was last modified, and since it was created.
+fn hours_since(m: &Memory, now: Millis) -> (f32, f32) {
+    (
+        (now - m.modified_at).max(0) as f32 / MS_PER_HOUR,
+        (now - m.created_at).max(0) as f32 / MS_PER_HOUR,
+    )
+}
+
+/// Whether the rules let the review act on `m` at all: old enough, and not
+/// modified lately. The review shows the model only these.
+pub(super) fn reviewable(m: &Memory, now: Millis) -> bool {
+    let (modified_h, age_h) = hours_since(m, now);
+    modified_h >= REVIEW_RECENT_MOD_HOURS && age_h >= REVIEW_NEW_AGE_HOURS
+}
+
 pub(super) fn judge(
     op: &ReviewOp,
     memories: &BTreeMap<String, Memory>,
@@ -44,8 +59,7 @@ pub(super) fn judge(
         return Some("names no memory".into());
     }
     for m in &targets {
-        let modified_h = (now - m.modified_at).max(0) as f32 / MS_PER_HOUR;
-        let age_h = (now - m.created_at).max(0) as f32 / MS_PER_HOUR;
+        let (modified_h, age_h) = hours_since(m, now);
         if modified_h < REVIEW_RECENT_MOD_HOURS {
             return Some(format!(
                 "{} was modified in the last {REVIEW_RECENT_MOD_HOURS}h",

@@ -144,3 +144,44 @@ fn tag_cleanup_drops_stale_rejections_and_orphaned_promotion_tags() {
     assert!(!has(&clean, "gate-rejected"), "{:?}", clean.tags);
     assert_eq!(clean.layer, Layer::Working);
 }
+
+#[test]
+fn the_review_sees_what_its_rules_let_it_act_on() {
+    let e = engine();
+    let old = candidate(&e, vec!["work".into()]);
+    e.ports().clock.advance_hours(72);
+    // More recent changes than the review shows at once, all too fresh
+    // for its 24 h rule.
+    for i in 0..crate::thresholds::REVIEW_MAX_MEMORIES + 5 {
+        let m = e
+            .remember(RememberRequest {
+                namespace: "default".into(),
+                content: format!("Release note {i}: build {} shipped", i * 31),
+                skip_dedup: true,
+                ..Default::default()
+            })
+            .expect("remember")
+            .memory;
+        let mut w = get(&e, &m.id);
+        w.layer = Layer::Working;
+        e.ports().storage.update_memory(&w).expect("update");
+    }
+    assert_eq!(
+        e.ports().storage.memories.borrow().len(),
+        crate::thresholds::REVIEW_MAX_MEMORIES as usize + 6
+    );
+    let short = crate::prompts::short_id(&old.id).to_string();
+    e.ports().llm.script(
+        LlmLevel::Auto,
+        LlmComponent::Review,
+        &format!(
+            r#"{{"operations": [{{"op": "adjust", "ids": ["{short}"], "importance": 0.3}}]}}"#
+        ),
+    );
+    let r = e.review(None, false).expect("review");
+    assert_eq!(r.executed, 1, "{r:?}");
+    assert!((get(&e, &old.id).importance - 0.3).abs() < 1e-6);
+    let asked = e.ports().llm.requests.borrow();
+    let prompt = &asked.last().expect("asked").messages[1].content;
+    assert!(prompt.contains(&short), "the eligible memory was shown");
+}
