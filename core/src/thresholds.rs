@@ -32,7 +32,9 @@ pub const INSERT_DEDUP_SIM: f32 = 0.65;
 pub const DEDUP_JACCARD_ONLY: f32 = 0.90;
 /// How many nearest memories the dedup check looks at.
 pub const DEDUP_CANDIDATES: u32 = 5;
-/// Insert-time LLM content merge above this cosine.
+/// Insert-time LLM content merge above this cosine (seed 004 §2.1). No LLM
+/// call waits on a request: the restatement is kept and the next cycle's
+/// merge step folds it into the text (the earlier text becomes a version).
 pub const INSERT_MERGE_SIM: f32 = 0.80;
 
 // ---- Defaults of a new memory ---------------------------------------------

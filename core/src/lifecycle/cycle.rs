@@ -249,6 +249,7 @@ impl<P: Ports> Engine<P> {
             self.promote_buffer(&mut cycle, ns);
             self.triage(&mut cycle, ns);
             self.dedup_buffer(&mut cycle, ns)?;
+            self.insert_merges(&mut cycle, ns);
             self.llm_pairs(&mut cycle, ns, since)?;
             self.distill_notes(&mut cycle, ns)?;
             self.cap_buffer(&mut cycle, ns);

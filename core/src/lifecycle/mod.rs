@@ -1,7 +1,8 @@
 //! How memory organises itself. The consolidation cycle (`cycle.rs`) plans
 //! lifecycle actions on working copies — session facts, Core hygiene and the
 //! gate, Buffer promotion, triage, dedup and cap, LLM merge and reconcile,
-//! session-note distillation, importance decay — and applies them in one
+//! insert-time merges of restatements, session-note distillation,
+//! importance decay — and applies them in one
 //! call. Beside it: seed 003's confidence fading, the LLM review of Working
 //! and Core under its rules, topic trees, the weekly reflection and the
 //! nightly entity enrichment.
@@ -16,7 +17,10 @@ mod importance;
 mod notes;
 mod pairs;
 mod reflection;
+mod restatements;
 mod review;
 mod review_rules;
 mod sessions;
 pub(crate) mod topics;
+
+pub(crate) use restatements::set_merge_pending;

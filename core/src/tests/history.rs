@@ -215,3 +215,65 @@ fn versions_travel_through_export_lines_and_are_not_doubled() {
         Err(CoreError::InvalidInput(_))
     ));
 }
+
+#[test]
+fn a_close_restatement_is_merged_by_the_next_cycle_and_the_original_kept() {
+    let e = engine();
+    let (said, restated) = (
+        "The user's sister Anna lives in Porto near the river",
+        "The user's sister Anna lives in Porto near the river now",
+    );
+    let first = remember(&e, said, &[], Kind::Semantic);
+    // With the LLM off a restatement is only kept, never marked.
+    let out = e
+        .remember(RememberRequest {
+            namespace: "default".into(),
+            content: restated.into(),
+            ..Default::default()
+        })
+        .expect("remember");
+    assert_eq!(out.memory.id, first.id, "a duplicate reinforces");
+    assert!(out.similarity.unwrap_or(0.0) > crate::thresholds::INSERT_MERGE_SIM);
+    assert!(!out.memory.attributes.contains("merge_pending"));
+
+    // With an LLM: marked, no call on the request path, merged by the cycle.
+    e.ports()
+        .llm
+        .script(LlmLevel::Auto, LlmComponent::Merge, r#"{"merged": "#);
+    let calls = e.ports().llm.requests.borrow().len();
+    let out = e
+        .remember(RememberRequest {
+            namespace: "default".into(),
+            content: restated.into(),
+            ..Default::default()
+        })
+        .expect("remember");
+    assert_eq!(
+        e.ports().llm.requests.borrow().len(),
+        calls,
+        "no LLM call on a write"
+    );
+    assert!(out.memory.attributes.contains(r#""merge_pending":true"#));
+    let r = consolidate(&e, false);
+    assert!(
+        r.warnings.iter().any(|w| w.contains("insert-time merge")),
+        "a malformed answer is reported: {r:?}"
+    );
+    assert_eq!(get(&e, &first.id).content, said, "and nothing half-applied");
+    e.ports().llm.script(
+        LlmLevel::Auto,
+        LlmComponent::Merge,
+        r#"{"merged": "The user's sister Anna now lives in Porto, near the river"}"#,
+    );
+    consolidate(&e, false);
+    let merged = get(&e, &first.id);
+    assert_eq!(
+        merged.content,
+        "The user's sister Anna now lives in Porto, near the river"
+    );
+    assert!(merged.attributes.contains(r#""merge_pending":false"#));
+    let h = e.history("default", &first.id).expect("history");
+    assert_eq!(h.len(), 1, "{h:?}");
+    assert_eq!(h[0].memory.content, said, "the original is kept");
+    assert!(h[0].reason.contains("insert-time merge"), "{}", h[0].reason);
+}

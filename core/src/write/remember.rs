@@ -7,7 +7,7 @@ use crate::engine::MAX_RESTATEMENTS;
 use crate::error::{CoreError, CoreResult};
 use crate::ids::new_id;
 use crate::model::*;
-use crate::ports::{Ports, Storage};
+use crate::ports::{Llm, Ports, Storage};
 use crate::thresholds::*;
 use crate::validate;
 
@@ -32,7 +32,15 @@ impl<P: Ports> Engine<P> {
         };
         if let Some(dup) = duplicate {
             {
-                let memory = self.reinforce(dup.memory, &content, source.as_deref(), now)?;
+                let mut memory = self.reinforce(dup.memory, &content, source.as_deref(), now)?;
+                if dup.similarity > INSERT_MERGE_SIM
+                    && content != memory.content
+                    && self.ports().llm().level() != LlmLevel::Off
+                {
+                    // Seed 004's insert-time merge, off the request path.
+                    crate::lifecycle::set_merge_pending(&mut memory, true);
+                    self.ports().storage().update_memory(&memory)?;
+                }
                 self.log_decision(
                     &namespace,
                     Action::Reinforce,
