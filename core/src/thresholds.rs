@@ -32,6 +32,9 @@ pub const INSERT_DEDUP_SIM: f32 = 0.65;
 pub const DEDUP_JACCARD_ONLY: f32 = 0.90;
 /// How many nearest memories the dedup check looks at.
 pub const DEDUP_CANDIDATES: u32 = 5;
+/// Core overlap scan (seed 004 §3 step 5): Core pairs above this cosine are
+/// flagged once (decision `overlap`), for the review and the user to see.
+pub const CORE_OVERLAP_SIM: f32 = 0.70;
 /// Insert-time LLM content merge above this cosine (seed 004 §2.1). No LLM
 /// call waits on a request: the restatement is kept and the next cycle's
 /// merge step folds it into the text (the earlier text becomes a version).

@@ -91,7 +91,8 @@ pub(super) struct Cycle {
     pub(super) inserts: Vec<Memory>,
     /// Memories whose content changed: their vectors are redone.
     pub(super) reembed: BTreeSet<String>,
-    /// Pairs judged distinct, not asked about again until one changes.
+    /// Metadata keys stamped with the cycle's time: pairs judged distinct
+    /// and Core overlaps flagged, not raised again until one changes.
     pub(super) judged: Vec<String>,
     /// The epoch this cycle gives each namespace it processes.
     pub(super) epochs: BTreeMap<String, u64>,
@@ -245,6 +246,7 @@ impl<P: Ports> Engine<P> {
             let since = self.watermark(Some(ns))?.unwrap_or(0);
             self.tag_cleanup(&mut cycle, ns);
             self.core_hygiene(&mut cycle, ns);
+            self.core_overlap(&mut cycle, ns)?;
             self.gate(&mut cycle, ns);
             self.promote_buffer(&mut cycle, ns);
             self.triage(&mut cycle, ns);

@@ -4,8 +4,9 @@
 
 use super::cycle::*;
 use crate::engine::Engine;
+use crate::error::CoreResult;
 use crate::model::*;
-use crate::ports::{Llm, Ports};
+use crate::ports::{Llm, Ports, Storage};
 use crate::prompts::{self, Verdict};
 use crate::thresholds::*;
 
@@ -48,6 +49,45 @@ impl<P: Ports> Engine<P> {
                 format!("removed {}", removed.join(", ")),
             );
         }
+    }
+
+    /// Seed 004 §3 step 5, the Core overlap scan: every pair of the
+    /// namespace's Core memories above `CORE_OVERLAP_SIM` is flagged once (a
+    /// decision `overlap` on the first of the two; the pair's metadata key
+    /// keeps it from being flagged again until one of them changes).
+    pub(super) fn core_overlap(&self, cycle: &mut Cycle, ns: &str) -> CoreResult<()> {
+        let core = cycle.ids_where(ns, |m| m.layer == Layer::Core);
+        if core.len() < 2 {
+            return Ok(());
+        }
+        let storage = self.ports().storage();
+        let vectors = storage.get_vectors(Target::Memories, &core)?;
+        for (i, (a, va)) in vectors.iter().enumerate() {
+            for (b, vb) in &vectors[i + 1..] {
+                let sim = crate::vector::cosine(va, vb);
+                if sim <= CORE_OVERLAP_SIM {
+                    continue;
+                }
+                let key = overlap_key(a, b);
+                let changed = |id: &str| cycle.memories.get(id).map_or(0, |m| m.modified_at);
+                let flagged_at = storage
+                    .get_meta(&key)?
+                    .and_then(|v| v.parse::<Millis>().ok());
+                if flagged_at.is_some_and(|at| at >= changed(a).max(changed(b))) {
+                    continue;
+                }
+                cycle.judged.push(key);
+                cycle.actions.push(LifecycleAction {
+                    action: Action::Overlap,
+                    memory_id: a.clone(),
+                    namespace: ns.to_string(),
+                    from_layer: Some(Layer::Core),
+                    to_layer: None,
+                    detail: format!("overlaps {b} in Core (cosine {sim:.3})"),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Session notes and ephemeral memories do not belong in Core.
@@ -161,4 +201,10 @@ impl<P: Ports> Engine<P> {
             }
         }
     }
+}
+
+/// The metadata key of a flagged Core pair.
+fn overlap_key(a: &str, b: &str) -> String {
+    let (x, y) = if a <= b { (a, b) } else { (b, a) };
+    format!("core-overlap:{x}:{y}")
 }

@@ -31,7 +31,7 @@ macro_rules! enums {
             GateReject => "gate-reject", TriageKeep => "triage-keep", Distill => "distill",
             Fade => "fade", ConsolidateSession => "consolidate-session", Inject => "inject",
             Reflect => "reflect", Review => "review", Scheduled => "scheduled",
-            Edit => "edit", Revert => "revert", Cleanup => "cleanup",
+            Edit => "edit", Revert => "revert", Cleanup => "cleanup", Overlap => "overlap",
         }
         /// Which memories a listing reads.
         storage::ListState { Active => "active", Deleted => "deleted", All => "all" }

@@ -1,7 +1,8 @@
 //! The lifecycle's markers (`gate-rejected…`, `_triaged`, `distilled`) are
 //! state, not user tags: they work on a memory with all 20 user tags, an
 //! edit of the tags keeps them, and the tag cleanup of seed 004 §3 step 1
-//! drops the stale and orphaned ones.
+//! drops the stale and orphaned ones. Beside them, the other Working/Core
+//! housekeeping: the Core overlap scan and what the review is shown.
 
 use super::support::*;
 use crate::Engine;
@@ -184,4 +185,68 @@ fn the_review_sees_what_its_rules_let_it_act_on() {
     let asked = e.ports().llm.requests.borrow();
     let prompt = &asked.last().expect("asked").messages[1].content;
     assert!(prompt.contains(&short), "the eligible memory was shown");
+}
+
+#[test]
+fn core_overlaps_are_flagged_once_until_one_changes() {
+    let e = engine();
+    let core = |text: &str| {
+        let m = e
+            .remember(RememberRequest {
+                namespace: "default".into(),
+                content: text.into(),
+                skip_dedup: true,
+                ..Default::default()
+            })
+            .expect("remember")
+            .memory;
+        let mut c = get(&e, &m.id);
+        c.layer = Layer::Core;
+        e.ports().storage.update_memory(&c).expect("update");
+        c
+    };
+    let a = core("Always run the full test suite before pushing to main");
+    let b = core("Always run the test suite before pushing to the main branch");
+    core("The user's cat is called Miso");
+    let flagged = |r: &ConsolidateReport| {
+        r.actions
+            .iter()
+            .filter(|x| x.action == Action::Overlap)
+            .count()
+    };
+    let first = consolidate(&e, false);
+    assert_eq!(flagged(&first), 1, "{first:?}");
+    let d = &first
+        .actions
+        .iter()
+        .find(|x| x.action == Action::Overlap)
+        .expect("flag")
+        .detail;
+    assert!(d.contains(&a.id) || d.contains(&b.id), "{d}");
+    assert_eq!(flagged(&consolidate(&e, false)), 0, "flagged once");
+    e.ports().clock.advance_hours(1);
+    e.update(
+        "default",
+        &a.id,
+        MemoryPatch {
+            content: Some(
+                "Always run the full test suite before pushing to main, no exceptions".into(),
+            ),
+            ..Default::default()
+        },
+    )
+    .expect("edit");
+    assert_eq!(
+        flagged(&consolidate(&e, false)),
+        1,
+        "a change raises it again"
+    );
+    assert!(
+        e.ports()
+            .storage
+            .audit
+            .borrow()
+            .iter()
+            .any(|x| x.action == Action::Overlap)
+    );
 }
