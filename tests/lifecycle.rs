@@ -255,6 +255,10 @@ fn the_llm_extracts_facts_gates_and_names_topics() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = common::config(dir.path());
     cfg.llm = common::scripted_llm(&s.base);
+    // A clock the test moves: the review only looks at memories older
+    // than 48 h and untouched for 24 h.
+    let clock = std::sync::Arc::new(std::sync::atomic::AtomicI64::new(1_767_225_600_000));
+    cfg.clock = mnemo_host::clock::HostClock::driven(clock.clone());
     let mut m = mnemo_host::Mnemo::open(&cfg).unwrap();
     turn(
         &mut m,
@@ -334,6 +338,7 @@ fn the_llm_extracts_facts_gates_and_names_topics() {
     );
 
     // The review proposes; its rules refuse a delete and nothing runs.
+    clock.fetch_add(72 * 3_600_000, std::sync::atomic::Ordering::SeqCst);
     let audit = m.review(None, false).unwrap();
     assert_eq!((audit.ops.len(), audit.executed), (1, 0));
     assert!(audit.ops[0].verdict.contains("whatever"), "{audit:?}");
@@ -362,6 +367,9 @@ fn a_scheduled_cycle_logs_the_text_of_its_warnings() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = common::config(dir.path());
     cfg.llm = common::scripted_llm(&s.base);
+    // Every open session is due (two turns in one millisecond would not
+    // tell which session is the newer one).
+    cfg.session_idle_minutes = Some(0);
     let mut m = mnemo_host::Mnemo::open(&cfg).unwrap();
     turn(&mut m, "s1", "user", "I moved to Lisbon last spring.");
     turn(&mut m, "s2", "user", "Hello again.");

@@ -7,41 +7,12 @@
 use crate::model::Kind;
 use crate::prompts::ExtractedFact;
 
+mod rules;
+
+use rules::*;
+
 /// Longest object kept, in words.
 const MAX_OBJECT_WORDS: usize = 8;
-
-/// (cue, predicate, single-valued). The cue is matched at a word start in
-/// the lower-cased sentence; the object is what follows it.
-const CUES: &[(&str, &str, bool)] = &[
-    ("my name is ", "is named", true),
-    ("i live in ", "lives in", true),
-    ("i moved to ", "lives in", true),
-    ("i work at ", "works at", true),
-    ("i work for ", "works at", true),
-    ("i'm from ", "is from", true),
-    ("i am from ", "is from", true),
-    ("i'm allergic to ", "is allergic to", false),
-    ("i am allergic to ", "is allergic to", false),
-    ("i prefer ", "prefers", false),
-    ("i love ", "loves", false),
-    ("i like ", "likes", false),
-    ("i enjoy ", "enjoys", false),
-    ("i hate ", "dislikes", false),
-    ("i dislike ", "dislikes", false),
-    ("i don't like ", "dislikes", false),
-    ("i'm a ", "is a", false),
-    ("i am a ", "is a", false),
-    ("i'm an ", "is an", false),
-    ("i am an ", "is an", false),
-    ("i have a ", "has a", false),
-    ("i have an ", "has an", false),
-];
-
-/// Words that end an object: the clause goes on with something else.
-const STOPS: &[&str] = &[
-    "and", "but", "because", "so", "which", "who", "when", "since", "though", "although", "if",
-    "or", "too", "as",
-];
 
 /// The name a role goes by in a fact.
 pub fn speaker_name(role: &str) -> String {
@@ -74,11 +45,18 @@ fn statements(text: &str) -> impl Iterator<Item = &str> {
         .filter(|s| !s.is_empty())
 }
 
-fn object_after(rest: &str) -> Option<String> {
+/// The object that starts `rest`: up to a stop word, a comma or colon, or
+/// `MAX_OBJECT_WORDS`; `None` when it is empty or not a fact (a pronoun,
+/// a passing thing: "I have a question").
+fn object_after(rest: &str, extra_stops: &[&str]) -> Option<String> {
     let mut words = Vec::new();
     for w in rest.split_whitespace() {
         let bare = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '-');
-        if STOPS.contains(&bare.to_ascii_lowercase().as_str()) || words.len() == MAX_OBJECT_WORDS {
+        let lower = bare.to_ascii_lowercase();
+        if STOPS.contains(&lower.as_str())
+            || extra_stops.contains(&lower.as_str())
+            || words.len() == MAX_OBJECT_WORDS
+        {
             break;
         }
         let ends = w.ends_with(',') || w.ends_with(':');
@@ -89,7 +67,36 @@ fn object_after(rest: &str) -> Option<String> {
             break;
         }
     }
-    (!words.is_empty()).then(|| words.join(" "))
+    let first = words.first()?.to_ascii_lowercase();
+    (!NOT_OBJECTS.contains(&first.as_str())).then(|| words.join(" "))
+}
+
+/// Whether the clause hedges before `at` ("maybe I like …", "I think I …").
+fn hedged(lower: &str, at: usize) -> bool {
+    let before = lower.get(..at).unwrap_or_default();
+    HEDGES.iter().any(|h| find_word_start(before, h).is_some())
+}
+
+fn is_count(word: &str) -> bool {
+    word.chars().next().is_some_and(|c| c.is_ascii_digit())
+        || NUMBER_WORDS.contains(&word.to_ascii_lowercase().as_str())
+}
+
+fn fact(
+    subject: &str,
+    predicate: &str,
+    object: String,
+    exclusive: bool,
+    turn: usize,
+) -> ExtractedFact {
+    ExtractedFact {
+        content: format!("{subject} {predicate} {object}"),
+        kind: Kind::Semantic,
+        importance: None,
+        triple: Some((subject.to_string(), predicate.to_string(), object)),
+        exclusive,
+        turns: vec![turn],
+    }
 }
 
 /// Facts stated in one turn by `role`. `turn` is its index in the chunk.
@@ -111,29 +118,78 @@ pub fn facts_in_turn(role: &str, text: &str, turn: usize) -> Vec<ExtractedFact> 
             let Some(at) = find_word_start(&lower, cue) else {
                 continue;
             };
-            if taken.contains(&at) {
+            if taken.contains(&at) || hedged(&lower, at) {
                 continue;
             }
-            // `lower` may differ in length from `sentence` (non-ASCII case
-            // folding): every slice is checked, never assumed.
-            let Some(object) = sentence.get(at + cue.len()..).and_then(object_after) else {
+            // A role ends at its workplace: "a nurse at the hospital".
+            let extra: &[&str] = match *predicate {
+                "works as" | "is a" | "is an" => &["at", "in", "for"],
+                _ => &[],
+            };
+            let Some(object) = sentence
+                .get(at + cue.len()..)
+                .and_then(|r| object_after(r, extra))
+            else {
                 continue;
             };
-            out.push(ExtractedFact {
-                content: format!("{subject} {predicate} {object}"),
-                kind: Kind::Semantic,
-                importance: None,
-                triple: Some((subject.clone(), (*predicate).to_string(), object)),
-                exclusive: *exclusive,
-                turns: vec![turn],
-            });
+            out.push(fact(&subject, predicate, object, *exclusive, turn));
             taken.push(at);
         }
+        for (cue, predicate) in COUNTED {
+            let Some(at) = find_word_start(&lower, cue) else {
+                continue;
+            };
+            let rest = sentence.get(at + cue.len()..).unwrap_or_default();
+            if taken.contains(&at)
+                || hedged(&lower, at)
+                || !rest.split_whitespace().next().is_some_and(is_count)
+            {
+                continue;
+            }
+            if let Some(object) = object_after(rest, &[]) {
+                out.push(fact(&subject, predicate, object, false, turn));
+                taken.push(at);
+            }
+        }
+        out.extend(relation(&subject, sentence, &lower, turn));
         if let Some(fact) = favourite(&subject, sentence, &lower, turn) {
             out.push(fact);
         }
     }
     out
+}
+
+/// "my sister lives in Toronto", "my wife's name is Sarah", "my manager is
+/// Dana" → (subject, "sister lives in" / "wife's name" / "manager is", …).
+fn relation(subject: &str, sentence: &str, lower: &str, turn: usize) -> Option<ExtractedFact> {
+    let start = find_word_start(lower, "my ")? + 3;
+    if hedged(lower, start) {
+        return None;
+    }
+    let rest = lower.get(start..)?;
+    let who = RELATIONS
+        .iter()
+        .filter(|r| rest.starts_with(*r))
+        .max_by_key(|r| r.len())?;
+    let after = start + who.len();
+    let (verb, suffix, exclusive) = RELATION_VERBS
+        .iter()
+        .find(|(v, _, _)| lower.get(after..).is_some_and(|l| l.starts_with(v)))?;
+    let mut object_text = sentence.get(after + verb.len()..)?;
+    // A date is "on March 3rd": the preposition is not the value.
+    if let Some(r) = object_text.strip_prefix("on ") {
+        object_text = r;
+    }
+    let object = object_after(object_text, &[])?;
+    let predicate = format!("{who}{suffix}");
+    Some(ExtractedFact {
+        content: format!("{subject}'s {predicate} {object}"),
+        kind: Kind::Semantic,
+        importance: None,
+        triple: Some((subject.to_string(), predicate, object)),
+        exclusive: *exclusive,
+        turns: vec![turn],
+    })
 }
 
 /// "my favourite X is Y" → (subject, "favourite X", Y), single-valued.
@@ -146,7 +202,7 @@ fn favourite(subject: &str, sentence: &str, lower: &str, turn: usize) -> Option<
     if what.is_empty() || what.split_whitespace().count() > 3 {
         return None;
     }
-    let object = object_after(sentence.get(cue + is + 4..)?)?;
+    let object = object_after(sentence.get(cue + is + 4..)?, &[])?;
     let predicate = format!("favourite {}", what.to_lowercase());
     Some(ExtractedFact {
         content: format!("{subject}'s {predicate} is {object}"),
@@ -170,6 +226,9 @@ fn find_word_start(haystack: &str, needle: &str) -> Option<usize> {
     }
     None
 }
+
+#[cfg(test)]
+mod quality;
 
 #[cfg(test)]
 mod tests {
