@@ -3,7 +3,10 @@
 //! merge passes run until stable, small leaves are absorbed, and the leaf
 //! count is held to a budget. Leaves are named by the LLM (`naming`) or,
 //! with the LLM level `off` or when naming fails, by their most distinctive
-//! words, so a tree is never left unnamed. The tree is an index cached in
+//! words, so a tree is never left unnamed. Only dirty leaves are named
+//! (seed 004 §6.3): a leaf whose members are exactly those of a leaf of the
+//! previous tree keeps that leaf's name, so a rebuild that changed little
+//! costs few LLM calls and names do not churn. The tree is an index cached in
 //! metadata (`topics:<namespace>`); resume reads it and `topics` drills in.
 //!
 //! Only the flat leaf level is kept: resume lists leaves, and drill-down
@@ -305,7 +308,27 @@ impl<P: Ports> Engine<P> {
             .iter()
             .map(|l| l.iter().map(|i| items[*i].content.as_str()).collect())
             .collect();
-        let names = self.name_topics(&texts);
+        // Unchanged leaves (the same members as before) keep their names.
+        let previous: BTreeMap<Vec<String>, String> = storage
+            .get_meta(&meta_key(namespace))?
+            .and_then(|json| serde_json::from_str::<Vec<StoredTopic>>(&json).ok())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|t| {
+                let mut members = t.members;
+                members.sort();
+                (members, t.name)
+            })
+            .collect();
+        let kept: Vec<Option<String>> = leaves
+            .iter()
+            .map(|l| {
+                let mut members: Vec<String> = l.iter().map(|i| items[*i].id.clone()).collect();
+                members.sort();
+                previous.get(&members).cloned()
+            })
+            .collect();
+        let names = self.name_topics(&texts, &kept);
         let topics: Vec<StoredTopic> = leaves
             .iter()
             .zip(names)
@@ -322,8 +345,9 @@ impl<P: Ports> Engine<P> {
         Ok(topics.len() as u32)
     }
 
-    /// A name per leaf: the LLM's where it answers, the heuristic's otherwise.
-    fn name_topics(&self, leaves: &[Vec<&str>]) -> Vec<String> {
+    /// A name per leaf: a kept name where the leaf did not change; for the
+    /// dirty ones the LLM's where it answers, the heuristic's otherwise.
+    fn name_topics(&self, leaves: &[Vec<&str>], kept: &[Option<String>]) -> Vec<String> {
         let mut df: BTreeMap<String, usize> = BTreeMap::new();
         for leaf in leaves {
             let words: std::collections::BTreeSet<String> =
@@ -334,21 +358,25 @@ impl<P: Ports> Engine<P> {
         }
         let mut names: Vec<String> = leaves
             .iter()
-            .map(|l| heuristic_name(l, &df, leaves.len()))
+            .zip(kept)
+            .map(|(l, k)| {
+                k.clone()
+                    .unwrap_or_else(|| heuristic_name(l, &df, leaves.len()))
+            })
             .collect();
         if self.ports().llm().level() == LlmLevel::Off {
             return names;
         }
-        let mut existing: Vec<String> = Vec::new();
-        for (batch_no, batch) in leaves.chunks(TOPIC_NAMING_BATCH).enumerate() {
-            let base = batch_no * TOPIC_NAMING_BATCH;
+        let dirty: Vec<usize> = (0..leaves.len()).filter(|k| kept[*k].is_none()).collect();
+        let mut existing: Vec<String> = kept.iter().flatten().cloned().collect();
+        for batch in dirty.chunks(TOPIC_NAMING_BATCH) {
             let clusters: Vec<(String, Vec<String>)> = batch
                 .iter()
-                .enumerate()
-                .map(|(k, l)| {
+                .map(|&k| {
                     (
-                        format!("kb{}", base + k + 1),
-                        l.iter()
+                        format!("kb{}", k + 1),
+                        leaves[k]
+                            .iter()
                             .take(NAMING_SAMPLES)
                             .map(|s| s.to_string())
                             .collect(),

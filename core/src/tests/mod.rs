@@ -12,3 +12,4 @@ mod markers;
 mod sessions;
 mod spec;
 mod support;
+mod topics;
