@@ -168,6 +168,7 @@ fn a_day_in_the_life_without_an_llm() {
         .resume(ResumeRequest {
             namespace: "default".into(),
             hours: 24,
+            context: None,
         })
         .unwrap();
     assert!(

@@ -186,6 +186,15 @@ pub const REFLECTION_MAX_ITEMS: u32 = 200;
 // ---- Context injection (seed 003) and resume (seed 004 §7) ------------------
 pub const CONTEXT_LIMIT: u32 = 5;
 pub const RESUME_CORE_TOKENS: usize = 2000;
+/// Resume with a context (seed 004 §8): a Core memory is shown when its
+/// cosine to the context, plus a boost for identity and constraints
+/// (`RESUME_HIGH_RELEVANCE`) or lessons and procedures
+/// (`RESUME_LOW_RELEVANCE`), reaches `RESUME_CORE_THRESHOLD`; a Recent one
+/// when its cosine reaches `RESUME_WORKING_THRESHOLD`.
+pub const RESUME_HIGH_RELEVANCE: f32 = 0.25;
+pub const RESUME_LOW_RELEVANCE: f32 = 0.10;
+pub const RESUME_CORE_THRESHOLD: f32 = 0.35;
+pub const RESUME_WORKING_THRESHOLD: f32 = 0.20;
 pub const RESUME_RECENT_TOKENS: usize = 1000;
 pub const RESUME_TOPIC_TOKENS: usize = 500;
 pub const RESUME_TRIGGER_TOKENS: usize = 200;

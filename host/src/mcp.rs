@@ -41,7 +41,7 @@ fn tools() -> Value {
          "inputSchema": {"type": "object", "properties": {"session_id": {"type": "string"}, "role": {"type": "string"}, "content": {"type": "string"},
                          "namespace": ns}, "required": ["session_id", "role", "content"]}},
         {"name": "resume", "description": "Session-recovery context: Core memories, what changed recently, the topic index and the triggers. Call at the start of a session.",
-         "inputSchema": {"type": "object", "properties": {"hours": {"type": "integer", "description": "The Recent window (default 24)"}, "namespace": ns}}},
+         "inputSchema": {"type": "object", "properties": {"hours": {"type": "integer", "description": "The Recent window (default 24)"}, "context": {"type": "string", "description": "What the session is about: Core and Recent keep what is relevant to it"}, "namespace": ns}}},
         {"name": "topic", "description": "Drill into topics of the resume index (kb1, kb2, ...): their names and memories.",
          "inputSchema": {"type": "object", "properties": {"ids": {"type": "array", "items": {"type": "string"}}, "namespace": ns}, "required": ["ids"]}}
     ])
@@ -143,6 +143,7 @@ fn call_tool(m: &mut Mnemo, name: &str, args: &Value) -> Result<Value, String> {
                 .resume(ResumeRequest {
                     namespace: ns(args),
                     hours,
+                    context: args["context"].as_str().map(String::from),
                 })
                 .map_err(e)?;
             Ok(json!({ "text": r.text, "topics": r.topics, "triggers": r.triggers }))

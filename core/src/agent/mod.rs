@@ -1,5 +1,7 @@
 //! What an agent reads before it answers: seed 004's resume (Core, Recent,
-//! Topics, Triggers) and seed 003's context injection.
+//! Topics, Triggers) with its Core summary, and seed 003's context
+//! injection.
 
 mod context;
 pub(crate) mod resume;
+pub(crate) mod summary;

@@ -49,6 +49,15 @@ fn within_budget(items: Vec<Memory>, budget: usize) -> Vec<Memory> {
         .collect()
 }
 
+/// The relevance boost of a Core memory in a resume with context.
+fn resume_boost(m: &Memory) -> f32 {
+    match crate::prompts::gate::heuristic(m) {
+        Some("identity" | "constraint") => RESUME_HIGH_RELEVANCE,
+        Some("lesson" | "procedure") => RESUME_LOW_RELEVANCE,
+        _ => 0.0,
+    }
+}
+
 pub(crate) fn date(ms: Millis) -> String {
     // Days since the epoch → civil date (Howard Hinnant's algorithm).
     let days = ms.div_euclid(86_400_000);
@@ -83,9 +92,10 @@ impl<P: Ports> Engine<P> {
             ..Default::default()
         })?;
         core.sort_by(|a, b| core_weight(b).total_cmp(&core_weight(a)));
-        let core = within_budget(core, RESUME_CORE_TOKENS);
+        let core_all_ids = super::summary::fingerprint(&core);
+        let core_total = core.len();
 
-        let recent = storage.list_memories(&ListQuery {
+        let mut recent = storage.list_memories(&ListQuery {
             namespaces: namespaces.clone(),
             layers: vec![Layer::Buffer, Layer::Working],
             modified_since: Some(now - i64::from(hours) * MS_PER_HOUR),
@@ -93,6 +103,21 @@ impl<P: Ports> Engine<P> {
             limit: SECTION_READ,
             ..Default::default()
         })?;
+        if let Some(context) = req
+            .context
+            .as_deref()
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+        {
+            self.keep_relevant(context, &mut core, &mut recent)?;
+        }
+        let core_all = core.len();
+        // Only an unfiltered Core can be shown as its summary.
+        let core_all_ids = match core_all == core_total {
+            true => core_all_ids,
+            false => String::new(),
+        };
+        let core = within_budget(core, RESUME_CORE_TOKENS);
         let recent = within_budget(recent, RESUME_RECENT_TOKENS);
 
         let mut topics: Vec<TopicSummary> = self
@@ -121,9 +146,27 @@ impl<P: Ports> Engine<P> {
 
         let stats = storage.stats(&namespaces)?;
         let mut out = format!("=== Core ({}) ===\n", core.len());
-        for m in &core {
-            out.push_str(&m.content);
-            out.push('\n');
+        match (
+            core_all > core.len(),
+            self.core_summary(&namespace, &core_all_ids)?,
+        ) {
+            // Over its budget, with a summary of exactly this Core: the summary.
+            (true, Some(summary)) => {
+                out.push_str(&summary);
+                out.push('\n');
+            }
+            (over, _) => {
+                for m in &core {
+                    out.push_str(&m.content);
+                    out.push('\n');
+                }
+                if over {
+                    out.push_str(&format!(
+                        "(+{} more in Core, over its budget)\n",
+                        core_all - core.len()
+                    ));
+                }
+            }
         }
         out.push_str(&format!("\n=== Recent ({hours}h) ===\n"));
         for m in &recent {
@@ -154,6 +197,38 @@ impl<P: Ports> Engine<P> {
             topics,
             triggers,
         })
+    }
+
+    /// Seed 004's resume thresholds: Core memories whose relevance to the
+    /// context (cosine, boosted for identity and constraints or lessons and
+    /// procedures) reaches `RESUME_CORE_THRESHOLD`, Recent ones whose
+    /// cosine reaches `RESUME_WORKING_THRESHOLD`. A memory without a vector
+    /// (or a context the embedder cannot embed) is kept: nothing is hidden
+    /// for want of a measurement.
+    fn keep_relevant(
+        &self,
+        context: &str,
+        core: &mut Vec<Memory>,
+        recent: &mut Vec<Memory>,
+    ) -> CoreResult<()> {
+        let Some(query) = self.embed_one(context)? else {
+            return Ok(());
+        };
+        let ids: Vec<String> = core
+            .iter()
+            .chain(recent.iter())
+            .map(|m| m.id.clone())
+            .collect();
+        let vectors: std::collections::BTreeMap<String, Vec<f32>> = self
+            .ports()
+            .storage()
+            .get_vectors(Target::Memories, &ids)?
+            .into_iter()
+            .collect();
+        let cosine = |m: &Memory| vectors.get(&m.id).map(|v| crate::vector::cosine(&query, v));
+        core.retain(|m| cosine(m).is_none_or(|c| c + resume_boost(m) >= RESUME_CORE_THRESHOLD));
+        recent.retain(|m| cosine(m).is_none_or(|c| c >= RESUME_WORKING_THRESHOLD));
+        Ok(())
     }
 
     /// Memories modified in the last `hours`, newest first.

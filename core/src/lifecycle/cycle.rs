@@ -195,6 +195,9 @@ impl<P: Ports> Engine<P> {
         let (cycle, namespaces) = self.plan(namespace.as_deref(), now, limits, &mut report)?;
         if !req.dry {
             report.topics = self.apply(&cycle, &namespaces, now)?;
+            for ns in &namespaces {
+                report.warnings.extend(self.summarise_core(ns)?);
+            }
             if namespace.is_none() {
                 // Only a whole-store cycle moves the store-wide marks: a
                 // namespace's own cycle leaves the others' writes pending.

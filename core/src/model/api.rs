@@ -98,6 +98,10 @@ macro_rules! engine_records {
         engine::ResumeRequest {
             namespace: String,
             hours: u32,
+            /// What the new session is about: Core and Recent keep only
+            /// what is relevant to it. None: everything.
+            #[serde(default)]
+            context: Option<String>,
         }
 
         /// Seed 004's session-recovery context.

@@ -43,6 +43,7 @@ macro_rules! enums {
             Gate => "gate", Triage => "triage", Extract => "extract", Reflection => "reflection",
             Merge => "merge", Reconcile => "reconcile", Distill => "distill", Review => "review",
             Expand => "expand", Rerank => "rerank", Naming => "naming", Ner => "ner",
+            Compress => "compress",
         }
         /// A recall channel.
         engine::Channel { Fts => "fts", Vector => "vector", Entity => "entity", Fact => "fact" }
@@ -97,6 +98,7 @@ impl LlmComponent {
             Self::Naming => (LlmTier::Naming, None),
             Self::Ner => (LlmTier::Ner, None),
             Self::Reflection => (LlmTier::Reflection, None),
+            Self::Compress => (LlmTier::Resume, None),
         }
     }
 }

@@ -8,6 +8,7 @@ use serde_json::Value;
 use crate::error::{CoreError, CoreResult};
 use crate::model::{ChatMessage, ChatRequest, Kind, LlmComponent, Memory, ToolSpec};
 
+pub mod compress;
 pub mod distill;
 pub mod expand;
 pub mod extract;

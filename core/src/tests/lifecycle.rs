@@ -406,6 +406,7 @@ fn resume_lists_core_recent_topics_and_triggers_without_touching() {
         .resume(ResumeRequest {
             namespace: "default".into(),
             hours: 24,
+            context: None,
         })
         .expect("resume");
     assert_eq!(r.core.len(), 1);

@@ -9,6 +9,7 @@ mod history;
 mod lifecycle;
 mod llm_steps;
 mod markers;
+mod resume;
 mod sessions;
 mod spec;
 mod support;

@@ -65,6 +65,9 @@ pub(super) struct ResumeArgs {
     /// The "Recent" window in hours.
     #[arg(long, default_value_t = 24)]
     hours: u32,
+    /// What the session is about: Core and Recent keep what is relevant to it.
+    #[arg(long)]
+    context: Option<String>,
     #[arg(long)]
     json: bool,
 }
@@ -134,6 +137,7 @@ pub(super) fn resume(mnemo: &mut Mnemo, a: ResumeArgs) -> Out {
     let r = mnemo.resume(ResumeRequest {
         namespace: a.ns.namespace,
         hours: a.hours,
+        context: a.context,
     })?;
     if a.json {
         return print_json(&r);

@@ -275,6 +275,7 @@ impl Sim {
         self.m.resume(ResumeRequest {
             namespace: NS.into(),
             hours: 24,
+            context: None,
         })?;
         if day == 0 {
             // The first session: the user introduces themselves (what the

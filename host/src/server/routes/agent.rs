@@ -15,14 +15,25 @@ use crate::server::error::{ApiError, ApiResult, parse};
 
 use super::*;
 
+/// `GET /resume?hours&context&namespace`.
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub(in crate::server) struct ResumeQuery {
+    namespace: Option<String>,
+    hours: Option<u32>,
+    /// What the session is about: Core and Recent keep what is relevant to it.
+    context: Option<String>,
+}
+
 pub(in crate::server) async fn resume(
     State(s): State<AppState>,
     headers: HeaderMap,
-    Query(q): Query<WindowQuery>,
+    Query(q): Query<ResumeQuery>,
 ) -> ApiResult {
     let req = ResumeRequest {
         namespace: namespace(&headers, q.namespace.as_deref().unwrap_or("")),
         hours: q.hours.unwrap_or(0),
+        context: q.context,
     };
     let r = s.engine.run(move |m| m.resume(req)).await??;
     Ok(Json(r).into_response())
