@@ -22,7 +22,11 @@ impl Drop for Server {
 }
 
 pub fn start(api_key: Option<&str>) -> Server {
-    let dir = tempfile::tempdir().unwrap();
+    start_in(tempfile::tempdir().unwrap(), api_key)
+}
+
+/// A server on the database `m.db` in `dir` (which may hold one already).
+pub fn start_in(dir: tempfile::TempDir, api_key: Option<&str>) -> Server {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_mnemo"));
     cmd.arg("--db")
         .arg(dir.path().join("m.db"))

@@ -35,6 +35,9 @@ pub const MAX_IMPORT_BYTES: usize = 256 * 1024 * 1024;
 /// How often the engine thread embeds a batch of rows without vectors.
 const BACKFILL_EVERY: Duration = Duration::from_millis(500);
 const BACKFILL_BATCH: usize = 64;
+/// Seed 004 §6.4: the topic trees are rebuilt after a 5-second quiet window
+/// following writes (each write restarts it), and at start when none is cached.
+const TOPIC_DEBOUNCE: Duration = Duration::from_secs(5);
 /// How often the scheduler thread looks at the clock (cron has minutes).
 const SCHEDULER_POLL: Duration = Duration::from_secs(10);
 
@@ -73,10 +76,21 @@ impl EngineThread {
                     return;
                 }
             };
-            // Jobs first; every BACKFILL_EVERY, busy or not, one embedding batch.
+            // Jobs first; every BACKFILL_EVERY, busy or not, one embedding
+            // batch; the topic trees once writes have been quiet for
+            // TOPIC_DEBOUNCE (and at start when none is cached).
             let mut last_batch = std::time::Instant::now();
+            let mut topics_due = mnemo
+                .needs_topic_tree()
+                .unwrap_or(false)
+                .then(std::time::Instant::now);
+            let mut seen_changes = mnemo.memories_changed();
             loop {
-                match rx.recv_timeout(BACKFILL_EVERY.saturating_sub(last_batch.elapsed())) {
+                let until_backfill = BACKFILL_EVERY.saturating_sub(last_batch.elapsed());
+                let wait = topics_due.map_or(until_backfill, |due| {
+                    until_backfill.min(due.saturating_duration_since(std::time::Instant::now()))
+                });
+                match rx.recv_timeout(wait) {
                     Ok(job) => job(&mut mnemo),
                     Err(mpsc::RecvTimeoutError::Timeout) => {}
                     Err(mpsc::RecvTimeoutError::Disconnected) => return,
@@ -86,6 +100,18 @@ impl EngineThread {
                         tracing::warn!(error = %format!("{e:#}"), "embedding backfill failed; will retry");
                     }
                     last_batch = std::time::Instant::now();
+                }
+                let changes = mnemo.memories_changed();
+                if changes != seen_changes {
+                    seen_changes = changes;
+                    topics_due = Some(std::time::Instant::now() + TOPIC_DEBOUNCE);
+                }
+                if topics_due.is_some_and(|due| due <= std::time::Instant::now()) {
+                    topics_due = None;
+                    match mnemo.rebuild_topics(None) {
+                        Ok(n) => tracing::info!(topics = n, "topic trees rebuilt after writes"),
+                        Err(e) => tracing::warn!(error = %e, "topic rebuild failed; the next write or cycle retries"),
+                    }
                 }
             }
         })?;

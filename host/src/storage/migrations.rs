@@ -269,6 +269,18 @@ CREATE TABLE memory_versions (
 ) WITHOUT ROWID;
 CREATE INDEX memory_versions_namespace ON memory_versions(namespace, memory_id);
 "#,
+    // 6: a counter of the changes that matter to the topic trees (a memory
+    // stored, its text, layer or validity changed), so the server's
+    // debounced rebuild can tell them from reads and touches cheaply.
+    r#"
+INSERT OR IGNORE INTO metadata(key, value) VALUES ('memories_changed', '0');
+CREATE TRIGGER memories_changed_insert AFTER INSERT ON memories BEGIN
+    UPDATE metadata SET value = CAST(value AS INTEGER) + 1 WHERE key = 'memories_changed';
+END;
+CREATE TRIGGER memories_changed_update AFTER UPDATE OF content, layer, valid_until ON memories BEGIN
+    UPDATE metadata SET value = CAST(value AS INTEGER) + 1 WHERE key = 'memories_changed';
+END;
+"#,
 ];
 
 pub fn current_version() -> u32 {

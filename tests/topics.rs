@@ -1,0 +1,69 @@
+//! The server keeps the topic trees fresh without a consolidation (seed 004
+//! §6.4): rebuilt once writes have been quiet for 5 seconds, and at start
+//! when none is cached. Waits are bounded polls, not timing assertions.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::server::*;
+use serde_json::{Value, json};
+
+/// The topics the server lists, once there are some (or after 60 s, none).
+fn topics_eventually(s: &Server) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, v) = call(ureq::get(&format!("{}/topics", s.base)), None);
+        let topics = v["topics"].as_array().cloned().unwrap_or_default();
+        if !topics.is_empty() || Instant::now() > deadline {
+            return topics;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+#[test]
+fn writes_rebuild_the_topic_trees_after_a_quiet_window() {
+    let s = start(None);
+    let (_, v) = call(ureq::get(&format!("{}/topics", s.base)), None);
+    assert_eq!(v["topics"], json!([]), "an empty store has no topics");
+    for text in [
+        "The deploy pipeline runs on Jenkins every night",
+        "The deploy pipeline on Jenkins failed last night",
+        "Grandma's apple pie needs cinnamon and butter",
+    ] {
+        let (st, _) = post(&s, "/memories", json!({ "content": text }));
+        assert_eq!(st, 201);
+    }
+    let topics = topics_eventually(&s);
+    assert!(!topics.is_empty(), "no topics without a consolidation");
+}
+
+#[test]
+fn a_store_without_a_tree_gets_one_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    for text in [
+        "The user's cat is called Miso",
+        "Miso the cat likes the balcony",
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_mnemo"))
+            .arg("--db")
+            .arg(dir.path().join("m.db"))
+            .args(["remember", text])
+            .env("MNEMO_DATA_DIR", dir.path())
+            .env("MNEMO_EMBEDDER", "hash")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let s = start_in(dir, None);
+    assert!(!topics_eventually(&s).is_empty());
+}
