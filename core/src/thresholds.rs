@@ -207,6 +207,10 @@ pub const KIND_BOOST_EPISODIC: f32 = 0.8;
 // ---- Topic tree (seed 004 §6.5) ---------------------------------------------
 pub const TOPIC_ASSIGN_THRESHOLD: f32 = 0.30;
 pub const TOPIC_MERGE_THRESHOLD: f32 = 0.55;
+/// Leaves whose centroids are this close share a parent topic (seed 004
+/// §6.3's hierarchy gives no number; this is its assign threshold: the
+/// similarity at which an entry belongs with a leaf).
+pub const TOPIC_PARENT_SIM: f32 = TOPIC_ASSIGN_THRESHOLD;
 pub const TOPIC_MAX_LEAF_SIZE: usize = 8;
 pub const TOPIC_MIN_INTERNAL_SIM: f32 = 0.35;
 pub const TOPIC_LEAF_BUDGET: usize = 256;

@@ -123,6 +123,7 @@ impl<P: Ports> Engine<P> {
         let mut topics: Vec<TopicSummary> = self
             .stored_topics(&namespace)?
             .into_iter()
+            .filter(|t| t.is_leaf())
             .map(|t| TopicSummary {
                 id: t.id,
                 name: t.name,

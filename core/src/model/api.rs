@@ -92,6 +92,12 @@ macro_rules! engine_records {
             id: String,
             name: String,
             memories: Vec<Memory>,
+            /// The parent topic of a leaf.
+            #[serde(default)]
+            parent: Option<String>,
+            /// The leaves of a parent topic; empty for a leaf.
+            #[serde(default)]
+            children: Vec<String>,
         }
 
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

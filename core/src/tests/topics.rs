@@ -79,3 +79,98 @@ fn only_dirty_leaves_are_named_and_names_do_not_churn() {
         .collect();
     assert!(names.contains(&"Nightly deploys".to_string()), "{names:?}");
 }
+
+#[test]
+fn close_leaves_share_a_parent_that_drills_down_to_all_of_them() {
+    use crate::ports::Storage;
+    let e = engine();
+    // Vectors laid out by hand: five around A, five around B (cosine 0.45
+    // to A: too far to merge, close enough to share a parent), one apart.
+    let store = |i: usize, text: String, v: [f32; 3]| {
+        let m = Memory::new(
+            format!("mem_{i:03}"),
+            "default".into(),
+            text,
+            1_000 + i as i64,
+            0,
+        );
+        e.ports().storage.insert_memory(&m).expect("insert");
+        let mut v = v.to_vec();
+        crate::vector::normalize(&mut v);
+        e.ports()
+            .storage
+            .put_vector(Target::Memories, &m.id, &v)
+            .expect("vector");
+    };
+    for i in 0..5 {
+        let wobble = i as f32 * 0.01;
+        store(i, format!("Jenkins pipeline note {i}"), [1.0, wobble, 0.0]);
+        store(
+            10 + i,
+            format!("Billing migration note {i}"),
+            [0.45, 0.893, wobble],
+        );
+    }
+    store(
+        20,
+        "Grandma's apple pie needs cinnamon and butter".into(),
+        [0.0, 0.0, 1.0],
+    );
+    e.rebuild_topics(Some("default")).expect("rebuild");
+    let all = e.topics("default", &[]).expect("topics");
+    let parents: Vec<&Topic> = all.iter().filter(|t| !t.children.is_empty()).collect();
+    let leaves: Vec<&Topic> = all.iter().filter(|t| t.children.is_empty()).collect();
+    assert!(leaves.len() >= 2, "{all:?}");
+    assert!(!parents.is_empty(), "{all:?}");
+    for p in &parents {
+        assert!(
+            p.children.len() >= 2,
+            "a parent of one leaf is pruned: {p:?}"
+        );
+        for c in &p.children {
+            let leaf = all.iter().find(|t| &t.id == c).expect("child listed");
+            assert_eq!(leaf.parent.as_deref(), Some(p.id.as_str()));
+        }
+        let drilled = e
+            .topics("default", std::slice::from_ref(&p.id))
+            .expect("drill");
+        let n: usize = p
+            .children
+            .iter()
+            .map(|c| {
+                e.topics("default", std::slice::from_ref(c)).expect("leaf")[0]
+                    .memories
+                    .len()
+            })
+            .sum();
+        assert_eq!(
+            drilled[0].memories.len(),
+            n,
+            "a parent holds its leaves' memories"
+        );
+    }
+    let pie = leaves
+        .iter()
+        .find(|t| {
+            e.topics("default", std::slice::from_ref(&t.id))
+                .expect("leaf")[0]
+                .memories
+                .iter()
+                .any(|m| m.content.contains("apple pie"))
+        })
+        .expect("the pie has a leaf");
+    assert!(pie.parent.is_none(), "a lone leaf has no parent");
+    // Resume lists leaves only.
+    let block = e
+        .resume(ResumeRequest {
+            namespace: "default".into(),
+            hours: 24,
+            context: None,
+        })
+        .expect("resume");
+    assert!(
+        block.topics.iter().all(|t| t.id.starts_with("kb")),
+        "{:?}",
+        block.topics
+    );
+}

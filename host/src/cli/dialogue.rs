@@ -158,7 +158,16 @@ pub(super) fn topics(mnemo: &mut Mnemo, a: TopicsArgs) -> Out {
         println!("no topics yet (they are built by `mnemo consolidate` or `--rebuild`)");
     }
     for t in topics {
-        println!("{}: \"{}\"", t.id, t.name);
+        match (&t.parent, t.children.is_empty()) {
+            (_, false) => println!(
+                "{}: \"{}\" (topics {})",
+                t.id,
+                t.name,
+                t.children.join(", ")
+            ),
+            (Some(p), true) => println!("{}: \"{}\" (in {p})", t.id, t.name),
+            (None, true) => println!("{}: \"{}\"", t.id, t.name),
+        }
         for m in &t.memories {
             println!("  {}  {}", m.id, one_line(&m.content, 100));
         }

@@ -48,7 +48,7 @@ pub(in crate::server) async fn list_topics(
     let topics = s.engine.run(move |m| m.topics(&ns, &[])).await??;
     let topics: Vec<Value> = topics
         .into_iter()
-        .map(|t| json!({ "id": t.id, "name": t.name }))
+        .map(|t| json!({ "id": t.id, "name": t.name, "parent": t.parent, "children": t.children }))
         .collect();
     Ok(Json(json!({ "topics": topics })).into_response())
 }
@@ -79,7 +79,10 @@ pub(in crate::server) async fn topic(
     let topics = s.engine.run(move |m| m.topics(&ns, &req.ids)).await??;
     let mut out = serde_json::Map::new();
     for t in topics {
-        out.insert(t.id, json!({ "name": t.name, "memories": t.memories }));
+        out.insert(
+            t.id,
+            json!({ "name": t.name, "memories": t.memories, "parent": t.parent, "children": t.children }),
+        );
     }
     Ok(Json(Value::Object(out)).into_response())
 }

@@ -9,8 +9,9 @@
 //! costs few LLM calls and names do not churn. The tree is an index cached in
 //! metadata (`topics:<namespace>`); resume reads it and `topics` drills in.
 //!
-//! Only the flat leaf level is kept: resume lists leaves, and drill-down
-//! is by leaf id.
+//! Above the leaves, one level of parents (`hierarchy.rs`: close leaves
+//! share a parent, a parent of one leaf is pruned). Resume lists the
+//! leaves; drill-down takes a leaf or a parent id.
 
 use std::collections::BTreeMap;
 
@@ -24,7 +25,12 @@ use crate::prompts;
 use crate::text;
 use crate::thresholds::*;
 use crate::validate;
-use crate::vector::{centroid, cosine};
+use crate::vector::centroid;
+
+mod cluster;
+mod hierarchy;
+
+pub use cluster::cluster;
 
 /// Samples per topic shown to the naming LLM.
 const NAMING_SAMPLES: usize = 3;
@@ -34,192 +40,35 @@ pub struct StoredTopic {
     pub id: String,
     pub name: String,
     pub members: Vec<String>,
+    /// The parent topic of a leaf (seed 004 §6.3's hierarchy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// The leaves of a parent topic; empty for a leaf.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<String>,
+}
+
+impl StoredTopic {
+    pub fn is_leaf(&self) -> bool {
+        self.children.is_empty()
+    }
 }
 
 fn meta_key(namespace: &str) -> String {
     format!("topics:{namespace}")
 }
 
-/// A leaf under construction: indexes into the entries, and its centroid.
-#[derive(Debug, Clone)]
-struct Leaf {
-    members: Vec<usize>,
-    centroid: Vec<f32>,
-}
-
-impl Leaf {
-    fn of(members: Vec<usize>, vectors: &[Vec<f32>]) -> Self {
-        let dim = vectors.first().map_or(0, Vec::len);
-        let centroid = centroid(members.iter().map(|i| vectors[*i].as_slice()), dim);
-        Self { members, centroid }
-    }
-
-    /// Mean similarity of the members to the centroid.
-    fn cohesion(&self, vectors: &[Vec<f32>]) -> f32 {
-        if self.members.is_empty() {
-            return 1.0;
-        }
-        self.members
-            .iter()
-            .map(|i| cosine(&vectors[*i], &self.centroid))
-            .sum::<f32>()
-            / self.members.len() as f32
-    }
-}
-
-/// Clusters `vectors` into leaves of member indexes, largest first.
-pub fn cluster(vectors: &[Vec<f32>]) -> Vec<Vec<usize>> {
-    let mut leaves: Vec<Leaf> = Vec::new();
-    for i in 0..vectors.len() {
-        let best = leaves
-            .iter()
-            .enumerate()
-            .map(|(l, leaf)| (l, cosine(&vectors[i], &leaf.centroid)))
-            .max_by(|a, b| a.1.total_cmp(&b.1));
-        match best {
-            Some((l, sim)) if sim > TOPIC_ASSIGN_THRESHOLD => {
-                let mut members = std::mem::take(&mut leaves[l].members);
-                members.push(i);
-                leaves[l] = Leaf::of(members, vectors);
-            }
-            _ => leaves.push(Leaf::of(vec![i], vectors)),
+/// In how many leaves each content word occurs.
+fn document_frequency(leaves: &[Vec<&str>]) -> BTreeMap<String, usize> {
+    let mut df: BTreeMap<String, usize> = BTreeMap::new();
+    for leaf in leaves {
+        let words: std::collections::BTreeSet<String> =
+            leaf.iter().flat_map(|t| text::content_words(t)).collect();
+        for w in words {
+            *df.entry(w).or_default() += 1;
         }
     }
-    for _ in 0..TOPIC_MAX_CYCLES {
-        let split = split_pass(&mut leaves, vectors);
-        let merged = merge_pass(&mut leaves, vectors);
-        if !split && !merged {
-            break;
-        }
-    }
-    absorb_small(&mut leaves, vectors);
-    while leaves.len() > TOPIC_LEAF_BUDGET {
-        merge_closest(&mut leaves, vectors);
-    }
-    let mut out: Vec<Vec<usize>> = leaves.into_iter().map(|l| l.members).collect();
-    for m in &mut out {
-        m.sort_unstable();
-    }
-    out.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
-    out
-}
-
-/// Two-means split of oversized or loose leaves; seeds are the member
-/// farthest from the centroid and the member farthest from that one.
-fn split_pass(leaves: &mut Vec<Leaf>, vectors: &[Vec<f32>]) -> bool {
-    let mut changed = false;
-    let mut out = Vec::with_capacity(leaves.len());
-    for leaf in leaves.drain(..) {
-        let loose = leaf.members.len() > TOPIC_SMALL_LEAF
-            && leaf.cohesion(vectors) < TOPIC_MIN_INTERNAL_SIM;
-        if leaf.members.len() <= TOPIC_MAX_LEAF_SIZE && !loose {
-            out.push(leaf);
-            continue;
-        }
-        let farthest_from = |c: &[f32]| {
-            leaf.members
-                .iter()
-                .copied()
-                .min_by(|a, b| cosine(&vectors[*a], c).total_cmp(&cosine(&vectors[*b], c)))
-        };
-        let (Some(a), Some(b)) = (
-            farthest_from(&leaf.centroid),
-            farthest_from(&leaf.centroid).and_then(|a| farthest_from(&vectors[a])),
-        ) else {
-            out.push(leaf);
-            continue;
-        };
-        let (mut ca, mut cb) = (vectors[a].clone(), vectors[b].clone());
-        let mut groups: (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
-        for _ in 0..TOPIC_MAX_CYCLES {
-            groups = leaf
-                .members
-                .iter()
-                .partition(|i| cosine(&vectors[**i], &ca) >= cosine(&vectors[**i], &cb));
-            if groups.0.is_empty() || groups.1.is_empty() {
-                break;
-            }
-            let dim = ca.len();
-            ca = centroid(groups.0.iter().map(|i| vectors[*i].as_slice()), dim);
-            cb = centroid(groups.1.iter().map(|i| vectors[*i].as_slice()), dim);
-        }
-        if groups.0.is_empty() || groups.1.is_empty() {
-            out.push(leaf);
-            continue;
-        }
-        changed = true;
-        out.push(Leaf::of(groups.0, vectors));
-        out.push(Leaf::of(groups.1, vectors));
-    }
-    *leaves = out;
-    changed
-}
-
-/// Merges leaves whose centroids are close, when the result stays small
-/// enough not to be split again.
-fn merge_pass(leaves: &mut Vec<Leaf>, vectors: &[Vec<f32>]) -> bool {
-    let mut changed = false;
-    let mut i = 0;
-    while i < leaves.len() {
-        let mut j = i + 1;
-        while j < leaves.len() {
-            let fits = leaves[i].members.len() + leaves[j].members.len() <= TOPIC_MAX_LEAF_SIZE;
-            if fits && cosine(&leaves[i].centroid, &leaves[j].centroid) > TOPIC_MERGE_THRESHOLD {
-                let other = leaves.remove(j);
-                let mut members = std::mem::take(&mut leaves[i].members);
-                members.extend(other.members);
-                leaves[i] = Leaf::of(members, vectors);
-                changed = true;
-            } else {
-                j += 1;
-            }
-        }
-        i += 1;
-    }
-    changed
-}
-
-/// Leaves of one or two members join their nearest leaf when it is close.
-fn absorb_small(leaves: &mut Vec<Leaf>, vectors: &[Vec<f32>]) {
-    let mut i = 0;
-    while i < leaves.len() {
-        if leaves[i].members.len() > TOPIC_SMALL_LEAF {
-            i += 1;
-            continue;
-        }
-        let nearest = (0..leaves.len())
-            .filter(|j| *j != i)
-            .map(|j| (j, cosine(&leaves[i].centroid, &leaves[j].centroid)))
-            .max_by(|a, b| a.1.total_cmp(&b.1));
-        match nearest {
-            Some((j, sim)) if sim > TOPIC_ABSORB_THRESHOLD => {
-                let small = leaves.remove(i);
-                let j = if j > i { j - 1 } else { j };
-                let mut members = std::mem::take(&mut leaves[j].members);
-                members.extend(small.members);
-                leaves[j] = Leaf::of(members, vectors);
-            }
-            _ => i += 1,
-        }
-    }
-}
-
-fn merge_closest(leaves: &mut Vec<Leaf>, vectors: &[Vec<f32>]) {
-    let mut best = (0, 1, f32::MIN);
-    for i in 0..leaves.len() {
-        for j in i + 1..leaves.len() {
-            let sim = cosine(&leaves[i].centroid, &leaves[j].centroid);
-            if sim > best.2 {
-                best = (i, j, sim);
-            }
-        }
-    }
-    if best.1 < leaves.len() {
-        let other = leaves.remove(best.1);
-        let mut members = std::mem::take(&mut leaves[best.0].members);
-        members.extend(other.members);
-        leaves[best.0] = Leaf::of(members, vectors);
-    }
+    df
 }
 
 /// A name from the leaf's most distinctive content words: frequent in the
@@ -314,6 +163,7 @@ impl<P: Ports> Engine<P> {
             .and_then(|json| serde_json::from_str::<Vec<StoredTopic>>(&json).ok())
             .unwrap_or_default()
             .into_iter()
+            .filter(StoredTopic::is_leaf)
             .map(|t| {
                 let mut members = t.members;
                 members.sort();
@@ -329,7 +179,7 @@ impl<P: Ports> Engine<P> {
             })
             .collect();
         let names = self.name_topics(&texts, &kept);
-        let topics: Vec<StoredTopic> = leaves
+        let mut topics: Vec<StoredTopic> = leaves
             .iter()
             .zip(names)
             .enumerate()
@@ -337,8 +187,36 @@ impl<P: Ports> Engine<P> {
                 id: format!("kb{}", k + 1),
                 name,
                 members: leaf.iter().map(|i| items[*i].id.clone()).collect(),
+                parent: None,
+                children: Vec::new(),
             })
             .collect();
+        let dim = vecs.first().map_or(0, Vec::len);
+        let centroids: Vec<Vec<f32>> = leaves
+            .iter()
+            .map(|l| centroid(l.iter().map(|i| vecs[*i].as_slice()), dim))
+            .collect();
+        let df = document_frequency(&texts);
+        for (n, group) in hierarchy::parents(&centroids).into_iter().enumerate() {
+            let id = format!("kp{}", n + 1);
+            let all: Vec<&str> = group
+                .iter()
+                .flat_map(|k| texts[*k].iter().copied())
+                .collect();
+            let mut parent = StoredTopic {
+                id: id.clone(),
+                name: heuristic_name(&all, &df, leaves.len()),
+                members: Vec::new(),
+                parent: None,
+                children: Vec::new(),
+            };
+            for k in group {
+                topics[k].parent = Some(id.clone());
+                parent.children.push(topics[k].id.clone());
+                parent.members.extend(topics[k].members.iter().cloned());
+            }
+            topics.push(parent);
+        }
         let json = serde_json::to_string(&topics)
             .map_err(|e| crate::CoreError::Storage(format!("cannot encode topics: {e}")))?;
         storage.set_meta(&meta_key(namespace), &json)?;
@@ -348,14 +226,7 @@ impl<P: Ports> Engine<P> {
     /// A name per leaf: a kept name where the leaf did not change; for the
     /// dirty ones the LLM's where it answers, the heuristic's otherwise.
     fn name_topics(&self, leaves: &[Vec<&str>], kept: &[Option<String>]) -> Vec<String> {
-        let mut df: BTreeMap<String, usize> = BTreeMap::new();
-        for leaf in leaves {
-            let words: std::collections::BTreeSet<String> =
-                leaf.iter().flat_map(|t| text::content_words(t)).collect();
-            for w in words {
-                *df.entry(w).or_default() += 1;
-            }
-        }
+        let df = document_frequency(leaves);
         let mut names: Vec<String> = leaves
             .iter()
             .zip(kept)
@@ -411,8 +282,11 @@ impl<P: Ports> Engine<P> {
             if let Some(json) = self.ports().storage().get_meta(&meta_key(&ns))? {
                 let mut topics: Vec<StoredTopic> = serde_json::from_str(&json).unwrap_or_default();
                 if ns != namespace {
+                    let prefix = |id: &str| format!("{ns}/{id}");
                     for t in &mut topics {
-                        t.id = format!("{ns}/{}", t.id);
+                        t.id = prefix(&t.id);
+                        t.parent = t.parent.as_deref().map(prefix);
+                        t.children = t.children.iter().map(|c| prefix(c)).collect();
                     }
                 }
                 out.extend(topics);
@@ -433,6 +307,8 @@ impl<P: Ports> Engine<P> {
                     id: t.id,
                     name: t.name,
                     memories: Vec::new(),
+                    parent: t.parent,
+                    children: t.children,
                 })
                 .collect());
         }
@@ -446,63 +322,10 @@ impl<P: Ports> Engine<P> {
                 id: t.id.clone(),
                 name: t.name.clone(),
                 memories: memories.into_iter().filter(Memory::is_active).collect(),
+                parent: t.parent.clone(),
+                children: t.children.clone(),
             });
         }
         Ok(out)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn unit(v: &[f32]) -> Vec<f32> {
-        let mut v = v.to_vec();
-        crate::vector::normalize(&mut v);
-        v
-    }
-
-    #[test]
-    fn separate_directions_make_separate_leaves() {
-        let mut vectors = Vec::new();
-        for k in 0..6 {
-            let e = k as f32 * 0.01;
-            vectors.push(unit(&[1.0, e, 0.0]));
-            vectors.push(unit(&[0.0, 1.0, e]));
-            vectors.push(unit(&[e, 0.0, 1.0]));
-        }
-        let leaves = cluster(&vectors);
-        assert_eq!(leaves.len(), 3, "{leaves:?}");
-        for leaf in &leaves {
-            assert_eq!(leaf.len(), 6);
-            let axis = leaf[0] % 3;
-            assert!(leaf.iter().all(|i| i % 3 == axis));
-        }
-    }
-
-    #[test]
-    fn oversized_leaves_split_and_the_budget_holds() {
-        // Twenty near-identical vectors: one leaf would exceed the size cap.
-        let vectors: Vec<Vec<f32>> = (0..20)
-            .map(|k| unit(&[1.0, (k as f32) * 0.05, 0.0]))
-            .collect();
-        let leaves = cluster(&vectors);
-        assert!(
-            leaves
-                .iter()
-                .all(|l| l.len() <= TOPIC_MAX_LEAF_SIZE + TOPIC_SMALL_LEAF * 2)
-        );
-        assert_eq!(leaves.iter().map(Vec::len).sum::<usize>(), 20);
-        assert!(leaves.len() <= TOPIC_LEAF_BUDGET);
-    }
-
-    #[test]
-    fn heuristic_names_prefer_distinctive_words() {
-        let mut df = BTreeMap::new();
-        df.insert("hiking".to_string(), 1);
-        df.insert("alps".to_string(), 1);
-        df.insert("likes".to_string(), 3);
-        let name = heuristic_name(&["likes hiking in the alps", "hiking again"], &df, 3);
-        assert!(name.starts_with("hiking"), "{name}");
     }
 }

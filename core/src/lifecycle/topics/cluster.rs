@@ -1,0 +1,245 @@
+//! Seed 004 §6's clustering of a namespace's memory vectors into leaves:
+//! assign each entry to the closest leaf (or start one), split and merge
+//! until stable, absorb small leaves, hold the leaf budget.
+
+use crate::thresholds::*;
+use crate::vector::{centroid, cosine};
+
+/// A leaf under construction: indexes into the entries, and its centroid.
+#[derive(Debug, Clone)]
+struct Leaf {
+    members: Vec<usize>,
+    centroid: Vec<f32>,
+}
+
+impl Leaf {
+    fn of(members: Vec<usize>, vectors: &[Vec<f32>]) -> Self {
+        let dim = vectors.first().map_or(0, Vec::len);
+        let centroid = centroid(members.iter().map(|i| vectors[*i].as_slice()), dim);
+        Self { members, centroid }
+    }
+
+    /// Mean similarity of the members to the centroid.
+    fn cohesion(&self, vectors: &[Vec<f32>]) -> f32 {
+        if self.members.is_empty() {
+            return 1.0;
+        }
+        self.members
+            .iter()
+            .map(|i| cosine(&vectors[*i], &self.centroid))
+            .sum::<f32>()
+            / self.members.len() as f32
+    }
+}
+
+/// Clusters `vectors` into leaves of member indexes, largest first.
+pub fn cluster(vectors: &[Vec<f32>]) -> Vec<Vec<usize>> {
+    let mut leaves: Vec<Leaf> = Vec::new();
+    for i in 0..vectors.len() {
+        let best = leaves
+            .iter()
+            .enumerate()
+            .map(|(l, leaf)| (l, cosine(&vectors[i], &leaf.centroid)))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        match best {
+            Some((l, sim)) if sim > TOPIC_ASSIGN_THRESHOLD => {
+                let mut members = std::mem::take(&mut leaves[l].members);
+                members.push(i);
+                leaves[l] = Leaf::of(members, vectors);
+            }
+            _ => leaves.push(Leaf::of(vec![i], vectors)),
+        }
+    }
+    for _ in 0..TOPIC_MAX_CYCLES {
+        let split = split_pass(&mut leaves, vectors);
+        let merged = merge_pass(&mut leaves, vectors);
+        if !split && !merged {
+            break;
+        }
+    }
+    absorb_small(&mut leaves, vectors);
+    while leaves.len() > TOPIC_LEAF_BUDGET {
+        merge_closest(&mut leaves, vectors);
+    }
+    let mut out: Vec<Vec<usize>> = leaves.into_iter().map(|l| l.members).collect();
+    for m in &mut out {
+        m.sort_unstable();
+    }
+    out.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+    out
+}
+
+/// Two-means split of oversized or loose leaves; seeds are the member
+/// farthest from the centroid and the member farthest from that one.
+fn split_pass(leaves: &mut Vec<Leaf>, vectors: &[Vec<f32>]) -> bool {
+    let mut changed = false;
+    let mut out = Vec::with_capacity(leaves.len());
+    for leaf in leaves.drain(..) {
+        let loose = leaf.members.len() > TOPIC_SMALL_LEAF
+            && leaf.cohesion(vectors) < TOPIC_MIN_INTERNAL_SIM;
+        if leaf.members.len() <= TOPIC_MAX_LEAF_SIZE && !loose {
+            out.push(leaf);
+            continue;
+        }
+        let farthest_from = |c: &[f32]| {
+            leaf.members
+                .iter()
+                .copied()
+                .min_by(|a, b| cosine(&vectors[*a], c).total_cmp(&cosine(&vectors[*b], c)))
+        };
+        let (Some(a), Some(b)) = (
+            farthest_from(&leaf.centroid),
+            farthest_from(&leaf.centroid).and_then(|a| farthest_from(&vectors[a])),
+        ) else {
+            out.push(leaf);
+            continue;
+        };
+        let (mut ca, mut cb) = (vectors[a].clone(), vectors[b].clone());
+        let mut groups: (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
+        for _ in 0..TOPIC_MAX_CYCLES {
+            groups = leaf
+                .members
+                .iter()
+                .partition(|i| cosine(&vectors[**i], &ca) >= cosine(&vectors[**i], &cb));
+            if groups.0.is_empty() || groups.1.is_empty() {
+                break;
+            }
+            let dim = ca.len();
+            ca = centroid(groups.0.iter().map(|i| vectors[*i].as_slice()), dim);
+            cb = centroid(groups.1.iter().map(|i| vectors[*i].as_slice()), dim);
+        }
+        if groups.0.is_empty() || groups.1.is_empty() {
+            out.push(leaf);
+            continue;
+        }
+        changed = true;
+        out.push(Leaf::of(groups.0, vectors));
+        out.push(Leaf::of(groups.1, vectors));
+    }
+    *leaves = out;
+    changed
+}
+
+/// Merges leaves whose centroids are close, when the result stays small
+/// enough not to be split again.
+fn merge_pass(leaves: &mut Vec<Leaf>, vectors: &[Vec<f32>]) -> bool {
+    let mut changed = false;
+    let mut i = 0;
+    while i < leaves.len() {
+        let mut j = i + 1;
+        while j < leaves.len() {
+            let fits = leaves[i].members.len() + leaves[j].members.len() <= TOPIC_MAX_LEAF_SIZE;
+            if fits && cosine(&leaves[i].centroid, &leaves[j].centroid) > TOPIC_MERGE_THRESHOLD {
+                let other = leaves.remove(j);
+                let mut members = std::mem::take(&mut leaves[i].members);
+                members.extend(other.members);
+                leaves[i] = Leaf::of(members, vectors);
+                changed = true;
+            } else {
+                j += 1;
+            }
+        }
+        i += 1;
+    }
+    changed
+}
+
+/// Leaves of one or two members join their nearest leaf when it is close.
+fn absorb_small(leaves: &mut Vec<Leaf>, vectors: &[Vec<f32>]) {
+    let mut i = 0;
+    while i < leaves.len() {
+        if leaves[i].members.len() > TOPIC_SMALL_LEAF {
+            i += 1;
+            continue;
+        }
+        let nearest = (0..leaves.len())
+            .filter(|j| *j != i)
+            .map(|j| (j, cosine(&leaves[i].centroid, &leaves[j].centroid)))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        match nearest {
+            Some((j, sim)) if sim > TOPIC_ABSORB_THRESHOLD => {
+                let small = leaves.remove(i);
+                let j = if j > i { j - 1 } else { j };
+                let mut members = std::mem::take(&mut leaves[j].members);
+                members.extend(small.members);
+                leaves[j] = Leaf::of(members, vectors);
+            }
+            _ => i += 1,
+        }
+    }
+}
+
+fn merge_closest(leaves: &mut Vec<Leaf>, vectors: &[Vec<f32>]) {
+    let mut best = (0, 1, f32::MIN);
+    for i in 0..leaves.len() {
+        for j in i + 1..leaves.len() {
+            let sim = cosine(&leaves[i].centroid, &leaves[j].centroid);
+            if sim > best.2 {
+                best = (i, j, sim);
+            }
+        }
+    }
+    if best.1 < leaves.len() {
+        let other = leaves.remove(best.1);
+        let mut members = std::mem::take(&mut leaves[best.0].members);
+        members.extend(other.members);
+        leaves[best.0] = Leaf::of(members, vectors);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::heuristic_name;
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn unit(v: &[f32]) -> Vec<f32> {
+        let mut v = v.to_vec();
+        crate::vector::normalize(&mut v);
+        v
+    }
+
+    #[test]
+    fn separate_directions_make_separate_leaves() {
+        let mut vectors = Vec::new();
+        for k in 0..6 {
+            let e = k as f32 * 0.01;
+            vectors.push(unit(&[1.0, e, 0.0]));
+            vectors.push(unit(&[0.0, 1.0, e]));
+            vectors.push(unit(&[e, 0.0, 1.0]));
+        }
+        let leaves = cluster(&vectors);
+        assert_eq!(leaves.len(), 3, "{leaves:?}");
+        for leaf in &leaves {
+            assert_eq!(leaf.len(), 6);
+            let axis = leaf[0] % 3;
+            assert!(leaf.iter().all(|i| i % 3 == axis));
+        }
+    }
+
+    #[test]
+    fn oversized_leaves_split_and_the_budget_holds() {
+        // Twenty near-identical vectors: one leaf would exceed the size cap.
+        let vectors: Vec<Vec<f32>> = (0..20)
+            .map(|k| unit(&[1.0, (k as f32) * 0.05, 0.0]))
+            .collect();
+        let leaves = cluster(&vectors);
+        assert!(
+            leaves
+                .iter()
+                .all(|l| l.len() <= TOPIC_MAX_LEAF_SIZE + TOPIC_SMALL_LEAF * 2)
+        );
+        assert_eq!(leaves.iter().map(Vec::len).sum::<usize>(), 20);
+        assert!(leaves.len() <= TOPIC_LEAF_BUDGET);
+    }
+
+    #[test]
+    fn heuristic_names_prefer_distinctive_words() {
+        let mut df = BTreeMap::new();
+        df.insert("hiking".to_string(), 1);
+        df.insert("alps".to_string(), 1);
+        df.insert("likes".to_string(), 3);
+        let name = heuristic_name(&["likes hiking in the alps", "hiking again"], &df, 3);
+        assert!(name.starts_with("hiking"), "{name}");
+    }
+}
