@@ -1,7 +1,7 @@
 //! A scripted OpenAI-compatible LLM on 127.0.0.1 for `mnemo simulate
 //! --llm scripted`: it answers every pipeline step (triage, gate, merge,
-//! reconcile, extraction, naming, distillation, review, reflection,
-//! expansion, rerank) with a plausible structured answer built from the
+//! reconcile, extraction, naming, distillation, review, reflection, Core
+//! summary, expansion, rerank) with a plausible structured answer built from the
 //! prompt, and on purpose answers some calls with malformed arguments or a
 //! truncated completion — the lifecycle must retry those later and never
 //! drop or half-apply anything.
@@ -214,6 +214,15 @@ fn arguments(tool: &str, prompt: &str) -> Value {
         "save_snapshot" => {
             json!({ "snapshot": "Project status: work continues as discussed in the last sessions." })
         }
+        "save_summary" => json!({
+            "summary": prompt
+                .lines()
+                .skip(1)
+                .take(20)
+                .map(|l| l.trim_start_matches("- "))
+                .collect::<Vec<_>>()
+                .join("; ")
+        }),
         "save_reflection" => {
             json!({ "reflection": "This week the user shared personal facts and corrected a few of them." })
         }
