@@ -25,6 +25,10 @@ pub struct LifecycleArgs {
     /// also answers malformed and truncated output.
     #[arg(long, default_value = "off", value_parser = ["off", "scripted"])]
     llm: String,
+    /// `hash` (default: fast, no model) or `configured` (the embedder of
+    /// the configuration, the local model unless set otherwise).
+    #[arg(long, default_value = "hash", value_parser = ["hash", "configured"])]
+    embedder: String,
     /// Keep the simulated store in this new file (inspect it with
     /// `mnemo --db FILE ...`).
     #[arg(long, value_name = "FILE")]
@@ -42,6 +46,7 @@ pub fn run(config: &Config, cmd: SimulateCommand) -> Out {
             seed: a.seed,
             scripted_llm: a.llm == "scripted",
             keep: a.keep,
+            real_embedder: a.embedder == "configured",
         },
     )?;
     if a.json {
@@ -88,8 +93,13 @@ pub fn run(config: &Config, cmd: SimulateCommand) -> Out {
             .map(|(d, r)| format!("day {d}: {r:.3}"))
             .collect();
         println!(
-            "\nllm {} ({} calls, {} malformed or truncated); {} statements; {} probes",
-            report.llm, report.llm_calls, report.llm_faults, report.statements, report.probes
+            "\nllm {} ({} calls, {} malformed or truncated); embedder {}; {} statements; {} probes",
+            report.llm,
+            report.llm_calls,
+            report.llm_faults,
+            report.embedder,
+            report.statements,
+            report.probes
         );
         println!("probe recall@10  {}", recall.join("  "));
         println!(

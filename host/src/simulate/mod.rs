@@ -18,8 +18,9 @@
 //!   (following merges and corrections) is no longer active;
 //! - `core_decayed`: memories that were in Core and lost confidence or
 //!   left for a reason other than a merge, a supersession or a correction;
-//! - probe recall: questions about facts stated on day 0, asked (dry) at
-//!   days 0, 30, 60 and the last day; recall@10 of the expected memory.
+//! - probe recall: every fact stated on day 0, asked (dry, in other words
+//!   than the sessions use) at days 0, 30, 60 and the last day; recall@10
+//!   of the expected memory (a correction's, once corrected).
 
 mod measure;
 mod scripted_llm;
@@ -63,6 +64,9 @@ pub struct SimArgs {
     /// Keep the simulated store in this file (it must not exist yet)
     /// instead of a temporary folder, to inspect it afterwards.
     pub keep: Option<std::path::PathBuf>,
+    /// Embed with the configured embedder (the local model by default)
+    /// instead of the hash embedder.
+    pub real_embedder: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -70,6 +74,7 @@ pub struct SimReport {
     pub days: u32,
     pub seed: u64,
     pub llm: &'static str,
+    pub embedder: &'static str,
     pub lost: usize,
     pub hidden_recent: usize,
     pub core_decayed: usize,
@@ -126,7 +131,9 @@ pub fn run(base: &Config, args: &SimArgs) -> anyhow::Result<SimReport> {
         Some(path) => path.clone(),
         None => dir.path().join("simulated.db"),
     };
-    config.embedder = EmbedderChoice::Hash { dimension: 256 };
+    if !args.real_embedder {
+        config.embedder = EmbedderChoice::Hash { dimension: 256 };
+    }
     config.clock = HostClock::driven(now.clone());
     config.llm = match &llm {
         Some(server) => scripted_llm_config(&server.base_url),
@@ -163,12 +170,13 @@ pub fn run(base: &Config, args: &SimArgs) -> anyhow::Result<SimReport> {
             sim.session(day)?;
         }
         if day == 0 {
-            // The probes: what was stated on day 0 and cannot change.
+            // The probes: every fact stated on day 0. For one corrected
+            // later, the answer expected is the correction.
             probe_slots = sim
                 .current
                 .iter()
                 .enumerate()
-                .filter(|(i, s)| s.is_some() && !sim.slots[*i].mutable())
+                .filter(|(_, s)| s.is_some())
                 .map(|(i, _)| i)
                 .collect();
         }
@@ -195,6 +203,11 @@ pub fn run(base: &Config, args: &SimArgs) -> anyhow::Result<SimReport> {
         days: args.days,
         seed: args.seed,
         llm: if args.scripted_llm { "scripted" } else { "off" },
+        embedder: if args.real_embedder {
+            "configured"
+        } else {
+            "hash"
+        },
         lost,
         hidden_recent,
         core_decayed,
@@ -473,7 +486,7 @@ impl Sim {
                 continue;
             };
             let hits = self.m.recall(RecallRequest {
-                query: self.slots[slot].question(),
+                query: self.slots[slot].probe(),
                 namespace: NS.into(),
                 limit: 10,
                 dry: true,

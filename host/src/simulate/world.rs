@@ -208,7 +208,7 @@ impl Slot {
         )
     }
 
-    /// The question whose answer is the slot's value.
+    /// The question the user asks in a session.
     pub fn question(&self) -> String {
         let k = &self.key;
         match self.kind {
@@ -218,6 +218,20 @@ impl Slot {
             SlotKind::Job => "What do I work as?".into(),
             SlotKind::Favourite => format!("What is my favourite {k}?"),
             SlotKind::Deadline => format!("When is the {k} project deadline?"),
+        }
+    }
+
+    /// The probe: the same question in other words (never asked in a
+    /// session), so probe recall measures more than word overlap.
+    pub fn probe(&self) -> String {
+        let k = &self.key;
+        match self.kind {
+            SlotKind::Relation => format!("Remind me who my {k} is"),
+            SlotKind::BornIn => "Which town do I come from originally?".into(),
+            SlotKind::LivesIn => "Where am I living right now?".into(),
+            SlotKind::Job => "What job do I have?".into(),
+            SlotKind::Favourite => format!("Which {k} do I like the most?"),
+            SlotKind::Deadline => format!("By when is {k} due?"),
         }
     }
 }
