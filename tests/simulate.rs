@@ -54,6 +54,14 @@ fn assert_keeps_everything(report: &Value) {
         "probe recall fell: {recall:?}"
     );
     assert!(report["statements"].as_u64().unwrap() > 50, "{report:#}");
+    assert!(
+        report["probe_inactive"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|n| n == 0),
+        "a probe's answer left the active memories: {report:#}"
+    );
     let last = report["rows"].as_array().unwrap().last().unwrap();
     assert!(
         last["promoted"].as_u64().unwrap() > 0,

@@ -103,6 +103,15 @@ pub fn run(config: &Config, cmd: SimulateCommand) -> Out {
         );
         println!("probe recall@10  {}", recall.join("  "));
         println!(
+            "probe answers not active: {}",
+            report
+                .probe_inactive
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(" / ")
+        );
+        println!(
             "lost {}  hidden_recent {}  core_decayed {}",
             report.lost, report.hidden_recent, report.core_decayed
         );

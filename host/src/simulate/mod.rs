@@ -80,6 +80,8 @@ pub struct SimReport {
     pub core_decayed: usize,
     pub probe_days: Vec<u32>,
     pub probe_recall: Vec<f32>,
+    /// Probes whose expected memory was not active, per probe day.
+    pub probe_inactive: Vec<usize>,
     pub probes: usize,
     pub statements: usize,
     pub rows: Vec<Row>,
@@ -164,6 +166,7 @@ pub fn run(base: &Config, args: &SimArgs) -> anyhow::Result<SimReport> {
     let mut rows = Vec::new();
     let mut probe_days = Vec::new();
     let mut probe_recall = Vec::new();
+    let mut probe_inactive = Vec::new();
     let mut probe_slots: Vec<usize> = Vec::new();
     for day in 0..=args.days {
         if day < args.days && !world::idle(day) {
@@ -188,7 +191,9 @@ pub fn run(base: &Config, args: &SimArgs) -> anyhow::Result<SimReport> {
         sim.note_core()?;
         if day % PROBE_EVERY == 0 || day == args.days {
             probe_days.push(day);
-            probe_recall.push(sim.probe(&probe_slots)?);
+            let (recall, inactive) = sim.probe(&probe_slots)?;
+            probe_recall.push(recall);
+            probe_inactive.push(inactive);
         }
         if (day % 10 == 0 && day > 0) || day == args.days {
             rows.push(sim.row(day)?);
@@ -213,6 +218,7 @@ pub fn run(base: &Config, args: &SimArgs) -> anyhow::Result<SimReport> {
         core_decayed,
         probe_days,
         probe_recall,
+        probe_inactive,
         probes: probe_slots.len(),
         statements: sim.statements.len(),
         rows,
@@ -471,18 +477,20 @@ impl Sim {
         Ok(None)
     }
 
-    /// Recall@10 (dry) of the probes' expected memories.
-    fn probe(&mut self, slots: &[usize]) -> anyhow::Result<f32> {
+    /// Recall@10 (dry) of the probes' expected memories, and how many of
+    /// those memories were not active (a miss by loss, not by ranking).
+    fn probe(&mut self, slots: &[usize]) -> anyhow::Result<(f32, usize)> {
         if slots.is_empty() {
-            return Ok(0.0);
+            return Ok((0.0, 0));
         }
-        let mut found = 0;
+        let (mut found, mut inactive) = (0, 0);
         for &slot in slots {
             let Some(current) = self.current[slot] else {
                 continue;
             };
             let expected = self.statements[current].memory.clone();
             let Some(target) = self.resolve(&expected)? else {
+                inactive += 1;
                 continue;
             };
             let hits = self.m.recall(RecallRequest {
@@ -494,7 +502,7 @@ impl Sim {
             })?;
             found += usize::from(hits.hits.iter().any(|h| item_id(&h.item) == target.id));
         }
-        Ok(found as f32 / slots.len() as f32)
+        Ok((found as f32 / slots.len() as f32, inactive))
     }
 }
 
