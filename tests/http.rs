@@ -468,3 +468,73 @@ fn memories_update_list_filters_and_conflicts() {
     let (st, _) = post(&s, "/memories/mem_missing/restore", json!({}));
     assert_eq!(st, 404);
 }
+
+/// Whether a JSON text holds a decimal with more significant digits than
+/// an f32 has (nine): an f32 printed through f64 (0.10000000149011612).
+fn noisy(text: &str) -> bool {
+    text.split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .filter(|t| t.contains('.'))
+        .any(|t| t.trim_start_matches(['0', '.']).replace('.', "").len() > 9)
+}
+
+#[test]
+fn attributes_are_objects_and_numbers_print_as_stored() {
+    let s = start(None);
+    let url = |p: &str| format!("{}{p}", s.base);
+    let raw = |r: ureq::Request, body: Option<&str>| -> String {
+        let res = match body {
+            Some(b) => r.set("Content-Type", "application/json").send_string(b),
+            None => r.call(),
+        };
+        match res {
+            Ok(r) | Err(ureq::Error::Status(_, r)) => r.into_string().unwrap(),
+            Err(e) => panic!("{e}"),
+        }
+    };
+    let created = raw(
+        ureq::post(&url("/memories")),
+        Some(
+            r#"{"content": "The user rides a red bike", "importance": 0.7, "attributes": {"colour": "red", "gears": 21}}"#,
+        ),
+    );
+    let v: Value = serde_json::from_str(&created).unwrap();
+    assert_eq!(
+        v["attributes"],
+        json!({"colour": "red", "gears": 21}),
+        "{created}"
+    );
+    assert!(created.contains(r#""importance":0.7"#), "{created}");
+    assert!(created.contains(r#""decay_rate":0.1"#), "{created}");
+    assert!(!noisy(&created), "no f32 noise: {created}");
+    let id = v["id"].as_str().unwrap();
+
+    // Round 1's string form is still read; the answer is an object.
+    let patched = raw(
+        ureq::request("PATCH", &url(&format!("/memories/{id}"))),
+        Some(r#"{"attributes": "{\"colour\": \"blue\"}"}"#),
+    );
+    let p: Value = serde_json::from_str(&patched).unwrap();
+    assert_eq!(p["attributes"], json!({"colour": "blue"}), "{patched}");
+    // Not an object: a typed 400, nothing changed.
+    let (st, e) = call(
+        ureq::request("PATCH", &url(&format!("/memories/{id}"))),
+        Some(r#"{"attributes": [1, 2]}"#),
+    );
+    assert_eq!(
+        (st, e["error"]["code"].as_str()),
+        (400, Some("invalid_input")),
+        "{e}"
+    );
+    let listed = raw(ureq::get(&url("/memories")), None);
+    assert!(!noisy(&listed), "{listed}");
+    let recalled = raw(
+        ureq::post(&url("/recall")),
+        Some(r#"{"query": "red bike"}"#),
+    );
+    assert!(!noisy(&recalled), "{recalled}");
+    let export = raw(ureq::get(&url("/export")), None);
+    assert!(
+        export.contains(r#""attributes":{"colour":"blue"}"#),
+        "{export}"
+    );
+}

@@ -217,10 +217,10 @@ fn handle(m: &mut Mnemo, msg: &Value) -> Option<Value> {
             };
             let args = params.get("arguments").cloned().unwrap_or(json!({}));
             match call_tool(m, name, &args) {
-                Ok(v) => response(
-                    &id,
-                    json!({ "content": [{ "type": "text", "text": v.to_string() }], "structuredContent": v, "isError": false }),
-                ),
+                Ok(mut v) => response(&id, {
+                    crate::server::json::tidy(&mut v);
+                    json!({ "content": [{ "type": "text", "text": v.to_string() }], "structuredContent": v, "isError": false })
+                }),
                 Err(msg) => response(
                     &id,
                     json!({ "content": [{ "type": "text", "text": msg }], "isError": true }),

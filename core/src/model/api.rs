@@ -169,6 +169,7 @@ macro_rules! engine_records {
             source: Option<String>,
             session_id: Option<String>,
             importance: Option<f32>,
+            #[serde(default, with = "crate::model::json_text::option")]
             attributes: Option<String>,
             event_time: Option<Millis>,
             skip_dedup: bool,
@@ -190,6 +191,7 @@ macro_rules! engine_records {
             role: String,
             content: String,
             event_time: Option<Millis>,
+            #[serde(default, with = "crate::model::json_text::option")]
             attributes: Option<String>,
         }
 
@@ -277,6 +279,7 @@ macro_rules! engine_records {
             tags: Option<Vec<String>>,
             importance: Option<f32>,
             kind: Option<Kind>,
+            #[serde(default, with = "crate::model::json_text::option")]
             attributes: Option<String>,
         }
 

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 mod define;
 mod api;
 mod enums;
+pub mod json_text;
 mod records;
 
 pub use enums::*;

@@ -32,7 +32,8 @@ macro_rules! stored_records {
                 source: Option<String>,
                 source_role: Option<String>,
                 tags: Vec<String>,
-                /// A JSON object, kept as text.
+                /// A JSON object, kept as text (shown as the object in JSON).
+                #[serde(with = "crate::model::json_text")]
                 attributes: String,
                 source_ids: Vec<String>,
                 supersedes: Option<String>,
@@ -50,6 +51,7 @@ macro_rules! stored_records {
                 created_at: Millis,
                 valid_until: Option<Millis>,
                 invalid_reason: Option<String>,
+                #[serde(with = "crate::model::json_text")]
                 attributes: String,
             }
 

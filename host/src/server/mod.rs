@@ -9,6 +9,7 @@
 //! shares.
 
 mod error;
+pub(crate) mod json;
 mod routes;
 
 use std::net::SocketAddr;

@@ -1,6 +1,6 @@
 //! `/health`, `/stats`, `/llm-usage`, `/openapi.json`, `/export` and `/import`.
 
-use axum::Json;
+use crate::server::json::Json;
 use axum::body::Bytes;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, header};

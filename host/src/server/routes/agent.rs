@@ -1,6 +1,6 @@
 //! `/resume`, `/topics`, `/topic` and `/triggers`: seed 004's session recovery.
 
-use axum::Json;
+use crate::server::json::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};

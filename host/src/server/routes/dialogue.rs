@@ -1,6 +1,6 @@
 //! `/episodes` and `/sessions`: dialogue turns and their sessions.
 
-use axum::Json;
+use crate::server::json::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};

@@ -1,6 +1,6 @@
 //! `/facts` (add, query, history, graph, conflicts) and `/entities/{name}`.
 
-use axum::Json;
+use crate::server::json::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};

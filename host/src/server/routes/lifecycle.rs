@@ -1,7 +1,7 @@
 //! `/consolidate`, `/reflect` and `/audit` (the decision log, and a run of the
 //! LLM review).
 
-use axum::Json;
+use crate::server::json::Json;
 use axum::body::Bytes;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};

@@ -1,7 +1,7 @@
 //! `/memories` (create, list, get, patch, delete, restore, history,
 //! revert, batch) and `/trash`.
 
-use axum::Json;
+use crate::server::json::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -29,11 +29,22 @@ pub(in crate::server) async fn create_memory(
     } else {
         StatusCode::OK
     };
-    let mut v = serde_json::to_value(&out.memory).unwrap_or_default();
-    v["created"] = json!(out.created);
-    v["dedup_reason"] = json!(out.dedup_reason);
-    v["similarity"] = json!(out.similarity);
-    Ok((status, Json(v)).into_response())
+    /// The memory and, beside its fields, what the write did.
+    #[derive(serde::Serialize)]
+    struct Written {
+        #[serde(flatten)]
+        memory: Memory,
+        created: bool,
+        dedup_reason: Option<String>,
+        similarity: Option<f32>,
+    }
+    let body = Written {
+        memory: out.memory,
+        created: out.created,
+        dedup_reason: out.dedup_reason,
+        similarity: out.similarity,
+    };
+    Ok((status, Json(body)).into_response())
 }
 
 /// `GET /memories` and `GET /trash`: comma-separated filters, every one

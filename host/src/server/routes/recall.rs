@@ -1,6 +1,6 @@
 //! `/recall`, `/search`, `/recent` and `/context`: what an agent reads.
 
-use axum::Json;
+use crate::server::json::Json;
 use axum::body::Bytes;
 use axum::extract::{Query, State};
 use axum::http::HeaderMap;
