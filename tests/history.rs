@@ -159,3 +159,83 @@ fn edit_and_history_on_the_command_line() {
     let now = json_out(&mnemo(d, &["get", &id, "--json"]));
     assert_eq!(now["content"], "The user lives in Lisbon");
 }
+
+#[test]
+fn confirm_and_correct_over_http_and_on_the_command_line() {
+    let s = start(None);
+    let url = |p: &str| format!("{}{p}", s.base);
+    let (_, m) = post(
+        &s,
+        "/memories",
+        json!({"content": "The user works at Initech"}),
+    );
+    let id = m["id"].as_str().unwrap().to_string();
+    let (st, c) = post(&s, &format!("/memories/{id}/confirm"), json!({}));
+    assert_eq!((st, c["decay_rate"].as_f64()), (200, Some(0.0)), "{c}");
+    let (st, n) = post(
+        &s,
+        &format!("/memories/{id}/correct"),
+        json!({"content": "The user works at Globex"}),
+    );
+    assert_eq!(st, 201, "{n}");
+    assert_eq!(n["supersedes"], id.as_str());
+    let (_, old) = call(ureq::get(&url(&format!("/memories/{id}"))), None);
+    assert_eq!(old["invalid_reason"], "corrected", "{old}");
+    for (path, body, status) in [
+        (
+            format!("/memories/{id}/correct"),
+            r#"{"content": "again"}"#,
+            409,
+        ),
+        ("/memories/mem_missing/confirm".to_string(), "{}", 404),
+        (format!("/memories/{id}/correct"), r#"{"text": "x"}"#, 422),
+    ] {
+        let (st, v) = call(ureq::post(&url(&path)), Some(body));
+        assert_eq!(st, status, "{path}: {v}");
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let m = json_out(&mnemo(
+        d,
+        &["remember", "The user drives a Volvo", "--json"],
+    ));
+    let id = m["memory"]["id"].as_str().unwrap().to_string();
+    let c = json_out(&mnemo(d, &["confirm", &id, "--json"]));
+    assert_eq!(c["decay_rate"], 0.0);
+    let n = json_out(&mnemo(
+        d,
+        &["correct", &id, "The user drives a Saab", "--json"],
+    ));
+    assert_eq!(n["supersedes"], id.as_str());
+
+    // The CLI's ingest runs the session-switch trigger as the server does.
+    mnemo(
+        d,
+        &[
+            "ingest",
+            "--session",
+            "a",
+            "--role",
+            "user",
+            "I live in Lisbon",
+        ],
+    );
+    let out = json_out(&mnemo(
+        d,
+        &[
+            "ingest",
+            "--session",
+            "b",
+            "--role",
+            "user",
+            "Hello again",
+            "--json",
+        ],
+    ));
+    assert_eq!(out["ingested"]["pending_sessions"], json!(["a"]), "{out}");
+    assert!(
+        out["consolidated"]["facts_added"].as_u64().unwrap() >= 1,
+        "{out}"
+    );
+}

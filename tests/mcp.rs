@@ -212,3 +212,66 @@ fn an_mcp_client_session() {
     );
     assert_eq!(c.request("ping", json!({}))["result"], json!({}));
 }
+
+#[test]
+fn context_forget_restore_history_consolidate_and_the_session_trigger() {
+    let mut c = Client::start();
+    c.request(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
+    );
+    let saved = c.tool(
+        "remember_fact",
+        json!({"content": "The user's dentist is on Baker Street"}),
+    );
+    let id = saved["structuredContent"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let ctx = c.tool("context", json!({"prompt": "where is my dentist?"}));
+    assert_eq!(ctx["isError"], false, "{ctx}");
+    assert!(
+        ctx["structuredContent"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Baker Street"),
+        "{ctx}"
+    );
+
+    let gone = c.tool("forget", json!({"id": id, "reason": "moved dentists"}));
+    assert_eq!(
+        gone["structuredContent"]["reason"], "moved dentists",
+        "{gone}"
+    );
+    assert_eq!(
+        c.tool("forget", json!({"id": id}))["isError"],
+        true,
+        "already in the trash"
+    );
+    assert_eq!(
+        c.tool("restore", json!({"id": id}))["structuredContent"]["restored"],
+        true
+    );
+    let h = c.tool("history", json!({"id": id}));
+    assert_eq!(h["structuredContent"]["versions"], json!([]), "{h}");
+
+    let dry = c.tool("consolidate", json!({"dry": true}));
+    assert_eq!(dry["structuredContent"]["dry"], true, "{dry}");
+
+    // A turn of a new session: the one it left open is consolidated after
+    // the reply, as the server does.
+    for (s, text) in [("s1", "I live in Lisbon"), ("s2", "Good morning")] {
+        let t = c.tool(
+            "ingest_turn",
+            json!({"session_id": s, "role": "user", "content": text}),
+        );
+        assert_eq!(t["isError"], false, "{t}");
+    }
+    let facts = c.tool(
+        "search_memory",
+        json!({"query": "where does the user live"}),
+    );
+    let text = facts["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("The user lives in Lisbon"), "{text}");
+}

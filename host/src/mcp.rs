@@ -43,7 +43,17 @@ fn tools() -> Value {
         {"name": "resume", "description": "Session-recovery context: Core memories, what changed recently, the topic index and the triggers. Call at the start of a session.",
          "inputSchema": {"type": "object", "properties": {"hours": {"type": "integer", "description": "The Recent window (default 24)"}, "context": {"type": "string", "description": "What the session is about: Core and Recent keep what is relevant to it"}, "namespace": ns}}},
         {"name": "topic", "description": "Drill into topics of the resume index (kb1, kb2, ...): their names and memories.",
-         "inputSchema": {"type": "object", "properties": {"ids": {"type": "array", "items": {"type": "string"}}, "namespace": ns}, "required": ["ids"]}}
+         "inputSchema": {"type": "object", "properties": {"ids": {"type": "array", "items": {"type": "string"}}, "namespace": ns}, "required": ["ids"]}},
+        {"name": "context", "description": "The block of relevant earlier facts to read before answering a prompt (seed 003's context injection).",
+         "inputSchema": {"type": "object", "properties": {"prompt": {"type": "string"}, "session_id": {"type": "string"}, "limit": {"type": "integer"}, "namespace": ns}, "required": ["prompt"]}},
+        {"name": "forget", "description": "Move a memory to the trash (restorable), with a reason.",
+         "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}, "reason": {"type": "string"}, "namespace": ns}, "required": ["id"]}},
+        {"name": "restore", "description": "Bring a memory back from the trash.",
+         "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}, "namespace": ns}, "required": ["id"]}},
+        {"name": "history", "description": "A memory's earlier states (edits, merges, reverts), oldest first.",
+         "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}, "namespace": ns}, "required": ["id"]}},
+        {"name": "consolidate", "description": "Run one lifecycle cycle (dry: report what it would do, write nothing).",
+         "inputSchema": {"type": "object", "properties": {"dry": {"type": "boolean"}, "namespace": ns}}}
     ])
 }
 
@@ -168,12 +178,67 @@ fn call_tool(m: &mut Mnemo, name: &str, args: &Value) -> Result<Value, String> {
                     ..Default::default()
                 })
                 .map_err(e)?;
+            Ok(json!({
+                "id": out.episode.id, "namespace": out.episode.namespace,
+                "new_session": out.new_session, "pending_sessions": out.pending_sessions,
+            }))
+        }
+        "context" => {
+            let limit = args["limit"].as_u64().unwrap_or(8).min(50) as u32;
+            let b = m
+                .context(
+                    &ns(args),
+                    arg(args, "prompt")?,
+                    args["session_id"].as_str(),
+                    limit,
+                )
+                .map_err(e)?;
             Ok(
-                json!({ "id": out.episode.id, "new_session": out.new_session, "pending_sessions": out.pending_sessions }),
+                json!({ "text": b.text, "ids": b.memories.iter().map(|x| x.id.clone()).collect::<Vec<_>>() }),
             )
+        }
+        "forget" => {
+            let reason = args["reason"].as_str().unwrap_or("forgotten via MCP");
+            let mem = m.delete(&ns(args), arg(args, "id")?, reason).map_err(e)?;
+            Ok(json!({ "id": mem.id, "in_trash": true, "reason": mem.invalid_reason }))
+        }
+        "restore" => {
+            let mem = m.restore(&ns(args), arg(args, "id")?).map_err(e)?;
+            Ok(json!({ "id": mem.id, "restored": true }))
+        }
+        "history" => {
+            let versions = m.history(&ns(args), arg(args, "id")?).map_err(e)?;
+            Ok(json!({ "versions": versions }))
+        }
+        "consolidate" => {
+            let req = ConsolidateRequest {
+                namespace: args["namespace"].as_str().map(String::from),
+                dry: args["dry"].as_bool().unwrap_or(false),
+                ..Default::default()
+            };
+            let r = m.consolidate_as_configured(req).map_err(e)?;
+            Ok(json!({
+                "epoch": r.epoch, "dry": r.dry, "actions": r.actions.len(), "sessions": r.sessions.len(),
+                "facts_added": r.facts_added, "topics": r.topics, "warnings": r.warnings,
+            }))
         }
         other => Err(format!("unknown tool `{other}`")),
     }
+}
+
+/// Tools that write: after one, rows stored without vectors get them and
+/// the sessions a new turn left open are consolidated — after the reply.
+fn writes(tool: &str) -> bool {
+    matches!(
+        tool,
+        "remember_fact"
+            | "correct_fact"
+            | "confirm_fact"
+            | "ingest_turn"
+            | "forget"
+            | "restore"
+            | "consolidate"
+    )
 }
 
 fn response(id: &Value, result: Value) -> Value {
@@ -231,6 +296,39 @@ fn handle(m: &mut Mnemo, msg: &Value) -> Option<Value> {
     })
 }
 
+/// What follows a write, after its reply went out: the embedding backfill,
+/// and seed 003's session-switch trigger when a turn left sessions open.
+/// Failures are logged (stderr), never swallowed.
+fn after_write(m: &mut Mnemo, reply: Option<&Value>) {
+    if let Err(e) = m.backfill_vectors(64) {
+        tracing::warn!(error = %format!("{e:#}"), "embedding backfill failed; the next write retries");
+    }
+    let result = reply.map(|r| &r["result"]["structuredContent"]);
+    let pending: Vec<String> = result
+        .and_then(|r| r["pending_sessions"].as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    if let (false, Some(ns)) = (
+        pending.is_empty(),
+        result.and_then(|r| r["namespace"].as_str()),
+    ) {
+        match m.consolidate_sessions(ns, &pending) {
+            Ok(r) => tracing::info!(
+                sessions = r.sessions.len(),
+                facts = r.facts_added,
+                "consolidated the sessions a new one left open"
+            ),
+            Err(e) => {
+                tracing::warn!(error = %e, "session consolidation failed; the nightly run retries")
+            }
+        }
+    }
+}
+
 pub fn run(config: &Config) -> anyhow::Result<()> {
     let mut mnemo = Mnemo::open(config)?;
     let stdin = std::io::stdin();
@@ -240,8 +338,17 @@ pub fn run(config: &Config) -> anyhow::Result<()> {
         if line.trim().is_empty() {
             continue;
         }
+        let mut wrote = None;
         let reply = match serde_json::from_str::<Value>(&line) {
-            Ok(msg) if msg.is_object() => handle(&mut mnemo, &msg),
+            Ok(msg) if msg.is_object() => {
+                if msg["method"] == "tools/call" {
+                    wrote = msg["params"]["name"]
+                        .as_str()
+                        .filter(|t| writes(t))
+                        .map(String::from);
+                }
+                handle(&mut mnemo, &msg)
+            }
             Ok(_) => Some(error(
                 &Value::Null,
                 -32600,
@@ -249,12 +356,13 @@ pub fn run(config: &Config) -> anyhow::Result<()> {
             )),
             Err(e) => Some(error(&Value::Null, -32700, format!("parse error: {e}"))),
         };
-        if let Some(r) = reply {
+        if let Some(r) = &reply {
             writeln!(stdout, "{r}")?;
             stdout.flush()?;
         }
-        // Rows stored without vectors get them between messages.
-        let _ = mnemo.backfill_vectors(64);
+        if wrote.is_some() {
+            after_write(&mut mnemo, reply.as_ref());
+        }
     }
     Ok(())
 }

@@ -196,17 +196,28 @@ pub(super) fn ingest(mnemo: &mut Mnemo, a: IngestArgs) -> Out {
             ..Default::default()
         };
         let out = mnemo.ingest(turn)?;
+        // Seed 003's session-switch trigger, as the server runs it: the
+        // sessions a new one left open are consolidated, after the write.
+        let consolidated = match out.pending_sessions.is_empty() {
+            true => None,
+            false => {
+                Some(mnemo.consolidate_sessions(&out.episode.namespace, &out.pending_sessions)?)
+            }
+        };
         if a.json {
-            return print_json(&out);
+            return print_json(
+                &serde_json::json!({ "ingested": out, "consolidated": consolidated }),
+            );
         }
         println!(
             "stored {} in session {}",
             out.episode.id, out.episode.session_id
         );
-        if !out.pending_sessions.is_empty() {
+        if let Some(r) = consolidated {
             println!(
-                "sessions due for consolidation: {}",
-                out.pending_sessions.join(", ")
+                "consolidated the sessions it left open ({}): {} facts",
+                out.pending_sessions.join(", "),
+                r.facts_added
             );
         }
         return Ok(());

@@ -99,6 +99,17 @@ pub(super) struct EditArgs {
 }
 
 #[derive(Args)]
+pub(super) struct CorrectArgs {
+    id: String,
+    /// The corrected text: stored as a new memory that supersedes the old one.
+    content: String,
+    #[command(flatten)]
+    ns: Ns,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
 pub(super) struct HistoryArgs {
     id: String,
     /// Put this version back (the state it replaces is kept as a version too).
@@ -324,5 +335,26 @@ pub(super) fn history(mnemo: &mut Mnemo, a: HistoryArgs) -> Out {
         println!("    {}", one_line(&v.memory.content, 100));
     }
     println!("now {}", one_line(&now.content, 100));
+    Ok(())
+}
+
+/// Seed 003's `confirm_fact`: protected from fading and eviction for good.
+pub(super) fn confirm(mnemo: &mut Mnemo, a: IdArgs) -> Out {
+    let m = mnemo.confirm(&a.ns.namespace, &a.id)?;
+    if a.json {
+        return print_json(&m);
+    }
+    println!("confirmed {} (protected: decay_rate 0, confidence 1)", m.id);
+    Ok(())
+}
+
+/// Seed 003's `correct_fact`: the old memory is superseded (in the trash,
+/// linked) by the corrected one.
+pub(super) fn correct(mnemo: &mut Mnemo, a: CorrectArgs) -> Out {
+    let m = mnemo.correct(&a.ns.namespace, &a.id, &a.content)?;
+    if a.json {
+        return print_json(&m);
+    }
+    println!("{} supersedes {}", m.id, a.id);
     Ok(())
 }

@@ -64,6 +64,10 @@ enum Command {
     List(ListArgs),
     /// Change a memory's text, tags, importance or kind (the earlier state is kept).
     Edit(memories::EditArgs),
+    /// Protect a memory for good: no fading, no eviction (seed 003's confirm_fact).
+    Confirm(memories::IdArgs),
+    /// Replace a memory with corrected text; the old one is superseded (seed 003's correct_fact).
+    Correct(memories::CorrectArgs),
     /// A memory's earlier states (edits, merges, reverts), or `--revert N` to put one back.
     History(memories::HistoryArgs),
     /// Soft-delete a memory (restorable).
@@ -195,6 +199,8 @@ fn run(cli: Cli, config: Config) -> Out {
         Command::Restore(a) => memories::restore(m, a),
         Command::Edit(a) => memories::edit(m, a),
         Command::History(a) => memories::history(m, a),
+        Command::Confirm(a) => memories::confirm(m, a),
+        Command::Correct(a) => memories::correct(m, a),
         Command::Ingest(a) => dialogue::ingest(m, a),
         Command::Sessions(a) => dialogue::sessions(m, a),
         Command::Context(a) => dialogue::context(m, a),

@@ -184,6 +184,8 @@ pub fn router(engine_config: Config, api_key: Option<String>) -> anyhow::Result<
         )
         .route("/memories/{id}/restore", post(restore_memory))
         .route("/memories/{id}/history", get(memory_history))
+        .route("/memories/{id}/confirm", post(confirm_memory))
+        .route("/memories/{id}/correct", post(correct_memory))
         .route("/memories/{id}/revert", post(revert_memory))
         .route("/trash", get(trash))
         .route("/recall", post(recall))

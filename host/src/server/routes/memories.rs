@@ -1,5 +1,5 @@
-//! `/memories` (create, list, get, patch, delete, restore, history,
-//! revert, batch) and `/trash`.
+//! `/memories` (create, list, get, patch, delete, restore, confirm,
+//! correct, history, revert, batch) and `/trash`.
 
 use crate::server::json::Json;
 use axum::body::Bytes;
@@ -176,6 +176,40 @@ pub(in crate::server) async fn revert_memory(
     let ns = namespace(&headers, "");
     let memory = s.engine.run(move |m| m.revert(&ns, &id, version)).await??;
     Ok(Json(memory).into_response())
+}
+
+/// `POST /memories/{id}/confirm`: seed 003's `confirm_fact`.
+pub(in crate::server) async fn confirm_memory(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let ns = namespace(&headers, "");
+    let memory = s.engine.run(move |m| m.confirm(&ns, &id)).await??;
+    Ok(Json(memory).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(in crate::server) struct Correction {
+    content: String,
+}
+
+/// `POST /memories/{id}/correct` `{"content"}`: seed 003's `correct_fact`;
+/// 201 with the new memory, which supersedes the old one.
+pub(in crate::server) async fn correct_memory(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult {
+    let Correction { content } = parse(&body)?;
+    let ns = namespace(&headers, "");
+    let memory = s
+        .engine
+        .run(move |m| m.correct(&ns, &id, &content))
+        .await??;
+    Ok((StatusCode::CREATED, Json(memory)).into_response())
 }
 
 #[derive(Deserialize)]
