@@ -256,6 +256,44 @@ fn context_forget_restore_history_consolidate_and_the_session_trigger() {
     let h = c.tool("history", json!({"id": id}));
     assert_eq!(h["structuredContent"]["versions"], json!([]), "{h}");
 
+    let edited = c.tool(
+        "edit_memory",
+        json!({"id": id, "content": "The user's dentist is on Elm Street"}),
+    );
+    assert_eq!(edited["isError"], false, "{edited}");
+    let h = c.tool("history", json!({"id": id}));
+    assert_eq!(
+        h["structuredContent"]["versions"][0]["memory"]["content"],
+        "The user's dentist is on Baker Street"
+    );
+    let back = c.tool("revert", json!({"id": id, "version": 1}));
+    assert_eq!(
+        back["structuredContent"]["content"], "The user's dentist is on Baker Street",
+        "{back}"
+    );
+    assert_eq!(c.tool("revert", json!({"id": id}))["isError"], true);
+
+    let f = c.tool(
+        "add_fact",
+        json!({"subject": "Ana", "predicate": "sister of", "object": "the user"}),
+    );
+    assert_eq!(f["isError"], false, "{f}");
+    c.tool(
+        "add_fact",
+        json!({"subject": "Ana", "predicate": "lives in", "object": "Porto"}),
+    );
+    let q = c.tool("query_facts", json!({"entity": "Ana"}));
+    assert_eq!(
+        q["structuredContent"]["facts"].as_array().unwrap().len(),
+        2,
+        "{q}"
+    );
+    let g = c.tool("fact_graph", json!({"entity": "the user", "hops": 2}));
+    assert!(
+        g["structuredContent"]["facts"].as_array().unwrap().len() >= 2,
+        "{g}"
+    );
+
     let dry = c.tool("consolidate", json!({"dry": true}));
     assert_eq!(dry["structuredContent"]["dry"], true, "{dry}");
 

@@ -53,7 +53,20 @@ fn tools() -> Value {
         {"name": "history", "description": "A memory's earlier states (edits, merges, reverts), oldest first.",
          "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}, "namespace": ns}, "required": ["id"]}},
         {"name": "consolidate", "description": "Run one lifecycle cycle (dry: report what it would do, write nothing).",
-         "inputSchema": {"type": "object", "properties": {"dry": {"type": "boolean"}, "namespace": ns}}}
+         "inputSchema": {"type": "object", "properties": {"dry": {"type": "boolean"}, "namespace": ns}}},
+        {"name": "edit_memory", "description": "Change a memory's text, tags or importance; the earlier state is kept as a version.",
+         "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}, "content": {"type": "string"},
+                         "tags": {"type": "array", "items": {"type": "string"}}, "importance": {"type": "number"}, "namespace": ns}, "required": ["id"]}},
+        {"name": "revert", "description": "Put an earlier version of a memory back (see history).",
+         "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}, "version": {"type": "integer"}, "namespace": ns}, "required": ["id", "version"]}},
+        {"name": "add_fact", "description": "Add a subject–predicate–object fact; exclusive: the predicate holds one value, older ones are superseded.",
+         "inputSchema": {"type": "object", "properties": {"subject": {"type": "string"}, "predicate": {"type": "string"}, "object": {"type": "string"},
+                         "exclusive": {"type": "boolean"}, "namespace": ns}, "required": ["subject", "predicate", "object"]}},
+        {"name": "query_facts", "description": "Current facts about an entity (as subject or object), or by subject/predicate.",
+         "inputSchema": {"type": "object", "properties": {"entity": {"type": "string"}, "subject": {"type": "string"}, "predicate": {"type": "string"},
+                         "history": {"type": "boolean"}, "namespace": ns}}},
+        {"name": "fact_graph", "description": "The facts within one or two hops of an entity.",
+         "inputSchema": {"type": "object", "properties": {"entity": {"type": "string"}, "hops": {"type": "integer"}, "namespace": ns}, "required": ["entity"]}}
     ])
 }
 
@@ -222,6 +235,65 @@ fn call_tool(m: &mut Mnemo, name: &str, args: &Value) -> Result<Value, String> {
                 "facts_added": r.facts_added, "topics": r.topics, "warnings": r.warnings,
             }))
         }
+        "edit_memory" => {
+            let patch = MemoryPatch {
+                content: args["content"].as_str().map(String::from),
+                tags: args["tags"].as_array().map(|t| {
+                    t.iter()
+                        .filter_map(|x| x.as_str().map(String::from))
+                        .collect()
+                }),
+                importance: args["importance"].as_f64().map(|x| x as f32),
+                ..Default::default()
+            };
+            let mem = m.update(&ns(args), arg(args, "id")?, patch).map_err(e)?;
+            Ok(
+                json!({ "id": mem.id, "content": mem.content, "tags": mem.tags, "importance": mem.importance }),
+            )
+        }
+        "revert" => {
+            let version = args["version"]
+                .as_u64()
+                .and_then(|v| u32::try_from(v).ok())
+                .ok_or("`version` (a number from history) is required")?;
+            let mem = m.revert(&ns(args), arg(args, "id")?, version).map_err(e)?;
+            Ok(json!({ "id": mem.id, "content": mem.content }))
+        }
+        "add_fact" => {
+            let out = m
+                .add_fact(FactInput {
+                    namespace: ns(args),
+                    subject: arg(args, "subject")?.into(),
+                    predicate: arg(args, "predicate")?.into(),
+                    object: arg(args, "object")?.into(),
+                    confidence: None,
+                    memory_id: None,
+                    exclusive: args["exclusive"].as_bool().unwrap_or(false),
+                })
+                .map_err(e)?;
+            Ok(serde_json::to_value(out).unwrap_or_default())
+        }
+        "query_facts" => {
+            let facts = m
+                .query_facts(FactQuery {
+                    namespaces: vec![ns(args)],
+                    entity: args["entity"].as_str().map(String::from),
+                    subject: args["subject"].as_str().map(String::from),
+                    predicate: args["predicate"].as_str().map(String::from),
+                    include_invalid: args["history"].as_bool().unwrap_or(false),
+                    limit: 100,
+                    ..Default::default()
+                })
+                .map_err(e)?;
+            Ok(json!({ "facts": facts }))
+        }
+        "fact_graph" => {
+            let hops = args["hops"].as_u64().unwrap_or(2).min(2) as u32;
+            let facts = m
+                .fact_graph(&ns(args), arg(args, "entity")?, hops)
+                .map_err(e)?;
+            Ok(json!({ "facts": facts }))
+        }
         other => Err(format!("unknown tool `{other}`")),
     }
 }
@@ -238,6 +310,9 @@ fn writes(tool: &str) -> bool {
             | "forget"
             | "restore"
             | "consolidate"
+            | "edit_memory"
+            | "revert"
+            | "add_fact"
     )
 }
 
