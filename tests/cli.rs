@@ -2,20 +2,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-fn mnemo(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mnemo"))
-        .arg("--db")
-        .arg(dir.join("m.db"))
-        .args(args)
-        .env("MNEMO_DATA_DIR", dir)
-        .env("MNEMO_EMBEDDER", "hash")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run mnemo")
-}
+use common::cli::mnemo;
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

@@ -6,9 +6,9 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
+use common::cli::mnemo;
 use common::server::*;
 use serde_json::{Value, json};
 
@@ -98,18 +98,6 @@ fn history_and_revert_over_http_and_versions_survive_export() {
         h2["versions"], h["versions"],
         "the same history, not doubled"
     );
-}
-
-fn mnemo(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mnemo"))
-        .arg("--db")
-        .arg(dir.join("m.db"))
-        .args(args)
-        .env("MNEMO_DATA_DIR", dir)
-        .env("MNEMO_EMBEDDER", "hash")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run mnemo")
 }
 
 fn json_out(o: &Output) -> Value {

@@ -6,9 +6,9 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::cli::mnemo;
 use common::server::*;
 use serde_json::{Value, json};
 
@@ -49,15 +49,7 @@ fn a_store_without_a_tree_gets_one_at_start() {
         "The user's cat is called Miso",
         "Miso the cat likes the balcony",
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_mnemo"))
-            .arg("--db")
-            .arg(dir.path().join("m.db"))
-            .args(["remember", text])
-            .env("MNEMO_DATA_DIR", dir.path())
-            .env("MNEMO_EMBEDDER", "hash")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
+        let out = mnemo(dir.path(), &["remember", text]);
         assert!(
             out.status.success(),
             "{}",

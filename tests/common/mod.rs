@@ -3,6 +3,7 @@
 
 #![allow(dead_code, clippy::expect_used)]
 
+pub mod cli;
 pub mod llm_server;
 pub mod server;
 

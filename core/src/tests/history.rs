@@ -4,7 +4,6 @@
 
 use super::support::*;
 use crate::model::*;
-use crate::ports::Storage;
 use crate::testing::FakePorts;
 use crate::{CoreError, Engine};
 
@@ -78,22 +77,6 @@ fn reverts_refuse_unknown_versions_deleted_memories_and_other_namespaces() {
     assert_eq!(e.history("default", &m.id).expect("history").len(), 1);
 }
 
-fn working(e: &Engine<FakePorts>, text: &str) -> Memory {
-    let m = e
-        .remember(RememberRequest {
-            namespace: "default".into(),
-            content: text.into(),
-            skip_dedup: true,
-            ..Default::default()
-        })
-        .expect("remember")
-        .memory;
-    let mut w = get(e, &m.id);
-    w.layer = Layer::Working;
-    e.ports().storage.update_memory(&w).expect("update");
-    w
-}
-
 #[test]
 fn an_llm_merge_keeps_the_winners_earlier_text_as_a_version() {
     let e = engine();
@@ -157,14 +140,13 @@ fn a_reconcile_update_keeps_the_text_it_replaced() {
 #[test]
 fn a_review_merge_keeps_the_winners_earlier_text() {
     let e = engine();
-    let core = |text: &str| {
-        let mut m = working(&e, text);
-        m.layer = Layer::Core;
-        e.ports().storage.update_memory(&m).expect("update");
-        m
-    };
-    let a = core("The user writes Rust at work and at home");
-    let b = core("The user writes Rust daily");
+    let a = in_layer(
+        &e,
+        "The user writes Rust at work and at home",
+        &[],
+        Layer::Core,
+    );
+    let b = in_layer(&e, "The user writes Rust daily", &[], Layer::Core);
     e.ports().clock.advance_hours(72);
     let (x, y) = (
         crate::prompts::short_id(&a.id).to_string(),

@@ -154,18 +154,7 @@ fn the_review_sees_what_its_rules_let_it_act_on() {
     // More recent changes than the review shows at once, all too fresh
     // for its 24 h rule.
     for i in 0..crate::thresholds::REVIEW_MAX_MEMORIES + 5 {
-        let m = e
-            .remember(RememberRequest {
-                namespace: "default".into(),
-                content: format!("Release note {i}: build {} shipped", i * 31),
-                skip_dedup: true,
-                ..Default::default()
-            })
-            .expect("remember")
-            .memory;
-        let mut w = get(&e, &m.id);
-        w.layer = Layer::Working;
-        e.ports().storage.update_memory(&w).expect("update");
+        working(&e, &format!("Release note {i}: build {} shipped", i * 31));
     }
     assert_eq!(
         e.ports().storage.memories.borrow().len(),
@@ -190,21 +179,7 @@ fn the_review_sees_what_its_rules_let_it_act_on() {
 #[test]
 fn core_overlaps_are_flagged_once_until_one_changes() {
     let e = engine();
-    let core = |text: &str| {
-        let m = e
-            .remember(RememberRequest {
-                namespace: "default".into(),
-                content: text.into(),
-                skip_dedup: true,
-                ..Default::default()
-            })
-            .expect("remember")
-            .memory;
-        let mut c = get(&e, &m.id);
-        c.layer = Layer::Core;
-        e.ports().storage.update_memory(&c).expect("update");
-        c
-    };
+    let core = |text: &str| in_layer(&e, text, &[], Layer::Core);
     let a = core("Always run the full test suite before pushing to main");
     let b = core("Always run the test suite before pushing to the main branch");
     core("The user's cat is called Miso");

@@ -4,25 +4,7 @@
 use super::support::*;
 use crate::Engine;
 use crate::model::*;
-use crate::ports::Storage;
 use crate::testing::FakePorts;
-
-fn in_layer(e: &Engine<FakePorts>, text: &str, tags: &[&str], layer: Layer) -> Memory {
-    let m = e
-        .remember(RememberRequest {
-            namespace: "default".into(),
-            content: text.into(),
-            tags: tags.iter().map(|t| t.to_string()).collect(),
-            skip_dedup: true,
-            ..Default::default()
-        })
-        .expect("remember")
-        .memory;
-    let mut c = get(e, &m.id);
-    c.layer = layer;
-    e.ports().storage.update_memory(&c).expect("update");
-    c
-}
 
 fn resume(e: &Engine<FakePorts>, context: Option<&str>) -> ResumeBlock {
     e.resume(ResumeRequest {

@@ -65,20 +65,26 @@ pub(super) fn cosine(a: &str, b: &str) -> f32 {
     crate::vector::cosine(&v[0], &v[1])
 }
 
-pub(super) fn working(e: &Engine<FakePorts>, text: &str) -> Memory {
+/// A memory stored as it is (no dedup) and moved to `layer`.
+pub(super) fn in_layer(e: &Engine<FakePorts>, text: &str, tags: &[&str], layer: Layer) -> Memory {
     let m = e
         .remember(RememberRequest {
             namespace: "default".into(),
             content: text.into(),
+            tags: tags.iter().map(|t| t.to_string()).collect(),
             skip_dedup: true,
             ..Default::default()
         })
         .expect("remember")
         .memory;
     let mut w = get(e, &m.id);
-    w.layer = Layer::Working;
+    w.layer = layer;
     e.ports().storage.update_memory(&w).expect("update");
     w
+}
+
+pub(super) fn working(e: &Engine<FakePorts>, text: &str) -> Memory {
+    in_layer(e, text, &[], Layer::Working)
 }
 
 pub(super) fn say(e: &Engine<FakePorts>, session: &str, role: &str, text: &str) {

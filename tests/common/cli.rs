@@ -1,0 +1,17 @@
+//! The `mnemo` binary run once on a database in a folder (hash embedder).
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+/// `mnemo --db DIR/m.db ARGS…`, stdin closed.
+pub fn mnemo(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mnemo"))
+        .arg("--db")
+        .arg(dir.join("m.db"))
+        .args(args)
+        .env("MNEMO_DATA_DIR", dir)
+        .env("MNEMO_EMBEDDER", "hash")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run mnemo")
+}
