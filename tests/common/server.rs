@@ -11,13 +11,22 @@ use serde_json::Value;
 pub struct Server {
     child: Child,
     pub base: String,
-    _dir: tempfile::TempDir,
+    dir: Option<tempfile::TempDir>,
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// kill -9 (SIGKILL: no shutdown, no flush) and hand back its folder.
+    pub fn crash(mut self) -> tempfile::TempDir {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.dir.take().unwrap()
     }
 }
 
@@ -58,7 +67,7 @@ pub fn start_in(dir: tempfile::TempDir, api_key: Option<&str>) -> Server {
     Server {
         child,
         base,
-        _dir: dir,
+        dir: Some(dir),
     }
 }
 
