@@ -312,4 +312,19 @@ fn context_forget_restore_history_consolidate_and_the_session_trigger() {
     );
     let text = facts["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("The user lives in Lisbon"), "{text}");
+    let sessions = c.tool("sessions", json!({}));
+    let listed = sessions["structuredContent"]["sessions"]
+        .as_array()
+        .unwrap();
+    assert_eq!(listed.len(), 2, "{sessions}");
+    let pending = c.tool("sessions", json!({"pending": true}));
+    assert_eq!(
+        pending["structuredContent"]["sessions"][0]["id"], "s2",
+        "{pending}"
+    );
+    // The review needs an LLM: a tool error, said plainly.
+    let review = c.tool("review", json!({}));
+    assert_eq!(review["isError"], true, "{review}");
+    let reflect = c.tool("reflect", json!({"force": true}));
+    assert_eq!(reflect["isError"], false, "{reflect}");
 }

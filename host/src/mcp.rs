@@ -66,7 +66,13 @@ fn tools() -> Value {
          "inputSchema": {"type": "object", "properties": {"entity": {"type": "string"}, "subject": {"type": "string"}, "predicate": {"type": "string"},
                          "history": {"type": "boolean"}, "namespace": ns}}},
         {"name": "fact_graph", "description": "The facts within one or two hops of an entity.",
-         "inputSchema": {"type": "object", "properties": {"entity": {"type": "string"}, "hops": {"type": "integer"}, "namespace": ns}, "required": ["entity"]}}
+         "inputSchema": {"type": "object", "properties": {"entity": {"type": "string"}, "hops": {"type": "integer"}, "namespace": ns}, "required": ["entity"]}},
+        {"name": "sessions", "description": "Dialogue sessions, most recently active first, and whether each is consolidated.",
+         "inputSchema": {"type": "object", "properties": {"pending": {"type": "boolean"}, "limit": {"type": "integer"}, "namespace": ns}}},
+        {"name": "review", "description": "The LLM review of Working and Core under its rules (dry: proposals only). Needs an LLM.",
+         "inputSchema": {"type": "object", "properties": {"dry": {"type": "boolean"}, "namespace": ns}}},
+        {"name": "reflect", "description": "Write the weekly reflection now (force: even if one is less than six days old).",
+         "inputSchema": {"type": "object", "properties": {"force": {"type": "boolean"}, "namespace": ns}}}
     ])
 }
 
@@ -294,6 +300,28 @@ fn call_tool(m: &mut Mnemo, name: &str, args: &Value) -> Result<Value, String> {
                 .map_err(e)?;
             Ok(json!({ "facts": facts }))
         }
+        "sessions" => {
+            let limit = args["limit"].as_u64().unwrap_or(20).min(500) as u32;
+            let pending = args["pending"].as_bool().unwrap_or(false);
+            let list = m
+                .ports()
+                .store
+                .sessions(&ns(args), pending, limit)
+                .map_err(|err| format!("{err:#}"))?;
+            Ok(json!({ "sessions": list }))
+        }
+        "review" => {
+            let dry = args["dry"].as_bool().unwrap_or(true);
+            let r = m.review(args["namespace"].as_str(), dry).map_err(e)?;
+            Ok(serde_json::to_value(r).unwrap_or_default())
+        }
+        "reflect" => {
+            let force = args["force"].as_bool().unwrap_or(false);
+            let r = m.reflect(&ns(args), force).map_err(e)?;
+            Ok(
+                json!({ "written": r.memory.as_ref().map(|x| x.content.clone()), "skipped": r.skipped }),
+            )
+        }
         other => Err(format!("unknown tool `{other}`")),
     }
 }
@@ -313,6 +341,8 @@ fn writes(tool: &str) -> bool {
             | "edit_memory"
             | "revert"
             | "add_fact"
+            | "review"
+            | "reflect"
     )
 }
 

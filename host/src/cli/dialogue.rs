@@ -59,6 +59,27 @@ pub(super) struct ContextArgs {
 }
 
 #[derive(Args)]
+pub(super) struct RecentArgs {
+    #[command(flatten)]
+    ns: Ns,
+    /// Memories modified in the last this many hours.
+    #[arg(long, default_value_t = 24)]
+    hours: u32,
+    #[arg(long, default_value_t = 50)]
+    limit: u32,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub(super) struct TriggersArgs {
+    #[command(flatten)]
+    ns: Ns,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
 pub(super) struct ResumeArgs {
     #[command(flatten)]
     ns: Ns,
@@ -270,5 +291,31 @@ pub(super) fn ingest(mnemo: &mut Mnemo, a: IngestArgs) -> Out {
         return print_json(&serde_json::json!({ "stored": stored, "embedded": n }));
     }
     let _ = writeln!(std::io::stdout(), "stored {stored} turns");
+    Ok(())
+}
+
+/// Memories modified in the last hours, newest first (`GET /recent`).
+pub(super) fn recent(mnemo: &mut Mnemo, a: RecentArgs) -> Out {
+    let list = mnemo.recent(&a.ns.namespace, a.hours, a.limit)?;
+    if a.json {
+        return print_json(&list);
+    }
+    list.iter().for_each(print_memory);
+    Ok(())
+}
+
+/// `trigger:*` tags by summed access (`GET /triggers`).
+pub(super) fn triggers(mnemo: &mut Mnemo, a: TriggersArgs) -> Out {
+    let list = mnemo.triggers(&a.ns.namespace)?;
+    if a.json {
+        let v: Vec<serde_json::Value> = list
+            .iter()
+            .map(|(name, access)| serde_json::json!({ "name": name, "access": access }))
+            .collect();
+        return print_json(&v);
+    }
+    for (name, access) in list {
+        println!("{name}  ({access} reads)");
+    }
     Ok(())
 }

@@ -94,6 +94,10 @@ enum Command {
     Enrich(EnrichArgs),
     /// One consolidation cycle: sessions into facts, promotions, gate, dedup, eviction, importance decay.
     Consolidate(ConsolidateArgs),
+    /// Memories modified in the last hours, newest first.
+    Recent(dialogue::RecentArgs),
+    /// `trigger:*` tags by how often their memories were read.
+    Triggers(dialogue::TriggersArgs),
     /// Session-recovery context: Core, Recent, Topics and Triggers (seed 004).
     Resume(ResumeArgs),
     /// The topic index, or the memories of the topics named.
@@ -205,6 +209,8 @@ fn run(cli: Cli, config: Config) -> Out {
         Command::Sessions(a) => dialogue::sessions(m, a),
         Command::Context(a) => dialogue::context(m, a),
         Command::Resume(a) => dialogue::resume(m, a),
+        Command::Recent(a) => dialogue::recent(m, a),
+        Command::Triggers(a) => dialogue::triggers(m, a),
         Command::Topics(a) => dialogue::topics(m, a),
         Command::Consolidate(a) => lifecycle::consolidate(m, a),
         Command::Fade { json } => lifecycle::fade(m, json),
