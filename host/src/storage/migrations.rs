@@ -281,6 +281,23 @@ CREATE TRIGGER memories_changed_update AFTER UPDATE OF content, layer, valid_unt
     UPDATE metadata SET value = CAST(value AS INTEGER) + 1 WHERE key = 'memories_changed';
 END;
 "#,
+    // 7: a row written back unchanged in its text and tags (the cycle's
+    // importance decay writes every memory) no longer re-segments its FTS
+    // entry, and moves the topic counter only when text, layer or validity
+    // really changed (UPDATE OF fires on any SET that names the column).
+    r#"
+DROP TRIGGER memories_fts_update;
+CREATE TRIGGER memories_fts_update AFTER UPDATE OF content, tags ON memories
+WHEN old.content IS NOT new.content OR old.tags IS NOT new.tags BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, content, tags) VALUES ('delete', old.rowid, mnemo_index_text(old.content), old.tags);
+    INSERT INTO memories_fts(rowid, content, tags) VALUES (new.rowid, mnemo_index_text(new.content), new.tags);
+END;
+DROP TRIGGER memories_changed_update;
+CREATE TRIGGER memories_changed_update AFTER UPDATE OF content, layer, valid_until ON memories
+WHEN old.content IS NOT new.content OR old.layer IS NOT new.layer OR old.valid_until IS NOT new.valid_until BEGIN
+    UPDATE metadata SET value = CAST(value AS INTEGER) + 1 WHERE key = 'memories_changed';
+END;
+"#,
 ];
 
 pub fn current_version() -> u32 {
@@ -421,5 +438,55 @@ mod tests {
                 .unwrap(),
             current_version()
         );
+    }
+
+    #[test]
+    fn an_unchanged_text_is_not_reindexed_and_does_not_move_the_topic_counter() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::register_functions(&conn).unwrap();
+        migrate(&mut conn).unwrap();
+        conn.execute_batch(
+            "INSERT INTO memories (id, namespace, content, kind, layer, importance, confidence, decay_rate, \
+             access_count, repetition_count, created_at, modified_at, event_time, created_epoch, tags, attributes, \
+             source_ids, content_hash) VALUES ('m1', 'default', 'the deploy runs nightly', 'semantic', 'buffer', \
+             0.5, 1.0, 0.1, 0, 0, 1, 1, 1, 0, '', '{}', '[]', 'h');",
+        )
+        .unwrap();
+        let counter = |c: &Connection| -> String {
+            c.query_row(
+                "SELECT value FROM metadata WHERE key = 'memories_changed'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+        };
+        let before = (conn.total_changes(), counter(&conn));
+        // What the cycle's decay writes: every column, the text unchanged.
+        conn.execute(
+            "UPDATE memories SET content = content, tags = tags, layer = layer, valid_until = valid_until, \
+             importance = 0.49 WHERE id = 'm1'",
+            [],
+        )
+        .unwrap();
+        assert_eq!(conn.total_changes() - before.0, 1, "only the row itself");
+        assert_eq!(counter(&conn), before.1);
+        conn.execute(
+            "UPDATE memories SET content = 'the deploy runs at dawn' WHERE id = 'm1'",
+            [],
+        )
+        .unwrap();
+        assert!(
+            conn.total_changes() - before.0 > 2,
+            "the FTS entry follows the text"
+        );
+        assert_ne!(counter(&conn), before.1);
+        let found: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH 'dawn'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(found, 1);
     }
 }
