@@ -1,7 +1,9 @@
 //! Crash safety (issue 20's short form): `mnemo serve` is killed with
 //! SIGKILL at a random moment while three clients write memories and dialogue
 //! turns; after a restart on the same file every acknowledged write is
-//! there and the indexes agree with the rows (`/health` integrity). The
+//! there and the indexes agree with the rows (`/health` integrity); and a
+//! consolidation cycle killed mid-way (a slow scripted LLM) is applied
+//! whole or not at all, and the next cycle does all of it. The
 //! long form is `MNEMO_CRASH_ROUNDS=20 cargo test -p mnemo-host --test
 //! crash -- --nocapture`; both print their figures.
 
@@ -98,4 +100,124 @@ fn acknowledged_writes_survive_kill_9() {
         "the writers wrote: {}",
         all_acked.len()
     );
+}
+
+/// A tool-call answer in OpenAI's shape.
+fn tool_reply(name: &str, args: serde_json::Value) -> common::llm_server::Reply {
+    common::llm_server::Reply::json(
+        200,
+        json!({"model": "m", "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant",
+               "tool_calls": [{"id": "c", "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}}],
+               "usage": {"prompt_tokens": 40, "completion_tokens": 20}}),
+    )
+}
+
+#[test]
+fn a_cycle_killed_mid_way_leaves_nothing_half_applied() {
+    // A slow LLM: each chunk of dialogue takes 250 ms to turn into a fact.
+    let llm = common::llm_server::Scripted::start();
+    llm.respond_with(|req| {
+        std::thread::sleep(Duration::from_millis(250));
+        let prompt = req.body["messages"][1]["content"]
+            .as_str()
+            .unwrap_or_default();
+        let first = prompt.lines().nth(1).unwrap_or("0. user: nothing");
+        let text = first.split_once(": ").map_or(first, |(_, t)| t);
+        tool_reply(
+            "save_facts",
+            json!({"facts": [{"content": format!("The user said that {text}"), "turns": [0]}]}),
+        )
+    });
+    let env = [
+        ("MNEMO_LLM_LEVEL", "auto"),
+        ("MNEMO_LLM_URL", llm.base.as_str()),
+        ("MNEMO_LLM_RETRIES", "0"),
+        // Only the cycles this test asks for.
+        ("MNEMO_CRON_INTERVAL", "off"),
+        ("MNEMO_CRON_CONSOLIDATE", "off"),
+        ("MNEMO_CRON_ENRICH", "off"),
+        ("MNEMO_CRON_FADE", "off"),
+        ("MNEMO_CRON_REFLECT", "off"),
+    ];
+    let namespaces = ["alpha", "beta", "gamma"];
+    let server = start_with(tempfile::tempdir().unwrap(), None, &env);
+    for ns in namespaces {
+        for n in 0..45 {
+            let (st, _) = call(
+                ureq::post(&format!("{}/episodes", server.base)).set("X-Namespace", ns),
+                Some(
+                    &json!({"session_id": format!("{ns}-s"), "role": "user",
+                             "content": format!("in {ns} the build {n} went green")})
+                    .to_string(),
+                ),
+            );
+            assert_eq!(st, 201);
+        }
+    }
+    // Three sessions, two chunks each: six slow LLM calls in one cycle.
+    let base = server.base.clone();
+    let cycle = std::thread::spawn(move || {
+        // The answer, or none when the kill cuts the connection.
+        match ureq::post(&format!("{base}/consolidate"))
+            .set("Content-Type", "application/json")
+            .send_string(r#"{"session_idle_minutes": 0}"#)
+        {
+            Ok(r) => r.status(),
+            Err(ureq::Error::Status(code, _)) => code,
+            Err(ureq::Error::Transport(_)) => 0,
+        }
+    });
+    // Kill once the cycle is mid-way: two of its six LLM answers given.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while llm.requests().len() < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let dir = server.crash();
+    let asked = llm.requests().len();
+    assert!(
+        (2..6).contains(&asked),
+        "killed mid-way: {asked} of 6 calls"
+    );
+    let finished = cycle.join().unwrap() == 200;
+
+    let server = start_with(dir, None, &env);
+    let state = |ns: &str| -> (bool, u64) {
+        let (_, s) = call(
+            ureq::get(&format!("{}/sessions/{ns}-s", server.base)).set("X-Namespace", ns),
+            None,
+        );
+        let (_, stats) = call(
+            ureq::get(&format!("{}/stats", server.base)).set("X-Namespace", ns),
+            None,
+        );
+        (
+            s["session"]["consolidated_at"].is_i64(),
+            stats["total"].as_u64().unwrap(),
+        )
+    };
+    for ns in namespaces {
+        let (consolidated, facts) = state(ns);
+        println!(
+            "after the kill ({asked} of 6 LLM calls made, cycle answered: {finished}): {ns} consolidated {consolidated}, {facts} facts"
+        );
+        assert_eq!(
+            consolidated, finished,
+            "{ns}: the cycle is applied whole or not at all"
+        );
+        assert_eq!(
+            facts > 0,
+            finished,
+            "{ns}: no fact without its session's consolidation"
+        );
+    }
+    // Nothing was dropped: the next cycle does all of it.
+    let (st, report) = call(
+        ureq::post(&format!("{}/consolidate", server.base)),
+        Some(r#"{"session_idle_minutes": 0}"#),
+    );
+    assert_eq!(st, 200, "{report}");
+    for ns in namespaces {
+        let (consolidated, facts) = state(ns);
+        assert!(consolidated && facts >= 2, "{ns}: {consolidated} {facts}");
+    }
 }

@@ -36,7 +36,13 @@ pub fn start(api_key: Option<&str>) -> Server {
 
 /// A server on the database `m.db` in `dir` (which may hold one already).
 pub fn start_in(dir: tempfile::TempDir, api_key: Option<&str>) -> Server {
+    start_with(dir, api_key, &[])
+}
+
+/// The same, with more settings in its environment.
+pub fn start_with(dir: tempfile::TempDir, api_key: Option<&str>, env: &[(&str, &str)]) -> Server {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_mnemo"));
+    cmd.envs(env.iter().copied());
     cmd.arg("--db")
         .arg(dir.path().join("m.db"))
         .args(["serve", "--port", "0"]);
