@@ -3,7 +3,8 @@
 //! turns; after a restart on the same file every acknowledged write is
 //! there and the indexes agree with the rows (`/health` integrity); and a
 //! consolidation cycle killed mid-way (a slow scripted LLM) is applied
-//! whole or not at all, and the next cycle does all of it. The
+//! whole or not at all, and the next cycle does all of it; and an import
+//! killed mid-way stores nothing, and runs again whole. The
 //! long form is `MNEMO_CRASH_ROUNDS=20 cargo test -p mnemo-host --test
 //! crash -- --nocapture`; both print their figures.
 
@@ -220,4 +221,57 @@ fn a_cycle_killed_mid_way_leaves_nothing_half_applied() {
         let (consolidated, facts) = state(ns);
         assert!(consolidated && facts >= 2, "{ns}: {consolidated} {facts}");
     }
+}
+
+#[test]
+fn an_import_killed_mid_way_writes_nothing_and_runs_again_whole() {
+    // A dump of 10,000 memories: long enough to kill the server inside it.
+    let mut dump = String::from(
+        r#"{"kind":"mnemo-export","version":1,"embedding_model":null,"dimension":null}"#,
+    );
+    dump.push('\n');
+    for n in 0..10_000 {
+        dump.push_str(
+            &json!({"kind": "memory", "memory": {
+                "id": format!("mem_import_{n:05}"), "namespace": "default",
+                "content": format!("Imported note {n}: shelf {} holds box {}", n % 97, n * 13),
+                "kind": "semantic", "layer": "buffer", "importance": 0.5, "confidence": 1.0,
+                "decay_rate": 0.1, "access_count": 0, "repetition_count": 0, "created_at": 1_000 + n,
+                "modified_at": 1_000 + n, "last_accessed": null, "event_time": 1_000 + n, "created_epoch": 0,
+                "valid_until": null, "invalid_reason": null, "session_id": null, "source": null,
+                "source_role": null, "tags": [], "attributes": {}, "source_ids": [], "supersedes": null,
+                "superseded_by": null
+            }})
+            .to_string(),
+        );
+        dump.push('\n');
+    }
+    let server = start(None);
+    let (base, body) = (server.base.clone(), dump.clone());
+    let import = std::thread::spawn(move || {
+        match ureq::post(&format!("{base}/import")).send_string(&body) {
+            Ok(r) => r.status(),
+            Err(ureq::Error::Status(code, _)) => code,
+            Err(ureq::Error::Transport(_)) => 0,
+        }
+    });
+    // Kill once the import has started writing (the store grew).
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let wal = |s: &Server| std::fs::metadata(s.dir().join("m.db-wal")).map_or(0, |m| m.len());
+    while wal(&server) < 1_000_000 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let dir = server.crash();
+    let answered = import.join().unwrap() == 200;
+    let server = start_in(dir, None);
+    let (_, stats) = call(ureq::get(&format!("{}/stats", server.base)), None);
+    let total = stats["total"].as_u64().unwrap();
+    println!("after the kill: {total} of 10000 imported (import answered: {answered})");
+    assert!(total == 0 || total == 10_000, "half an import: {total}");
+    assert_eq!(total == 10_000, answered);
+    // The same dump again: all of it, once.
+    let (st, counts) = call(ureq::post(&format!("{}/import", server.base)), Some(&dump));
+    assert_eq!(st, 200, "{counts}");
+    let (_, stats) = call(ureq::get(&format!("{}/stats", server.base)), None);
+    assert_eq!(stats["total"], 10_000);
 }

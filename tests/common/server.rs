@@ -22,6 +22,11 @@ impl Drop for Server {
 }
 
 impl Server {
+    /// The folder of its database (`m.db`).
+    pub fn dir(&self) -> &std::path::Path {
+        self.dir.as_ref().unwrap().path()
+    }
+
     /// kill -9 (SIGKILL: no shutdown, no flush) and hand back its folder.
     pub fn crash(mut self) -> tempfile::TempDir {
         let _ = self.child.kill();
