@@ -1,6 +1,7 @@
 //! `MemStorage`: the storage port in memory. Naive (linear scans,
 //! term-count "BM25") but held to the same contract as the SQLite store by
-//! the suite in `contract.rs`: filters, soft deletes, namespaces, orders.
+//! the suite in `contract/`: filters, soft deletes, namespaces, orders.
+//! The search channels are in `search.rs`.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -8,7 +9,8 @@ use std::collections::BTreeMap;
 use crate::error::{CoreError, CoreResult};
 use crate::model::*;
 use crate::ports::*;
-use crate::text;
+
+mod search;
 
 #[derive(Default)]
 pub struct MemStorage {
@@ -34,48 +36,6 @@ fn filter_episode(e: &Episode, f: &SearchFilter) -> bool {
         && (f.namespaces.is_empty() || f.namespaces.contains(&e.namespace))
         && f.since.is_none_or(|s| e.event_time >= s)
         && f.until.is_none_or(|u| e.event_time <= u)
-}
-
-impl MemStorage {
-    /// The turn before an episode in its session (what the SQLite index
-    /// keeps in its `context` column).
-    fn previous_turn(&self, e: &Episode) -> Option<String> {
-        self.episodes
-            .borrow()
-            .values()
-            .filter(|p| {
-                p.namespace == e.namespace
-                    && p.session_id == e.session_id
-                    && (p.event_time, &p.id) < (e.event_time, &e.id)
-            })
-            .max_by(|a, b| (a.event_time, &a.id).cmp(&(b.event_time, &b.id)))
-            .map(|p| p.content.clone())
-    }
-
-    fn texts(&self, target: Target, f: &SearchFilter) -> Vec<(String, String)> {
-        match target {
-            Target::Memories => self
-                .memories
-                .borrow()
-                .values()
-                .filter(|m| filter_memory(m, f))
-                .map(|m| (m.id.clone(), m.content.clone()))
-                .collect(),
-            Target::Episodes => self
-                .episodes
-                .borrow()
-                .values()
-                .filter(|e| filter_episode(e, f))
-                .map(|e| (e.id.clone(), e.content.clone()))
-                .collect(),
-        }
-    }
-}
-
-fn top(mut hits: Vec<ScoredId>, limit: u32) -> Vec<ScoredId> {
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
-    hits.truncate(limit as usize);
-    hits
 }
 
 impl Storage for MemStorage {
@@ -202,26 +162,7 @@ impl Storage for MemStorage {
         limit: u32,
         context_weight: f32,
     ) -> CoreResult<Vec<ScoredId>> {
-        let matched = |text: &str| {
-            let toks = text::token_set(text);
-            terms.iter().filter(|t| toks.contains(*t)).count() as f32
-        };
-        let hits = self
-            .texts(target, f)
-            .into_iter()
-            .filter_map(|(id, content)| {
-                let context = match target {
-                    Target::Episodes => {
-                        let e = self.episodes.borrow().get(&id).cloned();
-                        e.and_then(|e| self.previous_turn(&e)).unwrap_or_default()
-                    }
-                    Target::Memories => String::new(),
-                };
-                let score = matched(&content) + context_weight * matched(&context);
-                (score > 0.0).then_some(ScoredId { id, score })
-            })
-            .collect();
-        Ok(top(hits, limit))
+        Ok(self.search_fts(target, terms, f, limit, context_weight))
     }
     fn vector_search(
         &self,
@@ -230,19 +171,7 @@ impl Storage for MemStorage {
         f: &SearchFilter,
         limit: u32,
     ) -> CoreResult<Vec<ScoredId>> {
-        let vectors = self.vectors.borrow();
-        let hits = self
-            .texts(target, f)
-            .into_iter()
-            .filter_map(|(id, _)| {
-                let w = vectors.get(&(target, id.clone()))?;
-                Some(ScoredId {
-                    id,
-                    score: v.iter().zip(w).map(|(a, b)| a * b).sum(),
-                })
-            })
-            .collect();
-        Ok(top(hits, limit))
+        Ok(self.search_vectors(target, v, f, limit))
     }
     fn entity_search(
         &self,
@@ -251,33 +180,7 @@ impl Storage for MemStorage {
         f: &SearchFilter,
         limit: u32,
     ) -> CoreResult<Vec<ScoredId>> {
-        let entities = self.entities.borrow();
-        let matching: Vec<&String> = entities
-            .values()
-            .filter(|e| {
-                names.contains(&e.canonical_name.to_lowercase())
-                    || e.aliases.iter().any(|a| names.contains(&a.to_lowercase()))
-            })
-            .map(|e| &e.id)
-            .collect();
-        let allowed: Vec<String> = self
-            .texts(target, f)
-            .into_iter()
-            .map(|(id, _)| id)
-            .collect();
-        let hits = self
-            .links
-            .borrow()
-            .iter()
-            .filter(|(t, item, ent)| {
-                *t == target && matching.contains(&ent) && allowed.contains(item)
-            })
-            .map(|(_, item, _)| ScoredId {
-                id: item.clone(),
-                score: 1.0,
-            })
-            .collect();
-        Ok(top(hits, limit))
+        Ok(self.search_entities(target, names, f, limit))
     }
     fn put_vector(&self, target: Target, id: &str, vector: &[f32]) -> CoreResult<()> {
         self.vectors
