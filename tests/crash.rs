@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use common::llm_server::tool_reply;
 use common::server::*;
 use serde_json::json;
 
@@ -101,16 +102,6 @@ fn acknowledged_writes_survive_kill_9() {
         "the writers wrote: {}",
         all_acked.len()
     );
-}
-
-/// A tool-call answer in OpenAI's shape.
-fn tool_reply(name: &str, args: serde_json::Value) -> common::llm_server::Reply {
-    common::llm_server::Reply::json(
-        200,
-        json!({"model": "m", "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant",
-               "tool_calls": [{"id": "c", "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}}],
-               "usage": {"prompt_tokens": 40, "completion_tokens": 20}}),
-    )
 }
 
 #[test]

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::llm_server::{Reply, Scripted};
+use common::llm_server::{Reply, Scripted, tool_reply};
 use mnemo_core::model::*;
 use serde_json::{Value, json};
 
@@ -207,15 +207,6 @@ fn a_day_in_the_life_without_an_llm() {
         .context("default", "where does the user live?", Some("s2"), 5)
         .unwrap();
     assert!(block.text.contains("## Weekly insight\n"));
-}
-
-fn tool_reply(name: &str, args: Value) -> Reply {
-    Reply::json(
-        200,
-        json!({"model": "m", "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant",
-               "tool_calls": [{"id": "c", "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}}],
-               "usage": {"prompt_tokens": 40, "completion_tokens": 20}}),
-    )
 }
 
 #[test]

@@ -147,3 +147,13 @@ pub fn chat_reply(content: &str, finish: &str) -> Reply {
         }),
     )
 }
+
+/// A chat-completions answer that calls tool `name` with `args` (structured output).
+pub fn tool_reply(name: &str, args: Value) -> Reply {
+    Reply::json(
+        200,
+        serde_json::json!({"model": "m", "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant",
+               "tool_calls": [{"id": "c", "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}}],
+               "usage": {"prompt_tokens": 40, "completion_tokens": 20}}),
+    )
+}

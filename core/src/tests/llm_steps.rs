@@ -111,15 +111,7 @@ fn reconcile_supersedes_stale_entries_and_remembers_distinct_pairs() {
         r#"{"decision": "keep_both"}"#,
     );
     consolidate(&e, false);
-    let asked = |e: &Engine<FakePorts>| {
-        e.ports()
-            .llm
-            .requests
-            .borrow()
-            .iter()
-            .filter(|r| r.component == LlmComponent::Reconcile)
-            .count()
-    };
+    let asked = |e: &Engine<FakePorts>| llm_calls(e, LlmComponent::Reconcile);
     assert_eq!(asked(&e), 1);
     e.ports().clock.advance_hours(1);
     consolidate(&e, false);

@@ -109,24 +109,13 @@ fn a_core_over_its_budget_is_shown_as_its_summary_while_unchanged() {
         "{}",
         summarised.text
     );
-    let asked = e
-        .ports()
-        .llm
-        .requests
-        .borrow()
-        .iter()
-        .filter(|q| q.component == LlmComponent::Compress)
-        .count();
+    let asked = llm_calls(&e, LlmComponent::Compress);
     consolidate(&e, false);
-    let again = e
-        .ports()
-        .llm
-        .requests
-        .borrow()
-        .iter()
-        .filter(|q| q.component == LlmComponent::Compress)
-        .count();
-    assert_eq!(asked, again, "an unchanged Core is not summarised twice");
+    assert_eq!(
+        llm_calls(&e, LlmComponent::Compress),
+        asked,
+        "an unchanged Core is not summarised twice"
+    );
 
     // A Core memory changes: the stale summary is not shown.
     e.ports().clock.advance_hours(1);

@@ -103,3 +103,14 @@ pub(super) fn cycle_as_scheduled(e: &Engine<FakePorts>) -> ConsolidateReport {
     e.consolidate(ConsolidateRequest::default())
         .expect("consolidate")
 }
+
+/// How many requests the scripted LLM got for `component`.
+pub(super) fn llm_calls(e: &Engine<FakePorts>, component: LlmComponent) -> usize {
+    e.ports()
+        .llm
+        .requests
+        .borrow()
+        .iter()
+        .filter(|r| r.component == component)
+        .count()
+}

@@ -39,6 +39,8 @@ const NAMING_SAMPLES: usize = 3;
 pub struct StoredTopic {
     pub id: String,
     pub name: String,
+    /// A leaf's memories (a parent's are its leaves').
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub members: Vec<String>,
     /// The parent topic of a leaf (seed 004 §6.3's hierarchy).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -213,7 +215,6 @@ impl<P: Ports> Engine<P> {
             for k in group {
                 topics[k].parent = Some(id.clone());
                 parent.children.push(topics[k].id.clone());
-                parent.members.extend(topics[k].members.iter().cloned());
             }
             topics.push(parent);
         }
@@ -317,7 +318,16 @@ impl<P: Ports> Engine<P> {
             let Some(t) = stored.iter().find(|t| &t.id == id) else {
                 return Err(crate::CoreError::NotFound(format!("no topic {id}")));
             };
-            let memories = self.ports().storage().get_memories(&t.members)?;
+            // A parent holds its leaves' memories.
+            let members: Vec<String> = match t.is_leaf() {
+                true => t.members.clone(),
+                false => stored
+                    .iter()
+                    .filter(|c| t.children.contains(&c.id))
+                    .flat_map(|c| c.members.iter().cloned())
+                    .collect(),
+            };
+            let memories = self.ports().storage().get_memories(&members)?;
             out.push(Topic {
                 id: t.id.clone(),
                 name: t.name.clone(),
