@@ -137,35 +137,6 @@ impl Mnemo {
         self.core.consolidate(req)
     }
 
-    /// A counter that moves whenever a memory is stored or its text, layer
-    /// or validity changes (schema v6 triggers); reads and touches leave it.
-    pub fn memories_changed(&self) -> u64 {
-        self.ports()
-            .store
-            .get_meta("memories_changed")
-            .ok()
-            .flatten()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    }
-
-    /// Whether memories exist but no namespace has a topic tree cached (a
-    /// new or upgraded store): the server builds one at start.
-    pub fn needs_topic_tree(&self) -> anyhow::Result<bool> {
-        let conn = self.ports().store.connection();
-        let cached: bool = conn.query_row(
-            "SELECT EXISTS(SELECT 1 FROM metadata WHERE key LIKE 'topics:%')",
-            [],
-            |r| r.get(0),
-        )?;
-        let memories: bool = conn.query_row(
-            "SELECT EXISTS(SELECT 1 FROM memories WHERE valid_until IS NULL)",
-            [],
-            |r| r.get(0),
-        )?;
-        Ok(memories && !cached)
-    }
-
     pub fn vector_state(&self) -> VectorState {
         self.core.ports().store.vector_state()
     }

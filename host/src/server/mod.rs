@@ -82,10 +82,12 @@ impl EngineThread {
             // TOPIC_DEBOUNCE (and at start when none is cached).
             let mut last_batch = std::time::Instant::now();
             let mut topics_due = mnemo
+                .ports()
+                .store
                 .needs_topic_tree()
                 .unwrap_or(false)
                 .then(std::time::Instant::now);
-            let mut seen_changes = mnemo.memories_changed();
+            let mut seen_changes = mnemo.ports().store.memories_changed();
             loop {
                 let until_backfill = BACKFILL_EVERY.saturating_sub(last_batch.elapsed());
                 let wait = topics_due.map_or(until_backfill, |due| {
@@ -102,7 +104,7 @@ impl EngineThread {
                     }
                     last_batch = std::time::Instant::now();
                 }
-                let changes = mnemo.memories_changed();
+                let changes = mnemo.ports().store.memories_changed();
                 if changes != seen_changes {
                     seen_changes = changes;
                     topics_due = Some(std::time::Instant::now() + TOPIC_DEBOUNCE);

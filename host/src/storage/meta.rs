@@ -116,6 +116,26 @@ impl SqliteStore {
         rows.map(|r| sql(r).and_then(|r| r)).collect()
     }
 
+    /// A counter that moves whenever a memory is stored or its text, layer
+    /// or validity changes (schema triggers); reads and touches leave it.
+    /// The server's debounced topic rebuild watches it.
+    pub fn memories_changed(&self) -> u64 {
+        self.get_meta("memories_changed")
+            .ok()
+            .flatten()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Whether memories exist but no namespace has a topic tree cached (a
+    /// new or upgraded store): the server builds one at start.
+    pub fn needs_topic_tree(&self) -> R<bool> {
+        let exists = |q: &str| -> R<bool> { sql(self.conn.query_row(q, [], |r| r.get(0))) };
+        let cached = exists("SELECT EXISTS(SELECT 1 FROM metadata WHERE key LIKE 'topics:%')")?;
+        let memories = exists("SELECT EXISTS(SELECT 1 FROM memories WHERE valid_until IS NULL)")?;
+        Ok(memories && !cached)
+    }
+
     pub fn get_meta(&self, key: &str) -> R<Option<String>> {
         sql(self
             .conn
