@@ -1,6 +1,7 @@
 //! mnemo's native host: the wasmtime runtime that runs the core component,
 //! SQLite storage, embedding/LLM/NER providers, and the surfaces (CLI, HTTP).
 
+pub mod backfill;
 pub mod clock;
 pub mod config;
 pub mod embedding;

@@ -6,7 +6,6 @@ use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
 use anyhow::Context;
-use mnemo_core::model::Target;
 
 use crate::config::{Config, EmbedderChoice};
 use crate::embedding::{EmbeddingProvider, Embeddings, HashEmbedder, HttpEmbedder, LocalEmbedder};
@@ -115,6 +114,30 @@ impl Mnemo {
         })
     }
 
+    /// A reader beside this instance: the same database through a
+    /// read-only connection (sharing the vector state and HNSW graphs), the
+    /// same embedding model, LLM limit and ledger, NER plugins of its own.
+    /// Readers run on other threads, in parallel with this writer.
+    pub fn reader(&self, config: &Config) -> anyhow::Result<Self> {
+        let base = self.core.ports();
+        let runtime = self.core.runtime();
+        let ports = HostPorts {
+            store: base.store.reader()?,
+            embeddings: base.embeddings.share(),
+            llm: base.llm.share(),
+            ner: ner_pipeline(config)?,
+            clock: base.clock.clone(),
+            ledger: base.ledger.clone(),
+        };
+        Ok(Self {
+            core: runtime.instantiate(ports)?,
+            fade_layers: self.fade_layers.clone(),
+            session_idle_minutes: self.session_idle_minutes,
+            buffer_cap: self.buffer_cap,
+            buffer_drop_below: self.buffer_drop_below,
+        })
+    }
+
     /// Seed 003's nightly fading, over the configured layers.
     pub fn fade_as_configured(
         &mut self,
@@ -144,26 +167,12 @@ impl Mnemo {
     /// Embeds up to `batch` rows that have no vector yet (episodes are
     /// ingested without one). Returns how many were embedded.
     pub fn backfill_vectors(&mut self, batch: usize) -> anyhow::Result<usize> {
-        let ports = self.core.ports();
-        let mut done = 0;
-        for target in [Target::Memories, Target::Episodes] {
-            let rows = ports.store.missing_vectors(target, (batch - done) as u32)?;
-            if rows.is_empty() {
-                continue;
-            }
-            let texts: Vec<String> = rows.iter().map(|(_, t)| t.clone()).collect();
-            let vectors = ports.embeddings.embed_batch(&texts);
-            ports.flush_ledger();
-            let vectors = vectors?;
-            for ((id, _), v) in rows.iter().zip(&vectors) {
-                ports.store.put_vector(target, id, v)?;
-            }
-            done += rows.len();
-            if done >= batch {
-                break;
-            }
-        }
-        Ok(done)
+        let rows = crate::backfill::pending(&self.core.ports().store, batch)?;
+        let found = rows.len();
+        let embedded = crate::backfill::embed(&self.core.ports().embeddings, rows);
+        self.core.ports().flush_ledger();
+        crate::backfill::store(self, &embedded?)?;
+        Ok(found)
     }
 
     /// Backfills until no row lacks a vector; `progress` gets the running count.

@@ -24,7 +24,11 @@ pub struct HostPorts {
 impl HostPorts {
     /// Writes pending ledger entries to the database (on this, the database
     /// thread). A failure is logged: the ledger never fails a request.
+    /// A reader leaves the entries in the shared queue for the writer.
     pub fn flush_ledger(&self) {
+        if self.store.is_reader() {
+            return;
+        }
         let pending = self.ledger.take();
         if pending.is_empty() {
             return;

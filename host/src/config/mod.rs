@@ -76,6 +76,17 @@ pub struct Config {
     pub buffer_drop_below: Option<f32>,
     /// The core's clock: the wall clock, or one a simulation drives.
     pub clock: crate::clock::HostClock,
+    /// Reader instances `serve` runs beside its writer.
+    pub readers: usize,
+}
+
+/// Readers when `MNEMO_READERS` is unset: one per CPU, at least two (so a
+/// long read never holds up the others).
+pub fn default_readers() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .max(2)
 }
 
 /// NER plugins: where they come from, what they may use, which strategies run them.
@@ -197,6 +208,7 @@ impl Config {
             buffer_cap: s.buffer_cap,
             buffer_drop_below: s.buffer_drop_below,
             clock: Default::default(),
+            readers: s.readers.unwrap_or_else(default_readers).max(1),
             fade_layers: match s.fade_layers.as_deref() {
                 None => Vec::new(),
                 Some(v) => list(v)
@@ -238,6 +250,7 @@ impl Config {
             buffer_cap: None,
             buffer_drop_below: None,
             clock: Default::default(),
+            readers: default_readers(),
         }
     }
 }

@@ -157,6 +157,9 @@ settings! {
     api_key: String,
     host: String,
     port: u16,
+    /// Reader instances `serve` runs beside its one writer (default: the
+    /// number of CPUs, at least 2).
+    readers: usize,
     /// Log filter (`warn`, `info`, `mnemo=debug`, ...).
     log: String,
     /// `text` (default) or `json`.

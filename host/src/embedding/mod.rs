@@ -6,6 +6,7 @@ mod http;
 mod local;
 
 use std::cell::RefCell;
+use std::sync::Arc;
 use std::collections::HashMap;
 
 use mnemo_core::model::EmbedderInfo;
@@ -22,7 +23,7 @@ pub use local::LocalEmbedder;
 const QUERY_CACHE_ENTRIES: usize = 1024;
 
 /// A backend that turns texts into L2-normalised vectors.
-pub trait EmbeddingProvider: Send {
+pub trait EmbeddingProvider: Send + Sync {
     fn info(&self) -> EmbedderInfo;
     fn embed(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>>;
     /// Whether the provider writes its own ledger entries (with the
@@ -35,7 +36,9 @@ pub trait EmbeddingProvider: Send {
 /// The provider the host runs, with a cache for single-text (query) calls;
 /// every call that reaches the provider goes to the usage ledger.
 pub struct Embeddings {
-    provider: Box<dyn EmbeddingProvider>,
+    /// Shared by the writer, the readers and the embedding worker: one
+    /// model in memory however many instances run.
+    provider: Arc<dyn EmbeddingProvider>,
     cache: RefCell<HashMap<String, Vec<f32>>>,
     ledger: Ledger,
 }
@@ -43,9 +46,19 @@ pub struct Embeddings {
 impl Embeddings {
     pub fn new(provider: Box<dyn EmbeddingProvider>, ledger: Ledger) -> Self {
         Self {
-            provider,
+            provider: Arc::from(provider),
             cache: RefCell::new(HashMap::new()),
             ledger,
+        }
+    }
+
+    /// The same provider and ledger, with a query cache of its own (for
+    /// another instance on another thread).
+    pub fn share(&self) -> Self {
+        Self {
+            provider: Arc::clone(&self.provider),
+            cache: RefCell::new(HashMap::new()),
+            ledger: self.ledger.clone(),
         }
     }
 

@@ -81,6 +81,16 @@ impl LlmClient {
         }
     }
 
+    /// The same endpoints, concurrency limit and ledger, for another
+    /// instance: the limit holds across all of them.
+    pub fn share(&self) -> Self {
+        Self {
+            config: self.config.clone(),
+            limiter: self.limiter.clone(),
+            ledger: self.ledger.clone(),
+        }
+    }
+
     /// The endpoint a component's calls go to.
     pub fn endpoint_for(&self, component: LlmComponent) -> Option<&Endpoint> {
         let (tier, fallback) = component.tier();

@@ -180,6 +180,12 @@ pub struct CoreInstance {
 }
 
 impl CoreInstance {
+    /// The compiled component this instance came from (more instances are
+    /// made from it in microseconds).
+    pub fn runtime(&self) -> &Arc<Runtime> {
+        &self.runtime
+    }
+
     pub fn ports(&self) -> &HostPorts {
         match &self.slot {
             Some(slot) => &slot.state().ports,
@@ -234,7 +240,7 @@ impl CoreInstance {
             unreachable_state()
         };
         self.calls += 1;
-        let tx = Transaction::begin(store.data().ports.store.connection(), mode)
+        let tx = Transaction::begin(&store.data().ports.store, mode)
             .map_err(|e| CallError::Core(CoreError::Storage(format!("{e:#}"))))?;
         if let Some(fuel) = self.runtime.fuel {
             store
@@ -273,7 +279,7 @@ impl CoreInstance {
         &mut self,
         f: impl FnOnce(&mut Self) -> Result<R, E>,
     ) -> Result<R, E> {
-        let tx = Transaction::begin(self.ports().store.connection(), Mode::Write)?;
+        let tx = Transaction::begin(&self.ports().store, Mode::Write)?;
         let result = f(self);
         let ended = tx.finish(self.ports(), result.is_ok());
         match result {

@@ -8,6 +8,7 @@ use anyhow::Context;
 use rusqlite::Connection;
 
 use crate::ports::HostPorts;
+use crate::storage::SqliteStore;
 
 /// Whether a call may write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,7 +26,11 @@ pub struct Transaction {
 }
 
 impl Transaction {
-    pub fn begin(conn: &Connection, mode: Mode) -> anyhow::Result<Self> {
+    /// On a reader connection every call is a read (`BEGIN`): the writes
+    /// it asks for are kept as effects, never taken as a write lock.
+    pub fn begin(store: &SqliteStore, mode: Mode) -> anyhow::Result<Self> {
+        let conn = store.connection();
+        let mode = if store.is_reader() { Mode::Read } else { mode };
         let nested = !conn.is_autocommit();
         let sql = match (nested, mode) {
             (true, _) => format!("SAVEPOINT {SAVEPOINT}"),
@@ -54,6 +59,8 @@ impl Transaction {
         let ended = if ok {
             self.commit(conn)
         } else {
+            // A reader's kept effects belong to the call that failed.
+            ports.store.drop_effects();
             self.rollback(conn)
         };
         if conn.is_autocommit() {

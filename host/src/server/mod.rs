@@ -1,19 +1,18 @@
-//! The HTTP API (axum). The engine lives on one dedicated thread (wasmtime
-//! stores and SQLite are blocking); handlers send it jobs and await replies,
-//! so the async executor never blocks. Every 500 ms that thread also embeds
-//! a batch of rows that have no vector yet (seed 004's background batches).
+//! The HTTP API (axum). The core instances live on threads of their own
+//! (`engine.rs`: one writer, a pool of readers, an embedding worker);
+//! handlers send them jobs and await replies, so the async executor never
+//! blocks.
 //!
-//! `mod.rs` holds the engine thread, the router and its layers (auth, body
-//! limits, JSON errors) and the scheduler thread; `routes.rs` the handlers;
-//! `error.rs` the JSON error type and the request parsing every handler
-//! shares.
+//! `mod.rs` holds the router and its layers (auth, body limits, JSON
+//! errors) and the scheduler thread; `routes/` the handlers; `error.rs` the
+//! JSON error type and the request parsing every handler shares.
 
+mod engine;
 mod error;
 pub(crate) mod json;
 mod routes;
 
 use std::net::SocketAddr;
-use std::sync::mpsc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -26,6 +25,7 @@ use axum::routing::{get, post};
 use mnemo_host::scheduler::{self, Schedule, Ticker};
 use mnemo_host::{Config, Mnemo};
 
+use engine::{Engines, Job};
 use error::ApiError;
 use routes::*;
 
@@ -33,12 +33,6 @@ use routes::*;
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 /// Largest body `POST /import` accepts.
 pub const MAX_IMPORT_BYTES: usize = 256 * 1024 * 1024;
-/// How often the engine thread embeds a batch of rows without vectors.
-const BACKFILL_EVERY: Duration = Duration::from_millis(500);
-const BACKFILL_BATCH: usize = 64;
-/// Seed 004 §6.4: the topic trees are rebuilt after a 5-second quiet window
-/// following writes (each write restarts it), and at start when none is cached.
-const TOPIC_DEBOUNCE: Duration = Duration::from_secs(5);
 /// How often the scheduler thread looks at the clock (cron has minutes).
 const SCHEDULER_POLL: Duration = Duration::from_secs(10);
 
@@ -53,125 +47,16 @@ pub struct ServeArgs {
     port: Option<u16>,
 }
 
-type Job = Box<dyn FnOnce(&mut Mnemo) + Send>;
-
-/// Handle to the thread that owns the `Mnemo` (wasmtime store and SQLite
-/// connection) and runs jobs sent to it.
-#[derive(Clone)]
-struct EngineThread {
-    tx: mpsc::Sender<Job>,
-}
-
-impl EngineThread {
-    fn spawn(config: Config) -> anyhow::Result<Self> {
-        let (tx, rx) = mpsc::channel::<Job>();
-        let (ready_tx, ready_rx) = mpsc::channel();
-        std::thread::Builder::new().name("mnemo-engine".into()).spawn(move || {
-            let mut mnemo = match Mnemo::open(&config) {
-                Ok(m) => {
-                    let _ = ready_tx.send(Ok(()));
-                    m
-                }
-                Err(e) => {
-                    let _ = ready_tx.send(Err(e));
-                    return;
-                }
-            };
-            // Jobs first; every BACKFILL_EVERY, busy or not, one embedding
-            // batch; the topic trees once writes have been quiet for
-            // TOPIC_DEBOUNCE (and at start when none is cached).
-            let mut last_batch = std::time::Instant::now();
-            let mut topics_due = mnemo
-                .ports()
-                .store
-                .needs_topic_tree()
-                .unwrap_or(false)
-                .then(std::time::Instant::now);
-            let mut seen_changes = mnemo.ports().store.memories_changed();
-            loop {
-                let until_backfill = BACKFILL_EVERY.saturating_sub(last_batch.elapsed());
-                let wait = topics_due.map_or(until_backfill, |due| {
-                    until_backfill.min(due.saturating_duration_since(std::time::Instant::now()))
-                });
-                match rx.recv_timeout(wait) {
-                    Ok(job) => job(&mut mnemo),
-                    Err(mpsc::RecvTimeoutError::Timeout) => {}
-                    Err(mpsc::RecvTimeoutError::Disconnected) => return,
-                }
-                if last_batch.elapsed() >= BACKFILL_EVERY {
-                    if let Err(e) = mnemo.backfill_vectors(BACKFILL_BATCH) {
-                        tracing::warn!(error = %format!("{e:#}"), "embedding backfill failed; will retry");
-                    }
-                    last_batch = std::time::Instant::now();
-                }
-                let changes = mnemo.ports().store.memories_changed();
-                if changes != seen_changes {
-                    seen_changes = changes;
-                    topics_due = Some(std::time::Instant::now() + TOPIC_DEBOUNCE);
-                }
-                if topics_due.is_some_and(|due| due <= std::time::Instant::now()) {
-                    topics_due = None;
-                    match mnemo.rebuild_topics(None) {
-                        Ok(n) => tracing::info!(topics = n, "topic trees rebuilt after writes"),
-                        Err(e) => tracing::warn!(error = %e, "topic rebuild failed; the next write or cycle retries"),
-                    }
-                }
-            }
-        })?;
-        ready_rx
-            .recv()
-            .context("the engine thread died while starting")??;
-        Ok(Self { tx })
-    }
-
-    /// Seed 003's session-switch trigger: distil the sessions a new one left
-    /// open, on the engine thread after the reply (never in the request).
-    fn consolidate_sessions_later(&self, namespace: &str, ids: &[String]) {
-        let (namespace, ids) = (namespace.to_string(), ids.to_vec());
-        let job: Job = Box::new(move |m| {
-            let outcome = m.consolidate_sessions(&namespace, &ids);
-            match outcome {
-                Ok(r) => tracing::info!(
-                    sessions = r.sessions.len(),
-                    facts = r.facts_added,
-                    warnings = r.warnings.len(),
-                    "consolidated the sessions a new one left open"
-                ),
-                Err(e) => {
-                    tracing::warn!(error = %format!("{e:#}"), "session consolidation failed; the nightly run retries")
-                }
-            }
-        });
-        if self.tx.send(job).is_err() {
-            tracing::warn!("the engine stopped before consolidating the open sessions");
-        }
-    }
-
-    async fn run<R: Send + 'static>(
-        &self,
-        f: impl FnOnce(&mut Mnemo) -> R + Send + 'static,
-    ) -> Result<R, ApiError> {
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        self.tx
-            .send(Box::new(move |m| {
-                let _ = tx.send(f(m));
-            }))
-            .map_err(|_| ApiError::unavailable("the engine stopped"))?;
-        rx.await
-            .map_err(|_| ApiError::unavailable("the engine dropped the request"))
-    }
-}
-
 #[derive(Clone)]
 struct AppState {
-    engine: EngineThread,
+    engine: Engines,
     api_key: Option<String>,
 }
 
 pub fn router(engine_config: Config, api_key: Option<String>) -> anyhow::Result<Router> {
     let schedule = engine_config.schedule.clone();
     let state = AppState {
-        engine: EngineThread::spawn(engine_config)?,
+        engine: Engines::spawn(engine_config)?,
         api_key,
     };
     spawn_scheduler(state.engine.clone(), schedule)?;
@@ -376,7 +261,7 @@ async fn auth(State(state): State<AppState>, req: Request, next: Next) -> Respon
 /// Runs the scheduled tasks on the engine thread: the scheduler thread only
 /// watches the clock (`scheduler::Ticker`); `scheduler::run` does and logs
 /// the work.
-fn spawn_scheduler(engine: EngineThread, schedule: Schedule) -> anyhow::Result<()> {
+fn spawn_scheduler(engine: Engines, schedule: Schedule) -> anyhow::Result<()> {
     if schedule.tasks.is_empty() {
         return Ok(());
     }
@@ -391,7 +276,7 @@ fn spawn_scheduler(engine: EngineThread, schedule: Schedule) -> anyhow::Result<(
                         scheduler::run(m, guard.task());
                         drop(guard);
                     });
-                    if engine.tx.send(job).is_err() {
+                    if !engine.later(job) {
                         return;
                     }
                 }

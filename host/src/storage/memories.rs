@@ -5,6 +5,7 @@ use mnemo_core::model::*;
 use rusqlite::types::Value;
 use rusqlite::{params, params_from_iter};
 
+use super::reader::Effect;
 use super::filter::{in_list, where_clause_in};
 use super::rows::{self, MEMORY_COLUMNS};
 
@@ -75,7 +76,11 @@ impl SqliteStore {
         )
     }
 
+    /// One more access for each of `ids` (kept for the writer on a reader).
     pub fn touch_memories(&self, ids: &[String], at: Millis) -> R<()> {
+        if self.defer(|| Effect::Touch(ids.to_vec(), at)) {
+            return Ok(());
+        }
         let mut stmt = sql(self.conn.prepare_cached(
             "UPDATE memories SET access_count = access_count + 1, last_accessed = ?2 WHERE id = ?1",
         ))?;
@@ -85,7 +90,11 @@ impl SqliteStore {
         Ok(())
     }
 
+    /// Shown to the agent at `at` (kept for the writer on a reader).
     pub fn renew_memories(&self, ids: &[String], at: Millis) -> R<()> {
+        if self.defer(|| Effect::Renew(ids.to_vec(), at)) {
+            return Ok(());
+        }
         let mut stmt = sql(self.conn.prepare_cached(
             "UPDATE memories SET attributes = json_set(attributes, '$.renewed_at', ?2) WHERE id = ?1",
         ))?;

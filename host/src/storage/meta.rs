@@ -74,7 +74,11 @@ impl SqliteStore {
         Ok(s)
     }
 
+    /// Appends to the decision log (kept for the writer on a reader).
     pub fn log_decision(&self, e: &Decision) -> R<()> {
+        if self.defer(|| super::reader::Effect::Decision(e.clone())) {
+            return Ok(());
+        }
         let mut stmt = sql(self.conn.prepare_cached(
             "INSERT INTO audit_log (at, namespace, action, target_id, detail) VALUES (?1,?2,?3,?4,?5)",
         ))?;

@@ -11,6 +11,7 @@ mod integrity;
 mod memories;
 mod meta;
 pub mod migrations;
+mod reader;
 mod rows;
 mod search;
 mod sqlite;
@@ -24,6 +25,7 @@ use anyhow::Context;
 use rusqlite::Connection;
 
 pub use integrity::{DecisionFilter, Integrity};
+pub use reader::Effect;
 pub use sqlite::{ANN_MIN_ROWS, SqliteStore};
 pub use usage::UsageSummary;
 pub use vectors::VectorState;

@@ -183,8 +183,8 @@ impl SqliteStore {
             &format!("INSERT INTO vec_{t}(rowid, namespace, embedding) VALUES (?1, ?2, ?3)"),
             params![rowid, ns, rows::vector_blob(v)],
         ))?;
-        self.ann.borrow_mut().put(target, &ns, rowid, v);
-        if let Some((_, writes)) = self.partition_rows.borrow_mut().get_mut(&(target, ns)) {
+        self.ann().put(target, &ns, rowid, v);
+        if let Some((_, writes)) = self.partition_rows().get_mut(&(target, ns)) {
             *writes += 1;
         }
         Ok(())
@@ -211,7 +211,7 @@ impl SqliteStore {
         sql(self
             .conn
             .execute(&format!("DELETE FROM vec_{t} WHERE rowid = ?1"), [rowid]))?;
-        self.ann.borrow_mut().remove(target, &ns, rowid);
+        self.ann().remove(target, &ns, rowid);
         Ok(())
     }
 
@@ -240,7 +240,7 @@ impl SqliteStore {
     /// Rows in a vector partition, recounted every `RECOUNT_EVERY` writes.
     pub(super) fn partition_size(&self, target: Target, ns: &str) -> R<usize> {
         let key = (target, ns.to_string());
-        if let Some((rows, writes)) = self.partition_rows.borrow().get(&key)
+        if let Some((rows, writes)) = self.partition_rows().get(&key)
             && *writes < RECOUNT_EVERY
         {
             return Ok(*rows);
@@ -251,9 +251,7 @@ impl SqliteStore {
             [ns],
             |r| r.get(0),
         ))?;
-        self.partition_rows
-            .borrow_mut()
-            .insert(key, (rows as usize, 0));
+        self.partition_rows().insert(key, (rows as usize, 0));
         Ok(rows as usize)
     }
 
@@ -315,17 +313,16 @@ impl SqliteStore {
         limit: u32,
         k: u32,
     ) -> R<Option<Vec<ScoredId>>> {
-        if !self.ann.borrow().enabled() {
+        if !self.ann().enabled() {
             return Ok(None);
         }
-        let answer = self.ann.borrow_mut().search(target, ns, v, k as usize);
+        let answer = self.ann().search(target, ns, v, k as usize);
         let candidates = match answer {
             Answer::Approximate(c) => c,
             Answer::Exact => {
                 let rows = self.partition_size(target, ns)?;
                 let built = self
-                    .ann
-                    .borrow_mut()
+                    .ann()
                     .maybe_build(target, ns, rows, || self.partition_vectors(target, ns));
                 if let Err(e) = built {
                     tracing::warn!(error = %format!("{e:#}"), "HNSW build not started; searching exactly");
@@ -363,8 +360,7 @@ impl SqliteStore {
         }
         let rows = self.partition_size(target, ns)?;
         let rebuilt = self
-            .ann
-            .borrow_mut()
+            .ann()
             .maybe_build(target, ns, rows, || self.partition_vectors(target, ns));
         if let Err(e) = rebuilt {
             tracing::warn!(error = %format!("{e:#}"), "HNSW rebuild not started");

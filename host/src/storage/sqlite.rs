@@ -1,7 +1,9 @@
 //! `SqliteStore`: the core's `Storage` port over one SQLite connection.
 
 use std::cell::RefCell;
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use mnemo_core::CoreResult;
 use mnemo_core::model::*;
@@ -22,10 +24,29 @@ pub(super) const VEC_OVERFETCH: u32 = 3;
 
 pub struct SqliteStore {
     pub(super) conn: Connection,
-    pub(super) vectors: RefCell<VectorState>,
-    pub(super) ann: RefCell<AnnIndex>,
+    pub(super) path: PathBuf,
+    /// What every connection of this process to the database shares.
+    pub(super) shared: Arc<Shared>,
+    /// On a reader connection: the effects of its calls, waiting to be
+    /// written by the writer (`reader.rs`); `None` on the writer.
+    pub(super) deferred: Option<RefCell<Vec<super::reader::Effect>>>,
+}
+
+/// The in-memory state beside the database that the writer and the readers
+/// share: the embedding lock's verdict, the HNSW graphs (a write through
+/// one connection is found by a search through another) and the partition
+/// counts that decide when a graph is worth building.
+pub(super) struct Shared {
+    vectors: RwLock<VectorState>,
+    ann: Mutex<AnnIndex>,
     /// Rows per vector partition as last counted, and writes since.
-    pub(super) partition_rows: RefCell<std::collections::HashMap<(Target, String), (usize, usize)>>,
+    partition_rows: Mutex<HashMap<(Target, String), (usize, usize)>>,
+}
+
+/// A lock whose holder panicked still guards consistent data here (every
+/// update is a single assignment or insert), so the poison is ignored.
+fn unpoisoned<T>(r: Result<T, std::sync::PoisonError<T>>) -> T {
+    r.unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Writes to a partition between two counts of its rows (which decide
@@ -66,46 +87,64 @@ impl SqliteStore {
     pub fn open(path: &Path) -> anyhow::Result<Self> {
         Ok(Self {
             conn: open_connection(path)?,
-            vectors: RefCell::new(VectorState::Disabled {
-                reason: "no embedder configured".into(),
+            path: path.to_path_buf(),
+            shared: Arc::new(Shared {
+                vectors: RwLock::new(VectorState::Disabled {
+                    reason: "no embedder configured".into(),
+                }),
+                ann: Mutex::new(AnnIndex::new(Some(ANN_MIN_ROWS))),
+                partition_rows: Mutex::new(HashMap::new()),
             }),
-            ann: RefCell::new(AnnIndex::new(Some(ANN_MIN_ROWS))),
-            partition_rows: RefCell::new(std::collections::HashMap::new()),
+            deferred: None,
         })
+    }
+
+    pub(super) fn ann(&self) -> MutexGuard<'_, AnnIndex> {
+        unpoisoned(self.shared.ann.lock())
+    }
+
+    pub(super) fn partition_rows(
+        &self,
+    ) -> MutexGuard<'_, HashMap<(Target, String), (usize, usize)>> {
+        unpoisoned(self.shared.partition_rows.lock())
+    }
+
+    fn set_vector_state(&self, state: VectorState) {
+        *unpoisoned(self.shared.vectors.write()) = state;
     }
 
     /// The smallest vector partition the HNSW graph serves; `None` keeps
     /// every search exact (sqlite-vec).
     pub fn set_ann_min_rows(&self, min_rows: Option<usize>) {
-        *self.ann.borrow_mut() = AnnIndex::new(min_rows);
-        self.partition_rows.borrow_mut().clear();
+        *self.ann() = AnnIndex::new(min_rows);
+        self.partition_rows().clear();
     }
 
     /// Waits for graph builds in progress; (points, build ms) per graph.
     pub fn ann_wait(&self) -> Vec<(usize, u128)> {
-        self.ann.borrow_mut().wait()
+        self.ann().wait()
     }
 
     /// Checks (or sets, on first use) the embedding lock for this embedder.
     pub fn lock_embedder(&self, model: &str, dimension: u32) -> anyhow::Result<VectorState> {
         let state = vectors::ensure(&self.conn, model, dimension)?;
-        *self.vectors.borrow_mut() = state.clone();
+        self.set_vector_state(state.clone());
         Ok(state)
     }
 
     /// Forgets every vector and re-locks to a new embedder (`mnemo reindex --embeddings`).
     pub fn reset_vectors(&self, model: &str, dimension: u32) -> anyhow::Result<()> {
         vectors::reset(&self.conn, model, dimension)?;
-        self.ann.borrow_mut().clear();
-        *self.vectors.borrow_mut() = VectorState::Enabled {
+        self.ann().clear();
+        self.set_vector_state(VectorState::Enabled {
             model: model.into(),
             dimension,
-        };
+        });
         Ok(())
     }
 
     pub fn vector_state(&self) -> VectorState {
-        self.vectors.borrow().clone()
+        unpoisoned(self.shared.vectors.read()).clone()
     }
 
     pub fn connection(&self) -> &Connection {
@@ -130,8 +169,31 @@ impl SqliteStore {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// Whether active row `id` still has text `text` and no vector (what a
+    /// background embedding checks before storing the vector it computed).
+    pub fn vector_still_missing(
+        &self,
+        target: Target,
+        id: &str,
+        text: &str,
+    ) -> anyhow::Result<bool> {
+        let t = table(target);
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT x.content FROM {t} x WHERE x.id = ?1 AND x.valid_until IS NULL \
+             AND NOT EXISTS (SELECT 1 FROM vec_{t} v WHERE v.rowid = x.rowid)"
+        ))?;
+        let now: Option<String> = stmt
+            .query_row([id], |r| r.get(0))
+            .map(Some)
+            .or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                e => Err(e),
+            })?;
+        Ok(now.as_deref() == Some(text))
+    }
+
     pub(super) fn vectors_on(&self) -> bool {
-        self.vectors.borrow().enabled()
+        unpoisoned(self.shared.vectors.read()).enabled()
     }
 }
 

@@ -17,7 +17,7 @@ use super::*;
 pub(in crate::server) async fn health(State(s): State<AppState>) -> ApiResult {
     let (version, integrity, vectors) = s
         .engine
-        .run(|m| (m.version(), m.ports().store.integrity(), m.vector_state()))
+        .read(|m| (m.version(), m.ports().store.integrity(), m.vector_state()))
         .await?;
     // An unreadable store is a 503: the server is up, its data is not.
     let integrity = integrity?;
@@ -37,7 +37,7 @@ pub(in crate::server) async fn stats(
     Query(q): Query<NsQuery>,
 ) -> ApiResult {
     let ns = namespace_or_all(&headers, q.namespace);
-    let stats = s.engine.run(move |m| m.stats(ns.as_deref())).await??;
+    let stats = s.engine.read(move |m| m.stats(ns.as_deref())).await??;
     let mut v = serde_json::to_value(&stats)
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?;
     v["total"] = json!(stats.active);
@@ -51,7 +51,7 @@ pub(in crate::server) async fn llm_usage(
     let limit = q.limit.unwrap_or(50);
     let (summary, latest) = s
         .engine
-        .run(move |m| {
+        .read(move |m| {
             let store = &m.ports().store;
             Ok::<_, anyhow::Error>((store.usage_summary()?, store.usage(limit)?))
         })
@@ -82,7 +82,7 @@ pub(in crate::server) async fn export(
     let ns = namespace_or_all(&headers, q.namespace);
     let body = s
         .engine
-        .run(move |m| {
+        .read(move |m| {
             let mut out = Vec::new();
             mnemo_host::transfer::export(m, &mut out, ns.as_deref(), q.vectors).map(|_| out)
         })

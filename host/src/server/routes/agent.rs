@@ -35,7 +35,7 @@ pub(in crate::server) async fn resume(
         hours: q.hours.unwrap_or(0),
         context: q.context,
     };
-    let r = s.engine.run(move |m| m.resume(req)).await??;
+    let r = s.engine.read(move |m| m.resume(req)).await??;
     Ok(Json(r).into_response())
 }
 
@@ -45,7 +45,7 @@ pub(in crate::server) async fn list_topics(
     Query(q): Query<NsQuery>,
 ) -> ApiResult {
     let ns = namespace(&headers, q.namespace.as_deref().unwrap_or(""));
-    let topics = s.engine.run(move |m| m.topics(&ns, &[])).await??;
+    let topics = s.engine.read(move |m| m.topics(&ns, &[])).await??;
     let topics: Vec<Value> = topics
         .into_iter()
         .map(|t| json!({ "id": t.id, "name": t.name, "parent": t.parent, "children": t.children }))
@@ -76,7 +76,7 @@ pub(in crate::server) async fn topic(
         ));
     }
     let ns = namespace(&headers, &req.namespace);
-    let topics = s.engine.run(move |m| m.topics(&ns, &req.ids)).await??;
+    let topics = s.engine.read(move |m| m.topics(&ns, &req.ids)).await??;
     let mut out = serde_json::Map::new();
     for t in topics {
         out.insert(
@@ -93,7 +93,7 @@ pub(in crate::server) async fn triggers(
     Query(q): Query<NsQuery>,
 ) -> ApiResult {
     let ns = namespace(&headers, q.namespace.as_deref().unwrap_or(""));
-    let list = s.engine.run(move |m| m.triggers(&ns)).await??;
+    let list = s.engine.read(move |m| m.triggers(&ns)).await??;
     let list: Vec<Value> = list
         .into_iter()
         .map(|(name, access)| json!({ "name": name, "access": access }))
@@ -115,6 +115,6 @@ pub(in crate::server) async fn trigger_memories(
         offset: q.offset.unwrap_or(0),
         ..Default::default()
     };
-    let list = s.engine.run(move |m| m.list(req)).await??;
+    let list = s.engine.read(move |m| m.list(req)).await??;
     Ok(Json(json!({ "trigger": name, "memories": list })).into_response())
 }

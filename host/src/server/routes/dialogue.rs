@@ -49,7 +49,7 @@ pub(in crate::server) async fn list_sessions(
     let (pending, limit) = (q.pending, q.limit.unwrap_or(100));
     let sessions = s
         .engine
-        .run(move |m| m.ports().store.sessions(&ns, pending, limit))
+        .read(move |m| m.ports().store.sessions(&ns, pending, limit))
         .await?
         .map_err(ApiError::storage)?;
     Ok(Json(json!({ "sessions": sessions })).into_response())
@@ -66,7 +66,7 @@ pub(in crate::server) async fn get_session(
     let (offset, limit) = (q.offset.unwrap_or(0), q.limit.unwrap_or(200));
     let (session, episodes) = s
         .engine
-        .run(move |m| {
+        .read(move |m| {
             let store = &m.ports().store;
             Ok::<_, mnemo_core::CoreError>((
                 store.get_session(&ns, &id)?,

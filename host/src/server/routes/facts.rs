@@ -25,7 +25,7 @@ pub(in crate::server) async fn entity_info(
     let limit = q.limit.unwrap_or(20);
     let profiles = s
         .engine
-        .run(move |m| m.entity_info(&ns, &name, limit))
+        .read(move |m| m.entity_info(&ns, &name, limit))
         .await??;
     if profiles.is_empty() {
         return Err(ApiError::new(
@@ -81,7 +81,7 @@ pub(in crate::server) async fn query_facts(
     Query(q): Query<FactsQuery>,
 ) -> ApiResult {
     let q = q.query(&headers, false);
-    let facts = s.engine.run(move |m| m.query_facts(q)).await??;
+    let facts = s.engine.read(move |m| m.query_facts(q)).await??;
     Ok(Json(json!({ "facts": facts })).into_response())
 }
 
@@ -99,7 +99,7 @@ pub(in crate::server) async fn fact_history(
         ));
     }
     let q = q.query(&headers, true);
-    let facts = s.engine.run(move |m| m.query_facts(q)).await??;
+    let facts = s.engine.read(move |m| m.query_facts(q)).await??;
     Ok(Json(json!({ "facts": facts })).into_response())
 }
 
@@ -119,7 +119,7 @@ pub(in crate::server) async fn fact_graph(
     let hops = q.hops.unwrap_or(2);
     let facts = s
         .engine
-        .run(move |m| m.fact_graph(&ns, &entity, hops))
+        .read(move |m| m.fact_graph(&ns, &entity, hops))
         .await??;
     Ok(Json(json!({ "facts": facts })).into_response())
 }
@@ -130,7 +130,7 @@ pub(in crate::server) async fn fact_conflicts(
     Query(q): Query<NsQuery>,
 ) -> ApiResult {
     let ns = namespace(&headers, q.namespace.as_deref().unwrap_or(""));
-    let pairs = s.engine.run(move |m| m.fact_conflicts(&ns)).await??;
+    let pairs = s.engine.read(move |m| m.fact_conflicts(&ns)).await??;
     let pairs: Vec<Value> = pairs.into_iter().map(|(a, b)| json!([a, b])).collect();
     Ok(Json(json!({ "conflicts": pairs })).into_response())
 }

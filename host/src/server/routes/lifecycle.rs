@@ -41,7 +41,7 @@ pub(in crate::server) async fn decisions(
     };
     let entries = s
         .engine
-        .run(move |m| m.ports().store.decision_log(&filter))
+        .read(move |m| m.ports().store.decision_log(&filter))
         .await?
         .map_err(ApiError::storage)?;
     Ok(Json(json!({ "entries": entries })).into_response())

@@ -71,7 +71,7 @@ async fn listing(s: AppState, headers: HeaderMap, q: ListQuery, deleted: bool) -
         limit: q.limit.unwrap_or(50),
         offset: q.offset.unwrap_or(0),
     };
-    let list = s.engine.run(move |m| m.list(req)).await??;
+    let list = s.engine.read(move |m| m.list(req)).await??;
     Ok(Json(json!({ "memories": list })).into_response())
 }
 
@@ -97,7 +97,7 @@ pub(in crate::server) async fn get_memory(
     Path(id): Path<String>,
 ) -> ApiResult {
     let ns = namespace(&headers, "");
-    let memory = s.engine.run(move |m| m.get(&ns, &id)).await??;
+    let memory = s.engine.read(move |m| m.get(&ns, &id)).await??;
     Ok(Json(memory).into_response())
 }
 
@@ -151,7 +151,7 @@ pub(in crate::server) async fn memory_history(
     let ns = namespace(&headers, "");
     let (memory, versions) = s
         .engine
-        .run(move |m| -> Result<_, mnemo_host::runtime::CallError> {
+        .read(move |m| -> Result<_, mnemo_host::runtime::CallError> {
             Ok((m.get(&ns, &id)?, m.history(&ns, &id)?))
         })
         .await??;

@@ -22,7 +22,7 @@ pub(in crate::server) async fn recall(
 ) -> ApiResult {
     let mut req: RecallRequest = parse(&body)?;
     req.namespace = namespace(&headers, &req.namespace);
-    let res = s.engine.run(move |m| m.recall(req)).await??;
+    let res = s.engine.read(move |m| m.recall(req)).await??;
     Ok(Json(res).into_response())
 }
 
@@ -47,7 +47,7 @@ pub(in crate::server) async fn quick_search(
         dry: true,
         ..Default::default()
     };
-    let res = s.engine.run(move |m| m.recall(req)).await??;
+    let res = s.engine.read(move |m| m.recall(req)).await??;
     Ok(Json(res).into_response())
 }
 
@@ -69,7 +69,7 @@ pub(in crate::server) async fn recent(
 ) -> ApiResult {
     let ns = namespace(&headers, q.namespace.as_deref().unwrap_or(""));
     let (hours, limit) = (q.hours.unwrap_or(24), q.limit.unwrap_or(50));
-    let list = s.engine.run(move |m| m.recent(&ns, hours, limit)).await??;
+    let list = s.engine.read(move |m| m.recent(&ns, hours, limit)).await??;
     Ok(Json(json!({ "memories": list })).into_response())
 }
 
@@ -95,7 +95,7 @@ pub(in crate::server) async fn context(
     let ns = namespace(&headers, &req.namespace);
     let block = s
         .engine
-        .run(move |m| m.context(&ns, &req.prompt, req.session_id.as_deref(), req.limit))
+        .read(move |m| m.context(&ns, &req.prompt, req.session_id.as_deref(), req.limit))
         .await??;
     Ok(Json(block).into_response())
 }

@@ -1,0 +1,70 @@
+//! Background embedding, in three steps that hold different things: find
+//! the rows without a vector (a read), embed them (no database at all),
+//! store the vectors (a short write that skips a row whose text changed or
+//! that got a vector meanwhile). The server runs the first two on the
+//! embedding worker and the last on the writer; the CLI runs all three in
+//! a row (`Mnemo::backfill_vectors`).
+
+use mnemo_core::model::Target;
+
+use crate::Mnemo;
+use crate::embedding::Embeddings;
+use crate::storage::SqliteStore;
+
+/// A row that has no vector yet, with the text to embed.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    pub target: Target,
+    pub id: String,
+    pub text: String,
+}
+
+/// Up to `batch` active rows without a vector: memories first, then episodes.
+pub fn pending(store: &SqliteStore, batch: usize) -> anyhow::Result<Vec<Pending>> {
+    let mut out = Vec::new();
+    for target in [Target::Memories, Target::Episodes] {
+        let left = batch.saturating_sub(out.len());
+        if left == 0 {
+            break;
+        }
+        for (id, text) in store.missing_vectors(target, left as u32)? {
+            out.push(Pending { target, id, text });
+        }
+    }
+    Ok(out)
+}
+
+/// The vectors of `rows`, in one provider call.
+pub fn embed(
+    embeddings: &Embeddings,
+    rows: Vec<Pending>,
+) -> anyhow::Result<Vec<(Pending, Vec<f32>)>> {
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let texts: Vec<String> = rows.iter().map(|r| r.text.clone()).collect();
+    let vectors = embeddings.embed_batch(&texts)?;
+    anyhow::ensure!(
+        vectors.len() == rows.len(),
+        "asked for {} vectors, got {}",
+        rows.len(),
+        vectors.len()
+    );
+    Ok(rows.into_iter().zip(vectors).collect())
+}
+
+/// Stores the vectors whose row still has the same text and no vector, in
+/// one transaction. Returns how many were stored.
+pub fn store(m: &mut Mnemo, embedded: &[(Pending, Vec<f32>)]) -> anyhow::Result<usize> {
+    m.atomically(|m| -> anyhow::Result<usize> {
+        let store = &m.ports().store;
+        let mut stored = 0;
+        for (row, vector) in embedded {
+            if store.vector_still_missing(row.target, &row.id, &row.text)? {
+                store.put_vector(row.target, &row.id, vector)?;
+                stored += 1;
+            }
+        }
+        Ok(stored)
+    })
+}
