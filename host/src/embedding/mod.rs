@@ -6,8 +6,8 @@ mod http;
 mod local;
 
 use std::cell::RefCell;
-use std::sync::Arc;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use mnemo_core::model::EmbedderInfo;
 use mnemo_core::ports::Embedder;

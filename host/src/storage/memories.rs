@@ -5,8 +5,8 @@ use mnemo_core::model::*;
 use rusqlite::types::Value;
 use rusqlite::{params, params_from_iter};
 
-use super::reader::Effect;
 use super::filter::{in_list, where_clause_in};
+use super::reader::Effect;
 use super::rows::{self, MEMORY_COLUMNS};
 
 use super::sqlite::*;

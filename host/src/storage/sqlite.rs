@@ -182,13 +182,13 @@ impl SqliteStore {
             "SELECT x.content FROM {t} x WHERE x.id = ?1 AND x.valid_until IS NULL \
              AND NOT EXISTS (SELECT 1 FROM vec_{t} v WHERE v.rowid = x.rowid)"
         ))?;
-        let now: Option<String> = stmt
-            .query_row([id], |r| r.get(0))
-            .map(Some)
-            .or_else(|e| match e {
-                rusqlite::Error::QueryReturnedNoRows => Ok(None),
-                e => Err(e),
-            })?;
+        let now: Option<String> =
+            stmt.query_row([id], |r| r.get(0))
+                .map(Some)
+                .or_else(|e| match e {
+                    rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                    e => Err(e),
+                })?;
         Ok(now.as_deref() == Some(text))
     }
 

@@ -69,7 +69,10 @@ pub(in crate::server) async fn recent(
 ) -> ApiResult {
     let ns = namespace(&headers, q.namespace.as_deref().unwrap_or(""));
     let (hours, limit) = (q.hours.unwrap_or(24), q.limit.unwrap_or(50));
-    let list = s.engine.read(move |m| m.recent(&ns, hours, limit)).await??;
+    let list = s
+        .engine
+        .read(move |m| m.recent(&ns, hours, limit))
+        .await??;
     Ok(Json(json!({ "memories": list })).into_response())
 }
 

@@ -1,0 +1,287 @@
+//! The server's readers and writer (`host/src/server/engine.rs`), over real
+//! HTTP against the real binary: reads answer while the writer waits on a
+//! slow LLM; a client reads its own writes whichever reader serves it; what
+//! a read causes (access counts, renewals, injection decisions) reaches the
+//! store; a background embedding never stores a vector for text that
+//! changed while it was being computed.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use common::llm_server::{Scripted, tool_reply};
+use common::server::*;
+use common::{count, open, remember};
+use mnemo_core::model::*;
+use mnemo_core::ports::Embedder;
+use serde_json::{Value, json};
+
+/// Only the maintenance the test asks for.
+const NO_CRON: [(&str, &str); 5] = [
+    ("MNEMO_CRON_INTERVAL", "off"),
+    ("MNEMO_CRON_CONSOLIDATE", "off"),
+    ("MNEMO_CRON_ENRICH", "off"),
+    ("MNEMO_CRON_FADE", "off"),
+    ("MNEMO_CRON_REFLECT", "off"),
+];
+
+/// A request that gives up after `secs` instead of hanging the test.
+fn with_timeout(req: ureq::Request, secs: u64) -> ureq::Request {
+    req.timeout(Duration::from_secs(secs))
+}
+
+/// A gate the scripted LLM waits at until the test opens it.
+#[derive(Clone, Default)]
+struct Gate(Arc<(Mutex<bool>, Condvar)>);
+
+impl Gate {
+    fn wait(&self) {
+        let (open, cv) = &*self.0;
+        let mut o = open.lock().unwrap();
+        while !*o {
+            o = cv.wait(o).unwrap();
+        }
+    }
+    fn open(&self) {
+        let (open, cv) = &*self.0;
+        *open.lock().unwrap() = true;
+        cv.notify_all();
+    }
+}
+
+#[test]
+fn reads_answer_while_the_writer_waits_on_a_slow_llm() {
+    let gate = Gate::default();
+    let llm = Scripted::start();
+    let g = gate.clone();
+    llm.respond_with(move |_| {
+        g.wait();
+        tool_reply(
+            "save_facts",
+            json!({"facts": [{"content": "The user went to the harbour", "turns": [0]}]}),
+        )
+    });
+    let mut env = vec![
+        ("MNEMO_LLM_LEVEL", "auto"),
+        ("MNEMO_LLM_URL", llm.base.as_str()),
+        ("MNEMO_LLM_RETRIES", "0"),
+        ("MNEMO_LLM_TIMEOUT_SECS", "120"),
+    ];
+    env.extend(NO_CRON);
+    let s = start_with(tempfile::tempdir().unwrap(), None, &env);
+    let (st, kept) = post(
+        &s,
+        "/memories",
+        json!({"content": "The deploy key rotates every Friday"}),
+    );
+    assert_eq!(st, 201, "{kept}");
+    for n in 0..3 {
+        let (st, _) = post(
+            &s,
+            "/episodes",
+            json!({"session_id": "s1", "role": "user", "content": format!("walked to the harbour, day {n}")}),
+        );
+        assert_eq!(st, 201);
+    }
+    // A cycle that distils the session: the writer is now inside an LLM
+    // call that does not answer until the gate opens.
+    let base = s.base.clone();
+    let cycle = std::thread::spawn(move || {
+        call(
+            with_timeout(ureq::post(&format!("{base}/consolidate")), 120),
+            Some(r#"{"session_idle_minutes": 0}"#),
+        )
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while llm.requests().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!llm.requests().is_empty(), "the cycle reached its LLM call");
+
+    // Every read answers while the writer is held.
+    let (st, v) = call(
+        with_timeout(ureq::post(&format!("{}/recall", s.base)), 20),
+        Some(&json!({"query": "when does the deploy key rotate"}).to_string()),
+    );
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["hits"][0]["id"], kept["id"]);
+    let id = kept["id"].as_str().unwrap();
+    for path in [
+        format!("/memories/{id}"),
+        "/memories?limit=5".to_string(),
+        "/stats".to_string(),
+        "/sessions".to_string(),
+        "/resume".to_string(),
+        "/health".to_string(),
+    ] {
+        let (st, v) = call(
+            with_timeout(ureq::get(&format!("{}{path}", s.base)), 20),
+            None,
+        );
+        assert_eq!(st, 200, "{path}: {v}");
+    }
+    let (st, v) = call(
+        with_timeout(ureq::post(&format!("{}/context", s.base)), 20),
+        Some(&json!({"prompt": "deploy key rotation"}).to_string()),
+    );
+    assert_eq!(st, 200, "{v}");
+    assert!(!cycle.is_finished(), "the cycle was still waiting");
+
+    gate.open();
+    let (st, report) = cycle.join().unwrap();
+    assert_eq!(st, 200, "{report}");
+}
+
+#[test]
+fn every_client_reads_its_own_writes() {
+    let s = start_with(tempfile::tempdir().unwrap(), None, &NO_CRON);
+    let base = s.base.clone();
+    let clients: Vec<_> = (0..4)
+        .map(|c| {
+            let base = base.clone();
+            std::thread::spawn(move || {
+                for i in 0..25 {
+                    let content = format!("client {c} stored fact number {i} about zebra{c}x{i}");
+                    let (st, v) = call(
+                        ureq::post(&format!("{base}/memories")),
+                        Some(&json!({"content": content}).to_string()),
+                    );
+                    assert_eq!(st, 201, "{v}");
+                    let id = v["id"].as_str().unwrap().to_string();
+                    // Read back at once, by id and by search, from whichever
+                    // reader is free.
+                    let (st, got) = call(ureq::get(&format!("{base}/memories/{id}")), None);
+                    assert_eq!((st, got["content"].as_str()), (200, Some(content.as_str())));
+                    let (st, found) = call(
+                        ureq::post(&format!("{base}/recall")),
+                        Some(&json!({"query": format!("zebra{c}x{i}"), "dry": true}).to_string()),
+                    );
+                    assert_eq!(st, 200);
+                    assert_eq!(found["hits"][0]["id"], Value::String(id.clone()), "{found}");
+                    // An edit is read back too.
+                    let edited = format!("{content} (edited)");
+                    let (st, _) = call(
+                        ureq::patch(&format!("{base}/memories/{id}")),
+                        Some(&json!({"content": edited}).to_string()),
+                    );
+                    assert_eq!(st, 200);
+                    let (_, got) = call(ureq::get(&format!("{base}/memories/{id}")), None);
+                    assert_eq!(got["content"].as_str(), Some(edited.as_str()));
+                }
+            })
+        })
+        .collect();
+    for c in clients {
+        c.join().unwrap();
+    }
+    let (_, stats) = call(ureq::get(&format!("{base}/stats")), None);
+    assert_eq!(stats["active"], 100, "{stats}");
+}
+
+#[test]
+fn what_a_read_causes_reaches_the_store() {
+    let s = start_with(tempfile::tempdir().unwrap(), None, &NO_CRON);
+    let (_, kept) = post(
+        &s,
+        "/memories",
+        json!({"content": "The office plants are watered on Mondays"}),
+    );
+    let id = kept["id"].as_str().unwrap();
+    let (_, r) = post(&s, "/recall", json!({"query": "office plants watered"}));
+    assert_eq!(r["hits"][0]["access_count"], 1, "{r}");
+    let (_, c) = post(
+        &s,
+        "/context",
+        json!({"prompt": "watering the office plants"}),
+    );
+    assert_eq!(c["memories"][0]["id"], kept["id"], "{c}");
+    // The writer applies them just after the replies.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let (mut stored, mut injected) = (Value::Null, Value::Null);
+    while Instant::now() < deadline {
+        stored = call(ureq::get(&format!("{}/memories/{id}", s.base)), None).1;
+        injected = call(
+            ureq::get(&format!("{}/decisions?action=inject", s.base)),
+            None,
+        )
+        .1["entries"]
+            .clone();
+        if stored["access_count"] == 1
+            && stored["attributes"]["renewed_at"].is_number()
+            && injected.as_array().is_some_and(|a| !a.is_empty())
+        {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(stored["access_count"], 1, "{stored}");
+    assert!(stored["last_accessed"].is_number(), "{stored}");
+    assert!(stored["attributes"]["renewed_at"].is_number(), "{stored}");
+    let injected = injected.as_array().cloned().unwrap_or_default();
+    assert!(
+        injected.iter().any(|d| d["target_id"] == kept["id"]),
+        "{injected:?}"
+    );
+}
+
+#[test]
+fn a_background_vector_is_stored_only_for_the_text_it_was_computed_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = open(dir.path());
+    let edited = remember(&mut m, "", "The boat is moored at pier four").memory;
+    let deleted = remember(&mut m, "", "The spare key is under the mat").memory;
+    let kept = remember(&mut m, "", "Lunch is at noon on weekdays").memory;
+    let info = m.ports().embeddings.info();
+    m.ports()
+        .store
+        .reset_vectors(&info.model, info.dimension)
+        .unwrap();
+    // The worker's two first steps: find and embed (no lock held)...
+    let rows = mnemo_host::backfill::pending(&m.ports().store, 64).unwrap();
+    assert_eq!(rows.len(), 3);
+    let embedded = mnemo_host::backfill::embed(&m.ports().embeddings, rows).unwrap();
+    // ...while the writer edits one row and deletes another.
+    m.update(
+        "",
+        &edited.id,
+        MemoryPatch {
+            content: Some("The boat is moored at pier nine".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    m.delete("", &deleted.id, "test").unwrap();
+    m.ports()
+        .store
+        .reset_vectors(&info.model, info.dimension)
+        .unwrap();
+    // Only the unchanged row takes its vector.
+    assert_eq!(mnemo_host::backfill::store(&mut m, &embedded).unwrap(), 1);
+    let with_vector = |m: &mnemo_host::Mnemo, id: &str| {
+        count(
+            m,
+            &format!(
+                "SELECT COUNT(*) FROM vec_memories v JOIN memories x ON x.rowid = v.rowid WHERE x.id = '{id}'"
+            ),
+        )
+    };
+    assert_eq!(with_vector(&m, &kept.id), 1);
+    assert_eq!(with_vector(&m, &edited.id), 0);
+    assert_eq!(with_vector(&m, &deleted.id), 0);
+    // The next round embeds the edited text.
+    m.backfill_all(64, |_| {}).unwrap();
+    let stored = m
+        .ports()
+        .store
+        .get_vectors(Target::Memories, std::slice::from_ref(&edited.id))
+        .unwrap();
+    let fresh = m
+        .ports()
+        .embeddings
+        .embed_batch(&["The boat is moored at pier nine".to_string()])
+        .unwrap();
+    assert_eq!(stored[0].1, fresh[0]);
+}
