@@ -1,9 +1,10 @@
-//! The server's readers and writer (`host/src/server/engine.rs`), over real
-//! HTTP against the real binary: reads answer while the writer waits on a
-//! slow LLM; a client reads its own writes whichever reader serves it; what
-//! a read causes (access counts, renewals, injection decisions) reaches the
-//! store; a background embedding never stores a vector for text that
-//! changed while it was being computed.
+//! The server's readers, planner and writer (`host/src/server/engine.rs`),
+//! over real HTTP against the real binary: reads and writes answer while a
+//! cycle waits on a slow LLM; a cycle applies what it planned and leaves
+//! what changed meanwhile for the next one; a client reads its own writes
+//! whichever reader serves it; what a read causes (access counts, renewals,
+//! injection decisions) reaches the store; a background embedding never
+//! stores a vector for text that changed while it was being computed.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -53,7 +54,7 @@ impl Gate {
 }
 
 #[test]
-fn reads_answer_while_the_writer_waits_on_a_slow_llm() {
+fn reads_and_writes_answer_while_a_cycle_waits_on_a_slow_llm() {
     let gate = Gate::default();
     let llm = Scripted::start();
     let g = gate.clone();
@@ -86,8 +87,8 @@ fn reads_answer_while_the_writer_waits_on_a_slow_llm() {
         );
         assert_eq!(st, 201);
     }
-    // A cycle that distils the session: the writer is now inside an LLM
-    // call that does not answer until the gate opens.
+    // A cycle that distils the session: it is now inside an LLM call that
+    // does not answer until the gate opens.
     let base = s.base.clone();
     let cycle = std::thread::spawn(move || {
         call(
@@ -128,11 +129,167 @@ fn reads_answer_while_the_writer_waits_on_a_slow_llm() {
         Some(&json!({"prompt": "deploy key rotation"}).to_string()),
     );
     assert_eq!(st, 200, "{v}");
+    // And so does every write: the cycle's LLM calls hold no lock.
+    let (st, v) = call(
+        with_timeout(ureq::post(&format!("{}/memories", s.base)), 20),
+        Some(&json!({"content": "The boiler is serviced in March"}).to_string()),
+    );
+    assert_eq!(st, 201, "{v}");
+    let (st, v) = call(
+        with_timeout(ureq::post(&format!("{}/episodes", s.base)), 20),
+        Some(&json!({"session_id": "s2", "role": "user", "content": "bought rope"}).to_string()),
+    );
+    assert_eq!(st, 201, "{v}");
     assert!(!cycle.is_finished(), "the cycle was still waiting");
 
     gate.open();
     let (st, report) = cycle.join().unwrap();
     assert_eq!(st, 200, "{report}");
+    // The session was distilled with the answer planned for it.
+    assert_eq!(report["sessions"], json!(["s1"]), "{report}");
+    assert_eq!(report["facts_added"], 1, "{report}");
+}
+
+/// Every `created_at` in an export moved a day back.
+fn a_day_older(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o.iter_mut() {
+                match (k.as_str(), x.as_i64()) {
+                    ("created_at" | "modified_at" | "event_time", Some(t)) => {
+                        *x = json!(t - 86_400_000)
+                    }
+                    _ => a_day_older(x),
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(a_day_older),
+        _ => {}
+    }
+}
+
+#[test]
+fn a_cycle_applies_what_it_planned_and_leaves_what_changed_meanwhile() {
+    // Two Buffer memories a day old, one per namespace, so the triage asks
+    // the LLM once per namespace.
+    let seed = start_with(tempfile::tempdir().unwrap(), None, &NO_CRON);
+    let mut ids = Vec::new();
+    for (ns, text) in [
+        ("alpha", "The harbour master is called Ines"),
+        ("beta", "The ferry leaves at seven"),
+    ] {
+        let (st, v) = call(
+            ureq::post(&format!("{}/memories", seed.base)).set("X-Namespace", ns),
+            Some(&json!({"content": text}).to_string()),
+        );
+        assert_eq!(st, 201);
+        ids.push(v["id"].as_str().unwrap().to_string());
+    }
+    let dump = ureq::get(&format!("{}/export", seed.base))
+        .call()
+        .unwrap()
+        .into_string()
+        .unwrap();
+    let dump: String = dump
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            a_day_older(&mut v);
+            format!("{v}\n")
+        })
+        .collect();
+
+    // The LLM promotes every memory it is shown, once the gate opens.
+    let gate = Gate::default();
+    let llm = Scripted::start();
+    let g = gate.clone();
+    llm.respond_with(move |req| {
+        if req.body["tools"][0]["function"]["name"] != "triage_decisions" {
+            return common::llm_server::Reply::json(500, json!({"error": "not scripted"}));
+        }
+        g.wait();
+        let prompt: String = req.body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["content"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        // Each memory is shown as `[short id] ...`.
+        let decisions: Vec<Value> = prompt
+            .lines()
+            .filter_map(|l| l.strip_prefix('[')?.split_once(']'))
+            .map(|(id, _)| json!({"id": id, "decision": "promote", "kind": "semantic", "reason": "useful"}))
+            .collect();
+        tool_reply("triage_decisions", json!({ "decisions": decisions }))
+    });
+    let mut env = vec![
+        ("MNEMO_LLM_LEVEL", "full"),
+        ("MNEMO_LLM_URL", llm.base.as_str()),
+        ("MNEMO_LLM_RETRIES", "0"),
+        ("MNEMO_LLM_TIMEOUT_SECS", "120"),
+    ];
+    env.extend(NO_CRON);
+    let s = start_with(tempfile::tempdir().unwrap(), None, &env);
+    let (st, v) = call(ureq::post(&format!("{}/import", s.base)), Some(&dump));
+    assert_eq!(st, 200, "{v}");
+
+    let base = s.base.clone();
+    let cycle = std::thread::spawn(move || {
+        call(
+            with_timeout(ureq::post(&format!("{base}/consolidate")), 120),
+            Some("{}"),
+        )
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while llm.requests().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!llm.requests().is_empty(), "the plan reached the triage");
+    // While the plan waits on the LLM, beta's memory is edited.
+    let (st, v) = call(
+        with_timeout(
+            ureq::patch(&format!("{}/memories/{}", s.base, ids[1])).set("X-Namespace", "beta"),
+            20,
+        ),
+        Some(&json!({"content": "The ferry leaves at eight"}).to_string()),
+    );
+    assert_eq!(st, 200, "{v}");
+    gate.open();
+    let (st, report) = cycle.join().unwrap();
+    assert_eq!(st, 200, "{report}");
+
+    let get = |ns: &str, id: &str| {
+        call(
+            ureq::get(&format!("{}/memories/{id}", s.base)).set("X-Namespace", ns),
+            None,
+        )
+        .1
+    };
+    // Alpha's verdict was about the text that is there: applied.
+    assert_eq!(get("alpha", &ids[0])["layer"], "working", "{report}");
+    // Beta's was about the old text: left for the next cycle, with a warning.
+    let beta = get("beta", &ids[1]);
+    assert_eq!(
+        (beta["layer"].as_str(), beta["content"].as_str()),
+        (Some("buffer"), Some("The ferry leaves at eight")),
+        "{report}"
+    );
+    assert!(
+        report["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("left for the next cycle")),
+        "{report}"
+    );
+    // The next cycle judges the new text.
+    let (st, report) = call(
+        with_timeout(ureq::post(&format!("{}/consolidate", s.base)), 120),
+        Some("{}"),
+    );
+    assert_eq!(st, 200, "{report}");
+    assert_eq!(get("beta", &ids[1])["layer"], "working", "{report}");
 }
 
 #[test]

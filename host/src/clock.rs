@@ -14,6 +14,9 @@ use mnemo_core::ports::Clock;
 pub struct HostClock {
     driven: Option<Arc<AtomicI64>>,
     counter: Arc<AtomicU64>,
+    /// Stopped at this time for one call (a rehearsal and the real run of
+    /// the same write see the same "now", so their prompts agree).
+    pub pinned: Option<Millis>,
 }
 
 impl HostClock {
@@ -23,12 +26,16 @@ impl HostClock {
         Self {
             driven: Some(now),
             counter: Arc::default(),
+            pinned: None,
         }
     }
 }
 
 impl Clock for HostClock {
     fn now(&self) -> Millis {
+        if let Some(at) = self.pinned {
+            return at;
+        }
         if let Some(now) = &self.driven {
             return now.load(Ordering::SeqCst);
         }

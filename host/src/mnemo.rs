@@ -12,6 +12,7 @@ use crate::embedding::{EmbeddingProvider, Embeddings, HashEmbedder, HttpEmbedder
 use crate::http::{HttpPolicy, Limiter};
 use crate::ledger::Ledger;
 use crate::llm::LlmClient;
+use crate::llm::rehearsal::Answers;
 use crate::ner::NerPipeline;
 use crate::plugins::PluginHost;
 use crate::ports::HostPorts;
@@ -119,10 +120,20 @@ impl Mnemo {
     /// same embedding model, LLM limit and ledger, NER plugins of its own.
     /// Readers run on other threads, in parallel with this writer.
     pub fn reader(&self, config: &Config) -> anyhow::Result<Self> {
+        self.beside(config, self.core.ports().store.reader()?)
+    }
+
+    /// An instance for rehearsals (`llm/rehearsal.rs`): a reader whose
+    /// writes succeed and are forgotten.
+    pub fn rehearsal(&self, config: &Config) -> anyhow::Result<Self> {
+        self.beside(config, self.core.ports().store.rehearsal()?)
+    }
+
+    fn beside(&self, config: &Config, store: SqliteStore) -> anyhow::Result<Self> {
         let base = self.core.ports();
         let runtime = self.core.runtime();
         let ports = HostPorts {
-            store: base.store.reader()?,
+            store,
             embeddings: base.embeddings.share(),
             llm: base.llm.share(),
             ner: ner_pipeline(config)?,
@@ -136,6 +147,31 @@ impl Mnemo {
             buffer_cap: self.buffer_cap,
             buffer_drop_below: self.buffer_drop_below,
         })
+    }
+
+    /// Whether LLM steps run at all (level other than `off`).
+    pub fn llm_on(&self) -> bool {
+        use mnemo_core::ports::Llm;
+        self.core.ports().llm.level() != mnemo_core::model::LlmLevel::Off
+    }
+
+    /// Runs `f` with this instance's LLM calls answered as `answers` says
+    /// and its clock stopped at `at` (a rehearsal, or the real run after
+    /// one); then live again.
+    pub fn scripted<R>(
+        &mut self,
+        answers: Answers,
+        at: mnemo_core::model::Millis,
+        f: impl FnOnce(&mut Self) -> R,
+    ) -> R {
+        let ports = self.core.ports_mut();
+        ports.llm.answers = answers;
+        ports.clock.pinned = Some(at);
+        let out = f(self);
+        let ports = self.core.ports_mut();
+        ports.llm.answers = Answers::Live;
+        ports.clock.pinned = None;
+        out
     }
 
     /// Seed 003's nightly fading, over the configured layers.

@@ -321,6 +321,12 @@ pub fn run(m: &mut Mnemo, task: Task) -> String {
     outcome
 }
 
+/// `task`'s work without its log lines: the rehearsal of a planned run
+/// (whose writes are forgotten; only its LLM answers are kept).
+pub fn rehearse(m: &mut Mnemo, task: Task) {
+    let _ = perform(m, task);
+}
+
 fn perform(m: &mut Mnemo, task: Task) -> anyhow::Result<String> {
     let cycle = |m: &mut Mnemo, if_changed: bool| {
         let req = ConsolidateRequest {

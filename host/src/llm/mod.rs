@@ -7,6 +7,7 @@
 
 mod anthropic;
 mod openai;
+pub mod rehearsal;
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -65,6 +66,8 @@ pub struct LlmClient {
     config: LlmConfig,
     limiter: Limiter,
     ledger: Ledger,
+    /// Live, or a rehearsal's recording or replay (`rehearsal.rs`).
+    pub answers: rehearsal::Answers,
 }
 
 impl LlmClient {
@@ -78,6 +81,7 @@ impl LlmClient {
             config,
             limiter,
             ledger,
+            answers: rehearsal::Answers::Live,
         }
     }
 
@@ -88,6 +92,7 @@ impl LlmClient {
             config: self.config.clone(),
             limiter: self.limiter.clone(),
             ledger: self.ledger.clone(),
+            answers: rehearsal::Answers::Live,
         }
     }
 
@@ -118,6 +123,9 @@ impl Llm for LlmClient {
                 "LLM step `{}` skipped: the LLM level is `off` (set MNEMO_LLM_LEVEL and MNEMO_LLM_URL)",
                 req.component
             )));
+        }
+        if let rehearsal::Answers::Replay(script) = &self.answers {
+            return script.answer(req);
         }
         let Some(endpoint) = self.endpoint_for(req.component) else {
             return Err(CoreError::Unavailable(format!(
@@ -156,6 +164,9 @@ impl Llm for LlmClient {
             duration_ms: started.elapsed().as_millis() as u64,
             outcome,
         });
+        if let (rehearsal::Answers::Record(script), Ok(answer)) = (&self.answers, &result) {
+            script.keep(req, answer);
+        }
         result.map_err(|(e, _)| e)
     }
 }

@@ -1,9 +1,13 @@
 //! The server's instances of the core and the threads they live on.
 //!
 //! - **One writer** owns the read-write connection: every call that writes
-//!   runs there, one at a time, each in its own transaction. It also runs
-//!   the scheduled tasks, the debounced topic rebuild, and the short jobs
-//!   the others hand it (vectors to store, a reader's effects).
+//!   runs there, one at a time, each in its own transaction, as do the short
+//!   jobs the others hand it (vectors to store, a reader's effects).
+//! - **The planner** rehearses the writes that call the LLM (a consolidation
+//!   cycle, a session's distillation, a reflection, a review, the topic
+//!   rebuild) on a connection that forgets what they write, keeping the
+//!   LLM's answers; the writer then runs them with those answers and no
+//!   network call (`llm/rehearsal.rs`: plan, then apply).
 //! - **Readers** (`MNEMO_READERS`, default one per CPU, at least 2) each own
 //!   a core instance over a read-only connection; reads (recall, context,
 //!   resume, lists, stats, export, ...) run on whichever is free, in parallel
@@ -16,6 +20,9 @@
 //!   writer, which stores those whose text has not changed meanwhile (seed
 //!   004's background batches, off the request path).
 //!
+//! - **The topic watcher** looks at the write counter and, once writes have
+//!   been quiet for `TOPIC_DEBOUNCE`, asks for a (planned) topic rebuild.
+//!
 //! wasmtime stores and SQLite connections are blocking, so handlers send
 //! jobs and await replies; the async executor never blocks.
 
@@ -23,7 +30,9 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use mnemo_core::model::ConsolidateReport;
 use mnemo_host::embedding::Embeddings;
+use mnemo_host::llm::rehearsal::{Answers, Script};
 use mnemo_host::storage::SqliteStore;
 use mnemo_host::{Config, Mnemo};
 
@@ -36,17 +45,25 @@ const BACKFILL_BATCH: usize = 64;
 /// Seed 004 §6.4: the topic trees are rebuilt after a 5-second quiet window
 /// following writes (each write restarts it), and at start when none is cached.
 const TOPIC_DEBOUNCE: Duration = Duration::from_secs(5);
-/// How often an idle writer looks at the write counter and the ledger.
+/// How often an idle writer writes the ledger, and the topic watcher looks
+/// at the write counter.
 const WRITER_TICK: Duration = Duration::from_millis(500);
 
 pub(super) type Job = Box<dyn FnOnce(&mut Mnemo) + Send>;
 
-/// Handles to the writer, the reader pool and (through the writer) the
-/// embedding worker. Cloned into every handler.
+/// A write that may call the LLM: run once as a rehearsal (`true`), then
+/// for real (`false`).
+pub(super) type Planned<R> = Arc<dyn Fn(&mut Mnemo, bool) -> R + Send + Sync>;
+
+/// Handles to the writer, the reader pool, the planner and (through the
+/// writer) the embedding worker. Cloned into every handler.
 #[derive(Clone)]
 pub(super) struct Engines {
     writer: mpsc::Sender<Job>,
     readers: mpsc::Sender<Job>,
+    planner: mpsc::Sender<Job>,
+    /// Whether LLM steps run at all; without them nothing is rehearsed.
+    llm_on: bool,
 }
 
 impl Engines {
@@ -65,25 +82,95 @@ impl Engines {
                 .map(|_| m.reader(&reader_config))
                 .collect::<anyhow::Result<Vec<_>>>()
                 .and_then(|rs| {
-                    let store = m.ports().store.reader()?;
-                    Ok((rs, store, m.ports().embeddings.share()))
+                    Ok(Made {
+                        readers: rs,
+                        planner: m.rehearsal(&reader_config)?,
+                        store: m.ports().store.reader()?,
+                        watcher: m.ports().store.reader()?,
+                        embeddings: m.ports().embeddings.share(),
+                        llm_on: m.llm_on(),
+                    })
                 });
             let _ = made_tx.send(made);
         });
         writer_tx
             .send(job)
             .map_err(|_| anyhow::anyhow!("the writer stopped while starting"))?;
-        let (instances, store, embeddings) = made_rx
+        let made = made_rx
             .recv()
             .context("the writer died while making the readers")??;
-        for (i, instance) in instances.into_iter().enumerate() {
+        for (i, instance) in made.readers.into_iter().enumerate() {
             spawn_reader(i, instance, read_rx.clone(), writer_tx.clone())?;
         }
-        spawn_embedder(store, embeddings, writer_tx.clone())?;
-        Ok(Self {
+        spawn_embedder(made.store, made.embeddings, writer_tx.clone())?;
+        let engines = Self {
             writer: writer_tx,
             readers: read_tx,
-        })
+            planner: spawn_planner(made.planner)?,
+            llm_on: made.llm_on,
+        };
+        spawn_topic_watcher(made.watcher, engines.clone())?;
+        Ok(engines)
+    }
+
+    /// A write that may call the LLM, planned then applied: rehearsed on
+    /// the planner (its LLM calls made there, no lock held), then run on
+    /// the writer at the same pinned time with the rehearsal's answers.
+    /// `done` gets the real run's answer. Without LLM steps it just runs
+    /// on the writer.
+    pub(super) fn planned<R: Send + 'static>(
+        &self,
+        f: Planned<R>,
+        done: impl FnOnce(R) + Send + 'static,
+    ) -> bool {
+        if !self.llm_on {
+            return self.later(Box::new(move |m| done(f(m, false))));
+        }
+        let at = mnemo_host::ledger::now_ms();
+        let script = Arc::new(Script::default());
+        let writer = self.writer.clone();
+        let rehearse: Job = Box::new(move |p| {
+            p.scripted(Answers::Record(script.clone()), at, |p| f(p, true));
+            let apply: Job = Box::new(move |m| {
+                let out = m.scripted(Answers::Replay(script.clone()), at, |m| f(m, false));
+                if script.misses() > 0 {
+                    tracing::info!(
+                        planned = script.len(),
+                        changed = script.misses(),
+                        "applied a planned write; steps whose input changed since planning wait for the next run"
+                    );
+                }
+                done(out);
+            });
+            if writer.send(apply).is_err() {
+                tracing::warn!("the writer stopped before applying a planned write");
+            }
+        });
+        self.planner.send(rehearse).is_ok()
+    }
+
+    /// [`Engines::planned`], awaiting the real run's answer.
+    pub(super) async fn run_planned<R: Send + 'static>(
+        &self,
+        f: impl Fn(&mut Mnemo, bool) -> R + Send + Sync + 'static,
+    ) -> Result<R, ApiError> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        if !self.planned(Arc::new(f), move |r| {
+            let _ = tx.send(r);
+        }) {
+            return Err(ApiError::unavailable("the engine stopped"));
+        }
+        rx.await
+            .map_err(|_| ApiError::unavailable("the engine dropped the request"))
+    }
+
+    /// Runs `f` on the planner, live (a dry run that may call the LLM but
+    /// writes nothing: it must not hold the writer either).
+    pub(super) async fn dry<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Mnemo) -> R + Send + 'static,
+    ) -> Result<R, ApiError> {
+        on(&self.planner, f).await
     }
 
     /// Runs `f` on the writer and awaits its answer.
@@ -112,21 +199,34 @@ impl Engines {
     /// open, on the writer after the reply (never in the request).
     pub(super) fn consolidate_sessions_later(&self, namespace: &str, ids: &[String]) {
         let (namespace, ids) = (namespace.to_string(), ids.to_vec());
-        let job: Job = Box::new(move |m| match m.consolidate_sessions(&namespace, &ids) {
-            Ok(r) => tracing::info!(
-                sessions = r.sessions.len(),
-                facts = r.facts_added,
-                warnings = r.warnings.len(),
-                "consolidated the sessions a new one left open"
-            ),
-            Err(e) => {
-                tracing::warn!(error = %format!("{e:#}"), "session consolidation failed; the nightly run retries")
+        let distil: Planned<_> = Arc::new(move |m, _| m.consolidate_sessions(&namespace, &ids));
+        let done = |outcome: Result<ConsolidateReport, mnemo_host::runtime::CallError>| {
+            match outcome {
+                Ok(r) => tracing::info!(
+                    sessions = r.sessions.len(),
+                    facts = r.facts_added,
+                    warnings = r.warnings.len(),
+                    "consolidated the sessions a new one left open"
+                ),
+                Err(e) => {
+                    tracing::warn!(error = %format!("{e:#}"), "session consolidation failed; the nightly run retries")
+                }
             }
-        });
-        if !self.later(job) {
+        };
+        if !self.planned(distil, done) {
             tracing::warn!("the engine stopped before consolidating the open sessions");
         }
     }
+}
+
+/// What the writer makes for the other threads at start.
+struct Made {
+    readers: Vec<Mnemo>,
+    planner: Mnemo,
+    store: SqliteStore,
+    watcher: SqliteStore,
+    embeddings: Embeddings,
+    llm_on: bool,
 }
 
 async fn on<R: Send + 'static>(
@@ -143,9 +243,8 @@ async fn on<R: Send + 'static>(
         .map_err(|_| ApiError::unavailable("the engine dropped the request"))
 }
 
-/// The writer's thread: jobs in order; the ledger written after each; the
-/// topic trees once writes have been quiet for `TOPIC_DEBOUNCE` (and at
-/// start when none is cached).
+/// The writer's thread: jobs in order, the ledger written after each (and
+/// every `WRITER_TICK` when idle, for what the others spent).
 fn spawn_writer(config: &Config) -> anyhow::Result<mpsc::Sender<Job>> {
     let (tx, rx) = mpsc::channel::<Job>();
     let (ready_tx, ready_rx) = mpsc::channel();
@@ -163,41 +262,65 @@ fn spawn_writer(config: &Config) -> anyhow::Result<mpsc::Sender<Job>> {
                     return;
                 }
             };
-            let mut topics_due = mnemo
-                .ports()
-                .store
-                .needs_topic_tree()
-                .unwrap_or(false)
-                .then(Instant::now);
-            let mut seen_changes = mnemo.ports().store.memories_changed();
             loop {
-                let wait =
-                    topics_due.map_or(WRITER_TICK, |due| due.saturating_duration_since(Instant::now()));
-                match rx.recv_timeout(wait.min(WRITER_TICK)) {
+                match rx.recv_timeout(WRITER_TICK) {
                     Ok(job) => job(&mut mnemo),
                     Err(mpsc::RecvTimeoutError::Timeout) => {}
                     Err(mpsc::RecvTimeoutError::Disconnected) => return,
                 }
-                // What readers and the embedding worker spent on providers.
                 mnemo.ports().flush_ledger();
-                let changes = mnemo.ports().store.memories_changed();
-                if changes != seen_changes {
-                    seen_changes = changes;
-                    topics_due = Some(Instant::now() + TOPIC_DEBOUNCE);
-                }
-                if topics_due.is_some_and(|due| due <= Instant::now()) {
-                    topics_due = None;
-                    match mnemo.rebuild_topics(None) {
-                        Ok(n) => tracing::info!(topics = n, "topic trees rebuilt after writes"),
-                        Err(e) => tracing::warn!(error = %e, "topic rebuild failed; the next write or cycle retries"),
-                    }
-                }
             }
         })?;
     ready_rx
         .recv()
         .context("the writer died while starting")??;
     Ok(tx)
+}
+
+/// The planner's thread: rehearsals, one at a time, and dry runs.
+fn spawn_planner(mut mnemo: Mnemo) -> anyhow::Result<mpsc::Sender<Job>> {
+    let (tx, rx) = mpsc::channel::<Job>();
+    std::thread::Builder::new()
+        .name("mnemo-planner".into())
+        .spawn(move || {
+            for job in rx {
+                job(&mut mnemo);
+            }
+        })?;
+    Ok(tx)
+}
+
+/// Seed 004 §6.4: once writes have been quiet for `TOPIC_DEBOUNCE` (each
+/// write restarts the wait), and at start when no tree is cached, a planned
+/// rebuild of the topic trees (its naming calls rehearsed).
+fn spawn_topic_watcher(store: SqliteStore, engines: Engines) -> anyhow::Result<()> {
+    std::thread::Builder::new()
+        .name("mnemo-topics".into())
+        .spawn(move || {
+            let mut due = store.needs_topic_tree().unwrap_or(false).then(Instant::now);
+            let mut seen = store.memories_changed();
+            loop {
+                std::thread::sleep(WRITER_TICK);
+                let changes = store.memories_changed();
+                if changes != seen {
+                    seen = changes;
+                    due = Some(Instant::now() + TOPIC_DEBOUNCE);
+                }
+                if due.is_none_or(|d| d > Instant::now()) {
+                    continue;
+                }
+                due = None;
+                let rebuild: Planned<_> = Arc::new(|m, _| m.rebuild_topics(None));
+                let sent = engines.planned(rebuild, |outcome| match outcome {
+                    Ok(n) => tracing::info!(topics = n, "topic trees rebuilt after writes"),
+                    Err(e) => tracing::warn!(error = %e, "topic rebuild failed; the next write or cycle retries"),
+                });
+                if !sent {
+                    return;
+                }
+            }
+        })?;
+    Ok(())
 }
 
 /// A reader's thread: takes the next read job, runs it, and hands the

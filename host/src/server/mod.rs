@@ -22,10 +22,10 @@ use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use mnemo_host::Config;
 use mnemo_host::scheduler::{self, Schedule, Ticker};
-use mnemo_host::{Config, Mnemo};
 
-use engine::{Engines, Job};
+use engine::Engines;
 use error::ApiError;
 use routes::*;
 
@@ -258,9 +258,9 @@ async fn auth(State(state): State<AppState>, req: Request, next: Next) -> Respon
     }
 }
 
-/// Runs the scheduled tasks on the engine thread: the scheduler thread only
-/// watches the clock (`scheduler::Ticker`); `scheduler::run` does and logs
-/// the work.
+/// Runs the scheduled tasks as planned writes (rehearsed on the planner,
+/// applied on the writer: `engine.rs`): the scheduler thread only watches
+/// the clock (`scheduler::Ticker`); `scheduler::run` does and logs the work.
 fn spawn_scheduler(engine: Engines, schedule: Schedule) -> anyhow::Result<()> {
     if schedule.tasks.is_empty() {
         return Ok(());
@@ -272,11 +272,19 @@ fn spawn_scheduler(engine: Engines, schedule: Schedule) -> anyhow::Result<()> {
             loop {
                 std::thread::sleep(SCHEDULER_POLL);
                 for guard in ticker.tick(mnemo_host::ledger::now_ms()) {
-                    let job: Job = Box::new(move |m: &mut Mnemo| {
-                        scheduler::run(m, guard.task());
-                        drop(guard);
+                    let task = guard.task();
+                    let work: engine::Planned<()> = std::sync::Arc::new(move |m, rehearsal| {
+                        if rehearsal {
+                            // Fading asks no LLM: nothing to rehearse.
+                            if task != scheduler::Task::Fade {
+                                scheduler::rehearse(m, task);
+                            }
+                        } else {
+                            scheduler::run(m, task);
+                        }
                     });
-                    if !engine.later(job) {
+                    // The guard lives until the real run is done.
+                    if !engine.planned(work, move |()| drop(guard)) {
                         return;
                     }
                 }

@@ -11,6 +11,9 @@ use super::sqlite::*;
 
 impl SqliteStore {
     pub fn insert_episode(&self, e: &Episode) -> R<()> {
+        if self.absorbs() {
+            return Ok(());
+        }
         let mut stmt = sql(self.conn.prepare_cached(&format!(
             "INSERT INTO episodes ({EPISODE_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)"
         )))?;
@@ -52,6 +55,9 @@ impl SqliteStore {
     }
 
     pub fn put_session(&self, s: &Session) -> R<()> {
+        if self.absorbs() {
+            return Ok(());
+        }
         let mut stmt = sql(self.conn.prepare_cached(
             "INSERT INTO sessions (namespace, id, first_seen_at, last_seen_at, turn_count, consolidated_at, consolidated_turns) \
              VALUES (?1,?2,?3,?4,?5,?6,?7) ON CONFLICT(namespace, id) DO UPDATE SET \

@@ -25,6 +25,9 @@ impl SqliteStore {
     }
 
     pub fn put_entity(&self, e: &Entity) -> R<()> {
+        if self.absorbs() {
+            return Ok(());
+        }
         sql(self.conn.execute(
             "INSERT INTO entities (id, namespace, canonical_name, name_lower, entity_type, aliases, summary, mention_count) \
              VALUES (?1,?2,?3,?4,?5,?6,?7,?8) ON CONFLICT(id) DO UPDATE SET canonical_name = excluded.canonical_name, \
@@ -51,6 +54,9 @@ impl SqliteStore {
     }
 
     pub fn link_entity(&self, target: Target, item_id: &str, entity_id: &str) -> R<()> {
+        if self.absorbs() {
+            return Ok(());
+        }
         let (junction, col) = match target {
             Target::Memories => ("memory_entities", "memory_id"),
             Target::Episodes => ("episode_entities", "episode_id"),
@@ -119,6 +125,9 @@ impl SqliteStore {
     }
 
     pub fn mark_enriched(&self, target: Target, id: &str, at: Millis) -> R<()> {
+        if self.absorbs() {
+            return Ok(());
+        }
         let t = table(target);
         sql(self.conn.execute(
             &format!("UPDATE {t} SET attributes = json_set(attributes, '$.enriched_at', ?2) WHERE id = ?1"),
@@ -128,6 +137,9 @@ impl SqliteStore {
     }
 
     pub fn put_fact(&self, f: &Fact) -> R<()> {
+        if self.absorbs() {
+            return Ok(());
+        }
         sql(self.conn.execute(
             "INSERT INTO facts (id, namespace, subject, predicate, object, confidence, valid_from, valid_until, \
              superseded_by, memory_id) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10) ON CONFLICT(id) DO UPDATE SET \

@@ -13,10 +13,16 @@ use super::sqlite::*;
 
 impl SqliteStore {
     pub fn insert_memory(&self, m: &Memory) -> R<()> {
+        if self.absorbs() {
+            return Ok(());
+        }
         self.write_memory(m, true)
     }
 
     pub fn update_memory(&self, m: &Memory) -> R<()> {
+        if self.absorbs() {
+            return Ok(());
+        }
         self.write_memory(m, false)
     }
 

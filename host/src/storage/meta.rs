@@ -93,6 +93,9 @@ impl SqliteStore {
     }
 
     pub fn put_version(&self, v: &MemoryVersion) -> R<()> {
+        if self.absorbs() {
+            return Ok(());
+        }
         let memory = serde_json::to_string(&v.memory)
             .map_err(|e| CoreError::Storage(format!("version {}: {e}", v.memory_id)))?;
         let mut stmt = sql(self.conn.prepare_cached(
@@ -150,6 +153,9 @@ impl SqliteStore {
     }
 
     pub fn set_meta(&self, key: &str, value: &str) -> R<()> {
+        if self.absorbs() {
+            return Ok(());
+        }
         sql(self.conn.execute(
             "INSERT INTO metadata(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             params![key, value],

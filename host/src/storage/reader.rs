@@ -10,6 +10,12 @@
 //! which applies them in one short transaction after the reply
 //! ([`SqliteStore::apply_effects`]). Until then another reader sees the old
 //! access count; every other field is as committed.
+//!
+//! A *rehearsal* connection is a reader whose writes all succeed without
+//! writing anything: a call that writes (a consolidation cycle, a session's
+//! distillation) runs there first, for the answers of its LLM calls only,
+//! then again on the writer, which gets those answers from memory
+//! (`llm/rehearsal.rs`). Nothing the rehearsal "writes" is kept.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -32,10 +38,29 @@ pub enum Effect {
     Decision(Decision),
 }
 
+/// What a connection may do with the writes a call asks for.
+pub(super) enum Role {
+    /// Writes them.
+    Writer,
+    /// Refuses them, but keeps a read's effects for the writer.
+    Reader(RefCell<Vec<Effect>>),
+    /// Accepts and forgets them all.
+    Rehearsal,
+}
+
 impl SqliteStore {
     /// A read-only connection to the same database, sharing this store's
     /// vector state and HNSW graphs. The database must be a file (WAL).
     pub fn reader(&self) -> anyhow::Result<SqliteStore> {
+        self.read_only(Role::Reader(RefCell::new(Vec::new())))
+    }
+
+    /// A read-only connection whose writes succeed and are forgotten.
+    pub fn rehearsal(&self) -> anyhow::Result<SqliteStore> {
+        self.read_only(Role::Rehearsal)
+    }
+
+    fn read_only(&self, role: Role) -> anyhow::Result<SqliteStore> {
         super::register_sqlite_vec();
         let conn = Connection::open(&self.path)
             .with_context(|| format!("opening a reader on {}", self.path.display()))?;
@@ -46,33 +71,39 @@ impl SqliteStore {
             conn,
             path: self.path.clone(),
             shared: Arc::clone(&self.shared),
-            deferred: Some(RefCell::new(Vec::new())),
+            role,
         })
     }
 
-    /// Whether this is a reader connection (its writes are deferred or refused).
+    /// Whether this connection is read-only (a reader or a rehearsal).
     pub fn is_reader(&self) -> bool {
-        self.deferred.is_some()
+        !matches!(self.role, Role::Writer)
     }
 
-    /// Keeps `effect` when this is a reader; `false` on the writer, which
-    /// writes it itself.
+    /// Whether writes succeed without writing (a rehearsal).
+    pub(super) fn absorbs(&self) -> bool {
+        matches!(self.role, Role::Rehearsal)
+    }
+
+    /// Keeps `effect` on a reader, forgets it in a rehearsal (`true`: the
+    /// caller writes nothing); `false` on the writer, which writes it itself.
     pub(super) fn defer(&self, effect: impl FnOnce() -> Effect) -> bool {
-        match &self.deferred {
-            Some(list) => {
+        match &self.role {
+            Role::Writer => false,
+            Role::Reader(list) => {
                 list.borrow_mut().push(effect());
                 true
             }
-            None => false,
+            Role::Rehearsal => true,
         }
     }
 
-    /// The effects kept since the last call (a reader's; empty on the writer).
+    /// The effects kept since the last call (a reader's; empty otherwise).
     pub fn take_effects(&self) -> Vec<Effect> {
-        self.deferred
-            .as_ref()
-            .map(|l| std::mem::take(&mut *l.borrow_mut()))
-            .unwrap_or_default()
+        match &self.role {
+            Role::Reader(list) => std::mem::take(&mut *list.borrow_mut()),
+            _ => Vec::new(),
+        }
     }
 
     /// Forgets the effects of a call that failed (its transaction rolled back).

@@ -160,6 +160,9 @@ impl SqliteStore {
     }
 
     pub fn put_vector(&self, target: Target, id: &str, v: &[f32]) -> R<()> {
+        if self.absorbs() {
+            return Ok(());
+        }
         let state = self.vector_state();
         let VectorState::Enabled { dimension, .. } = state else {
             return Ok(());
@@ -201,6 +204,9 @@ impl SqliteStore {
     }
 
     pub fn delete_vector(&self, target: Target, id: &str) -> R<()> {
+        if self.absorbs() {
+            return Ok(());
+        }
         if !self.vectors_on() {
             return Ok(());
         }

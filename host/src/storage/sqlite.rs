@@ -1,6 +1,5 @@
 //! `SqliteStore`: the core's `Storage` port over one SQLite connection.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
@@ -27,9 +26,8 @@ pub struct SqliteStore {
     pub(super) path: PathBuf,
     /// What every connection of this process to the database shares.
     pub(super) shared: Arc<Shared>,
-    /// On a reader connection: the effects of its calls, waiting to be
-    /// written by the writer (`reader.rs`); `None` on the writer.
-    pub(super) deferred: Option<RefCell<Vec<super::reader::Effect>>>,
+    /// Writer, reader or rehearsal (`reader.rs`).
+    pub(super) role: super::reader::Role,
 }
 
 /// The in-memory state beside the database that the writer and the readers
@@ -95,7 +93,7 @@ impl SqliteStore {
                 ann: Mutex::new(AnnIndex::new(Some(ANN_MIN_ROWS))),
                 partition_rows: Mutex::new(HashMap::new()),
             }),
-            deferred: None,
+            role: super::reader::Role::Writer,
         })
     }
 

@@ -97,7 +97,10 @@ pub(in crate::server) async fn consolidate_session(
     let ns = namespace(&headers, q.namespace.as_deref().unwrap_or(""));
     let report = s
         .engine
-        .run(move |m| m.consolidate_sessions(&ns, &[id]).map_err(ApiError::from))
+        .run_planned(move |m, _| {
+            m.consolidate_sessions(&ns, std::slice::from_ref(&id))
+                .map_err(ApiError::from)
+        })
         .await??;
     Ok(Json(report).into_response())
 }

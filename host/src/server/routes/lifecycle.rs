@@ -48,7 +48,8 @@ pub(in crate::server) async fn decisions(
 }
 
 /// One consolidation cycle (`"dry": true` reports without writing), in one
-/// transaction: a failure leaves the store as it was.
+/// transaction: a failure leaves the store as it was. Planned then applied
+/// (`engine.rs`): its LLM calls never hold the writer.
 pub(in crate::server) async fn consolidate(
     State(s): State<AppState>,
     headers: HeaderMap,
@@ -60,10 +61,18 @@ pub(in crate::server) async fn consolidate(
         parse(&body)?
     };
     req.namespace = namespace_or_all(&headers, req.namespace.take());
-    let report = s
-        .engine
-        .run(move |m| m.consolidate_as_configured(req).map_err(ApiError::from))
-        .await??;
+    let report = if req.dry {
+        s.engine
+            .dry(move |m| m.consolidate_as_configured(req).map_err(ApiError::from))
+            .await??
+    } else {
+        s.engine
+            .run_planned(move |m, _| {
+                m.consolidate_as_configured(req.clone())
+                    .map_err(ApiError::from)
+            })
+            .await??
+    };
     Ok(Json(report).into_response())
 }
 
@@ -85,7 +94,10 @@ pub(in crate::server) async fn reflect(
         parse(&body)?
     };
     let ns = namespace(&headers, &req.namespace);
-    let out = s.engine.run(move |m| m.reflect(&ns, req.force)).await??;
+    let out = s
+        .engine
+        .run_planned(move |m, _| m.reflect(&ns, req.force))
+        .await??;
     let status = if out.memory.is_some() {
         StatusCode::CREATED
     } else {
@@ -108,12 +120,14 @@ pub(in crate::server) async fn review(State(s): State<AppState>, body: Bytes) ->
     } else {
         parse(&body)?
     };
-    let report = s
-        .engine
-        .run(move |m| {
-            m.review(req.namespace.as_deref(), req.dry)
-                .map_err(ApiError::from)
-        })
-        .await??;
+    let review = move |m: &mut mnemo_host::Mnemo| {
+        m.review(req.namespace.as_deref(), req.dry)
+            .map_err(ApiError::from)
+    };
+    let report = if req.dry {
+        s.engine.dry(review).await??
+    } else {
+        s.engine.run_planned(move |m, _| review(m)).await??
+    };
     Ok(Json(report).into_response())
 }

@@ -1,0 +1,85 @@
+//! Plan, then apply: how a write that needs the LLM (a consolidation cycle,
+//! a session's distillation, a reflection, topic naming) never holds the
+//! writer while a model thinks.
+//!
+//! The call runs twice at the same pinned time. First as a *rehearsal* on an
+//! instance whose storage accepts and forgets every write
+//! (`storage/reader.rs`): its LLM calls go to the provider and each answer
+//! is kept in a [`Script`], keyed by the whole request. Then for real on the
+//! writer, where every LLM call is answered from the script and none reaches
+//! the network, so the write transaction lasts as long as the local work.
+//!
+//! The key is the request itself, and the prompts carry the texts they
+//! judge: when a memory changed between the two runs, its prompt differs,
+//! the script has no answer, and the step is skipped with a warning exactly
+//! as for a provider that failed — left for the next cycle, never applied
+//! on an answer about text that is no longer there.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use mnemo_core::CoreError;
+use mnemo_core::model::{ChatRequest, ChatResponse};
+
+/// The answers a rehearsal got, by request.
+#[derive(Default)]
+pub struct Script {
+    answers: Mutex<HashMap<String, ChatResponse>>,
+    /// Requests the real run asked that the rehearsal had not.
+    misses: Mutex<u32>,
+}
+
+impl Script {
+    fn key(req: &ChatRequest) -> String {
+        serde_json::to_string(req).unwrap_or_default()
+    }
+
+    pub(super) fn keep(&self, req: &ChatRequest, answer: &ChatResponse) {
+        if let Ok(mut a) = self.answers.lock() {
+            a.insert(Self::key(req), answer.clone());
+        }
+    }
+
+    pub(super) fn answer(&self, req: &ChatRequest) -> Result<ChatResponse, CoreError> {
+        let found = self
+            .answers
+            .lock()
+            .ok()
+            .and_then(|a| a.get(&Self::key(req)).cloned());
+        found.ok_or_else(|| {
+            if let Ok(mut m) = self.misses.lock() {
+                *m += 1;
+            }
+            CoreError::Unavailable(format!(
+                "LLM step `{}` left for the next cycle: what it judges changed after it was planned",
+                req.component
+            ))
+        })
+    }
+
+    /// Answers kept so far.
+    pub fn len(&self) -> usize {
+        self.answers.lock().map(|a| a.len()).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Requests of the real run the rehearsal had no answer for.
+    pub fn misses(&self) -> u32 {
+        self.misses.lock().map(|m| *m).unwrap_or(0)
+    }
+}
+
+/// How an instance's LLM calls are answered.
+#[derive(Clone, Default)]
+pub enum Answers {
+    /// By the provider.
+    #[default]
+    Live,
+    /// By the provider, each answer kept in the script (a rehearsal).
+    Record(Arc<Script>),
+    /// From the script only (the real run after a rehearsal).
+    Replay(Arc<Script>),
+}
