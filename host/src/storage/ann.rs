@@ -94,6 +94,20 @@ pub struct AnnIndex {
     generation: u64,
 }
 
+/// The index at a glance (`/health`).
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct AnnStatus {
+    pub enabled: bool,
+    /// Partitions served by a graph.
+    pub graphs: usize,
+    /// Vectors in those graphs.
+    pub points: usize,
+    /// Vectors written since their graphs' snapshots (searched exactly).
+    pub fresh: usize,
+    /// Graph builds in progress.
+    pub building: usize,
+}
+
 /// What a partition can answer right now.
 pub enum Answer {
     /// Use sqlite-vec (small, disabled, or being built).
@@ -234,6 +248,22 @@ impl AnnIndex {
         out.sort_by(|a, b| b.1.total_cmp(&a.1));
         out.truncate(k);
         Answer::Approximate(out)
+    }
+
+    /// What the index holds now: graphs served, their points, builds running.
+    pub fn status(&mut self) -> AnnStatus {
+        self.collect();
+        AnnStatus {
+            enabled: self.enabled(),
+            graphs: self.parts.values().filter(|p| p.built.is_some()).count(),
+            points: self
+                .parts
+                .values()
+                .filter_map(|p| p.built.as_ref().map(|b| b.points))
+                .sum(),
+            fresh: self.parts.values().map(|p| p.fresh.len()).sum(),
+            building: self.parts.values().filter(|p| p.pending.is_some()).count(),
+        }
     }
 
     /// Waits for running builds (benchmarks); returns (points, build ms) of

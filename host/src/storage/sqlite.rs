@@ -123,6 +123,11 @@ impl SqliteStore {
         self.ann().wait()
     }
 
+    /// The HNSW index at a glance.
+    pub fn ann_status(&self) -> super::ann::AnnStatus {
+        self.ann().status()
+    }
+
     /// Checks (or sets, on first use) the embedding lock for this embedder.
     pub fn lock_embedder(&self, model: &str, dimension: u32) -> anyhow::Result<VectorState> {
         let state = vectors::ensure(&self.conn, model, dimension)?;

@@ -15,9 +15,18 @@ use crate::server::error::{ApiError, ApiResult};
 use super::*;
 
 pub(in crate::server) async fn health(State(s): State<AppState>) -> ApiResult {
-    let (version, integrity, vectors) = s
+    let (version, integrity, vectors, ann) = s
         .engine
-        .read(|m| (m.version(), m.ports().store.integrity(), m.vector_state()))
+        .read(|m| {
+            let version = m.version();
+            let store = &m.ports().store;
+            (
+                version,
+                store.integrity(),
+                m.vector_state(),
+                store.ann_status(),
+            )
+        })
         .await?;
     // An unreadable store is a 503: the server is up, its data is not.
     let integrity = integrity?;
@@ -27,6 +36,7 @@ pub(in crate::server) async fn health(State(s): State<AppState>) -> ApiResult {
         "missing_vectors": integrity.missing_vectors,
         "integrity": integrity,
         "vectors": vectors,
+        "ann": ann,
     }))
     .into_response())
 }

@@ -14,8 +14,31 @@ use mnemo_host::native::NativeMnemo;
 use mnemo_host::runtime::Runtime;
 use mnemo_host::{Config, Mnemo};
 
+mod serve;
+mod stalls;
+mod stubs;
+
 #[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct BenchArgs {
+    #[command(subcommand)]
+    command: Option<BenchCommand>,
+    #[command(flatten)]
+    core: CoreArgs,
+}
+
+#[derive(clap::Subcommand)]
+enum BenchCommand {
+    /// Load through HTTP: a `mnemo serve` on 127.0.0.1 filled and queried by
+    /// concurrent clients; ingest, recall, latency percentiles, RSS, size,
+    /// the ANN index after a restart, and (with --stalls) recall during
+    /// background embedding and an LLM cycle.
+    Serve(serve::ServeBenchArgs),
+}
+
+/// The in-process figures (`mnemo bench` alone).
+#[derive(clap::Args)]
+struct CoreArgs {
     /// Memories in the recall store.
     #[arg(long, default_value_t = 10_000)]
     memories: usize,
@@ -125,6 +148,13 @@ fn config_in(dir: &Path, name: &str) -> Config {
 }
 
 pub fn run(base: &Config, args: BenchArgs) -> anyhow::Result<()> {
+    match args.command {
+        Some(BenchCommand::Serve(a)) => serve::run(base, a),
+        None => run_core(base, args.core),
+    }
+}
+
+fn run_core(base: &Config, args: CoreArgs) -> anyhow::Result<()> {
     let tmp;
     let dir = match &args.dir {
         Some(d) => {

@@ -1,0 +1,486 @@
+//! `mnemo bench serve`: the server measured from outside, as a user's
+//! clients see it. For each store size: a `mnemo serve` on 127.0.0.1 (hash
+//! vectors of `--dimension` from an embedding stub, also on 127.0.0.1) is
+//! filled through `POST /memories/batch` by `--clients` threads with a
+//! seeded corpus (8–30 Zipf-distributed words per memory), then queried by
+//! the same clients for `--seconds` (3 words of a stored text, dry recall,
+//! limit 10). Then it is killed (SIGKILL) and restarted, and the time until
+//! its HNSW graphs serve again is measured. Prints a table; asserts nothing.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use serde_json::{Value, json};
+
+use super::{Corpus, Table, percentile, tempdir};
+
+#[derive(clap::Args)]
+pub struct ServeBenchArgs {
+    /// Store sizes, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
+    memories: Vec<usize>,
+    /// Concurrent clients.
+    #[arg(long, default_value_t = 4)]
+    clients: usize,
+    /// Seconds of recall load per size.
+    #[arg(long, default_value_t = 10)]
+    seconds: u64,
+    /// Dimension of the stub's vectors.
+    #[arg(long, default_value_t = 64)]
+    dimension: usize,
+    /// Also measure recall during background embedding (local model) and
+    /// during an LLM consolidation cycle (the stall table).
+    #[arg(long)]
+    stalls: bool,
+    /// Seed of the corpus.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Work folder (default: a fresh temporary one, removed afterwards).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Print the rows as one JSON array at the end instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Memories per `POST /memories/batch`.
+const FILL_BATCH: usize = 100;
+
+pub fn run(base: &mnemo_host::Config, args: ServeBenchArgs) -> anyhow::Result<()> {
+    let tmp;
+    let dir = match &args.dir {
+        Some(d) => {
+            std::fs::create_dir_all(d)?;
+            d.clone()
+        }
+        None => {
+            tmp = tempdir()?;
+            tmp.0.clone()
+        }
+    };
+    let stubs = super::stubs::start(args.dimension, Duration::from_secs(2))?;
+    let mut t = Table {
+        json: args.json,
+        rows: Vec::new(),
+    };
+    t.note(&format!(
+        "mnemo bench serve: {} clients over HTTP on 127.0.0.1, {}-d stub vectors, {} s of dry recall (limit 10) per size",
+        args.clients, args.dimension, args.seconds
+    ));
+    for &n in &args.memories {
+        size_rows(&mut t, &dir, &stubs.base, &args, n)?;
+    }
+    if args.stalls {
+        super::stalls::run(&mut t, base, &dir, &stubs.base, &args)?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&t.rows)?);
+    }
+    Ok(())
+}
+
+impl ServeBenchArgs {
+    pub(super) fn clients(&self) -> usize {
+        self.clients.max(1)
+    }
+    pub(super) fn seconds(&self) -> u64 {
+        self.seconds.max(1)
+    }
+    pub(super) fn seed(&self) -> u64 {
+        self.seed
+    }
+}
+
+fn size_rows(
+    t: &mut Table,
+    dir: &Path,
+    stub: &str,
+    args: &ServeBenchArgs,
+    n: usize,
+) -> anyhow::Result<()> {
+    let db = dir.join(format!("serve-{n}.db"));
+    for f in db_files(&db) {
+        let _ = std::fs::remove_file(f);
+    }
+    let env = stub_env(stub, args.dimension);
+    let mut server = Server::start(&db, dir, &env)?;
+    let mut corpus = Corpus::new(args.seed);
+    let texts: Arc<Vec<String>> = Arc::new((0..n).map(|_| corpus.sentence(8, 30)).collect());
+
+    let started = Instant::now();
+    fill(&server.base, &texts, args.clients())?;
+    let ingest = n as f64 / started.elapsed().as_secs_f64();
+    let label = |what: &str| format!("{n} memories: {what}");
+    t.row(
+        &label("ingest"),
+        format!("{ingest:.0}"),
+        "mem/s",
+        &format!(
+            "POST /memories/batch of {FILL_BATCH}, {} clients",
+            args.clients()
+        ),
+    );
+    let ann_built = ann_ready(&server.base, &texts)?;
+    t.row(
+        &label("HNSW graph built after ingest"),
+        format!("{:.1}", ann_built.as_secs_f64()),
+        "s",
+        "first recall until /health shows the graphs built",
+    );
+    let load = recall_load(&server.base, &texts, args.clients(), args.seconds(), 1)?;
+    load.rows(t, &label("recall"), args.clients());
+    let (rss, peak) = server.rss_mb();
+    t.row(
+        &label("server RSS"),
+        format!("{rss:.0}"),
+        "MB",
+        "VmRSS after the recall load",
+    );
+    t.row(
+        &label("server peak RSS"),
+        format!("{peak:.0}"),
+        "MB",
+        "VmHWM",
+    );
+    let size: u64 = db_files(&db)
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    t.row(
+        &label("database size"),
+        format!("{:.1}", size as f64 / 1e6),
+        "MB",
+        "the .db, -wal and -shm files",
+    );
+
+    // A restart after kill -9: how long until the graphs serve again.
+    server.kill();
+    let restarted = Instant::now();
+    let server = Server::start(&db, dir, &env)?;
+    let listening = restarted.elapsed();
+    let ready = ann_ready(&server.base, &texts)?;
+    t.row(
+        &label("restart: listening"),
+        format!("{:.2}", listening.as_secs_f64()),
+        "s",
+        "SIGKILL, start, until the port answers",
+    );
+    t.row(
+        &label("restart: HNSW serving"),
+        format!("{:.1}", (listening + ready).as_secs_f64()),
+        "s",
+        "from the start until /health shows the graphs built",
+    );
+    let after = recall_load(
+        &server.base,
+        &texts,
+        args.clients(),
+        args.seconds().div_ceil(2),
+        2,
+    )?;
+    after.rows(t, &label("recall after restart"), args.clients());
+    Ok(())
+}
+
+pub(super) fn stub_env(stub: &str, dimension: usize) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = [
+        ("MNEMO_EMBEDDER", "http"),
+        ("MNEMO_EMBEDDING_URL", stub),
+        ("MNEMO_EMBEDDING_MODEL", "bench-stub"),
+        ("MNEMO_LLM_LEVEL", "off"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    env.push(("MNEMO_EMBEDDING_DIM".into(), dimension.to_string()));
+    env.extend(no_cron());
+    env
+}
+
+pub(super) fn no_cron() -> Vec<(String, String)> {
+    [
+        "MNEMO_CRON_INTERVAL",
+        "MNEMO_CRON_CONSOLIDATE",
+        "MNEMO_CRON_ENRICH",
+        "MNEMO_CRON_FADE",
+        "MNEMO_CRON_REFLECT",
+    ]
+    .iter()
+    .map(|k| (k.to_string(), "off".to_string()))
+    .collect()
+}
+
+fn db_files(db: &Path) -> Vec<PathBuf> {
+    let name = db.file_name().map(|n| n.to_string_lossy().to_string());
+    let Some(name) = name else {
+        return Vec::new();
+    };
+    let dir = db.parent().unwrap_or(Path::new("."));
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .is_some_and(|f| f.to_string_lossy().starts_with(&name))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Each client posts its share of `texts` in batches.
+pub(super) fn fill(base: &str, texts: &Arc<Vec<String>>, clients: usize) -> anyhow::Result<()> {
+    let batches: Vec<(usize, usize)> = (0..texts.len())
+        .step_by(FILL_BATCH)
+        .map(|i| (i, (i + FILL_BATCH).min(texts.len())))
+        .collect();
+    let batches = Arc::new(batches);
+    let workers: Vec<_> = (0..clients)
+        .map(|c| {
+            let (base, texts, batches) = (base.to_string(), texts.clone(), batches.clone());
+            std::thread::spawn(move || -> anyhow::Result<()> {
+                let agent = ureq::AgentBuilder::new().build();
+                for &(a, b) in batches.iter().skip(c).step_by(clients) {
+                    let body = json!({"memories": texts[a..b].iter().map(|t| json!({"content": t})).collect::<Vec<_>>()});
+                    agent
+                        .post(&format!("{base}/memories/batch"))
+                        .set("Content-Type", "application/json")
+                        .send_string(&body.to_string())
+                        .with_context(|| format!("storing memories {a}..{b}"))?;
+                }
+                Ok(())
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join()
+            .map_err(|_| anyhow::anyhow!("a fill client panicked"))??;
+    }
+    Ok(())
+}
+
+/// A query: three consecutive words of a stored text.
+pub(super) fn query(texts: &[String], r: u64) -> String {
+    let text = &texts[(r as usize) % texts.len()];
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let start = ((r >> 20) as usize) % words.len().saturating_sub(2).max(1);
+    words[start..(start + 3).min(words.len())].join(" ")
+}
+
+pub(super) fn xorshift(s: &mut u64) -> u64 {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    *s
+}
+
+pub(super) fn recall_once(agent: &ureq::Agent, base: &str, q: &str) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    agent
+        .post(&format!("{base}/recall"))
+        .set("Content-Type", "application/json")
+        .send_string(&json!({"query": q, "dry": true, "limit": 10}).to_string())
+        .context("recall")?
+        .into_string()?;
+    Ok(started.elapsed())
+}
+
+/// Recall latencies of a load: every client's, sorted.
+pub(super) struct Load {
+    pub times: Vec<Duration>,
+    pub seconds: f64,
+    pub errors: usize,
+}
+
+impl Load {
+    pub(super) fn p(&self, q: f64) -> f64 {
+        percentile(&self.times, q).as_secs_f64() * 1e3
+    }
+
+    pub(super) fn rows(&self, t: &mut Table, label: &str, clients: usize) {
+        let how = format!("{clients} clients, dry recall, limit 10");
+        t.row(
+            &format!("{label}: throughput"),
+            format!("{:.0}", self.times.len() as f64 / self.seconds),
+            "recalls/s",
+            &how,
+        );
+        for (name, q) in [("p50", 0.5), ("p95", 0.95), ("p99", 0.99)] {
+            t.row(
+                &format!("{label}: {name}"),
+                format!("{:.1}", self.p(q)),
+                "ms",
+                &how,
+            );
+        }
+        if self.errors > 0 {
+            t.row(
+                &format!("{label}: errors"),
+                self.errors.to_string(),
+                "",
+                &how,
+            );
+        }
+    }
+}
+
+/// `clients` threads recalling for `seconds`; `salt` varies the queries.
+pub(super) fn recall_load(
+    base: &str,
+    texts: &Arc<Vec<String>>,
+    clients: usize,
+    seconds: u64,
+    salt: u64,
+) -> anyhow::Result<Load> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let timer = stop.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(seconds));
+        timer.store(true, Ordering::SeqCst);
+    });
+    recall_until(base, texts, clients, salt, &stop)
+}
+
+/// `clients` threads recalling until `stop` is set.
+pub(super) fn recall_until(
+    base: &str,
+    texts: &Arc<Vec<String>>,
+    clients: usize,
+    salt: u64,
+    stop: &Arc<AtomicBool>,
+) -> anyhow::Result<Load> {
+    let started = Instant::now();
+    let workers: Vec<_> = (0..clients)
+        .map(|c| {
+            let (base, texts, stop) = (base.to_string(), texts.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let agent = ureq::AgentBuilder::new().build();
+                let mut s = 0x9E37_79B9_7F4A_7C15u64 ^ ((c as u64 + 1) * 7919 + salt);
+                let (mut times, mut errors) = (Vec::new(), 0);
+                while !stop.load(Ordering::SeqCst) {
+                    let q = query(&texts, xorshift(&mut s));
+                    match recall_once(&agent, &base, &q) {
+                        Ok(d) => times.push(d),
+                        Err(_) => errors += 1,
+                    }
+                }
+                (times, errors)
+            })
+        })
+        .collect();
+    let mut load = Load {
+        times: Vec::new(),
+        seconds: 0.0,
+        errors: 0,
+    };
+    for w in workers {
+        let (times, errors) = w
+            .join()
+            .map_err(|_| anyhow::anyhow!("a recall client panicked"))?;
+        load.times.extend(times);
+        load.errors += errors;
+    }
+    load.seconds = started.elapsed().as_secs_f64();
+    load.times.sort();
+    Ok(load)
+}
+
+/// One recall (a graph build starts on the first search of a large
+/// partition), then `/health` until no build runs and, for a partition
+/// large enough, a graph serves. Returns the time taken.
+fn ann_ready(base: &str, texts: &Arc<Vec<String>>) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    let agent = ureq::AgentBuilder::new().build();
+    recall_once(&agent, base, &query(texts, 1))?;
+    let deadline = started + Duration::from_secs(1800);
+    loop {
+        let health: Value = agent.get(&format!("{base}/health")).call()?.into_json()?;
+        let ann = &health["ann"];
+        let large = texts.len() >= mnemo_host::storage::ANN_MIN_ROWS;
+        let built = ann["graphs"].as_u64().unwrap_or(0) > 0;
+        if ann["building"].as_u64() == Some(0) && (built || !large || ann["enabled"] == false) {
+            return Ok(started.elapsed());
+        }
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "the HNSW graph was not built in 30 minutes"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A `mnemo serve` child on 127.0.0.1.
+pub(super) struct Server {
+    child: Child,
+    pub base: String,
+}
+
+impl Server {
+    pub(super) fn start(db: &Path, dir: &Path, env: &[(String, String)]) -> anyhow::Result<Self> {
+        use std::io::{BufRead, BufReader};
+        let exe = std::env::current_exe()?;
+        let mut cmd = Command::new(exe);
+        cmd.arg("--db")
+            .arg(db)
+            .args(["serve", "--port", "0"])
+            .env("MNEMO_DATA_DIR", dir)
+            .env("MNEMO_LOG", "warn")
+            .env_remove("MNEMO_API_KEY")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().context("starting mnemo serve")?;
+        let stderr = child.stderr.take().context("no stderr")?;
+        let mut lines = BufReader::new(stderr).lines();
+        let base = loop {
+            let Some(line) = lines.next() else {
+                let _ = child.wait();
+                anyhow::bail!("mnemo serve exited before listening");
+            };
+            let line = line?;
+            if let Some(rest) = line.strip_prefix("mnemo listening on ") {
+                break rest
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or_default()
+                    .to_string();
+            }
+        };
+        std::thread::spawn(move || lines.for_each(drop));
+        Ok(Self { child, base })
+    }
+
+    /// (VmRSS, VmHWM) in MB.
+    pub(super) fn rss_mb(&self) -> (f64, f64) {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
+                .map_or(0.0, |kb| kb / 1024.0)
+        };
+        (field("VmRSS:"), field("VmHWM:"))
+    }
+
+    pub(super) fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
