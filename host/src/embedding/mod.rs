@@ -62,6 +62,18 @@ impl Embeddings {
         }
     }
 
+    /// Puts vectors computed elsewhere (on a reader, before a write) into
+    /// the cache, so the write finds them instead of calling the provider.
+    pub fn prime(&self, texts: &[String], vectors: Vec<Vec<f32>>) {
+        let mut cache = self.cache.borrow_mut();
+        if cache.len() + texts.len() > QUERY_CACHE_ENTRIES {
+            cache.clear();
+        }
+        for (t, v) in texts.iter().zip(vectors) {
+            cache.insert(t.clone(), v);
+        }
+    }
+
     /// Batch embedding for background work: no cache.
     pub fn embed_batch(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
         let started = std::time::Instant::now();

@@ -190,6 +190,23 @@ impl Engines {
         on(&self.readers, f).await
     }
 
+    /// The vectors of the texts a write is about to store, computed on a
+    /// reader (in parallel with the writer) and primed into the writer's
+    /// cache by [`Primed::prime`]. `None` when the provider fails: the
+    /// write then embeds by itself and reports the failure as usual.
+    pub(super) async fn embed_ahead(&self, texts: Vec<String>) -> Primed {
+        let texts: Vec<String> = texts.iter().map(|t| t.trim().to_string()).collect();
+        let vectors = self
+            .read(move |m| {
+                let v = m.ports().embeddings.embed_batch(&texts);
+                v.ok().map(|v| (texts, v))
+            })
+            .await
+            .ok()
+            .flatten();
+        Primed(vectors)
+    }
+
     /// Queues `job` on the writer without waiting (work after a reply).
     pub(super) fn later(&self, job: Job) -> bool {
         self.writer.send(job).is_ok()
@@ -215,6 +232,18 @@ impl Engines {
         };
         if !self.planned(distil, done) {
             tracing::warn!("the engine stopped before consolidating the open sessions");
+        }
+    }
+}
+
+/// Vectors computed ahead of a write (see [`Engines::embed_ahead`]).
+pub(super) struct Primed(Option<(Vec<String>, Vec<Vec<f32>>)>);
+
+impl Primed {
+    /// Hands the vectors to the writer's embedding cache.
+    pub(super) fn prime(self, m: &Mnemo) {
+        if let Some((texts, vectors)) = self.0 {
+            m.ports().embeddings.prime(&texts, vectors);
         }
     }
 }

@@ -54,12 +54,27 @@ pub fn open_connection(path: &Path) -> anyhow::Result<Connection> {
     let mut conn =
         Connection::open(path).with_context(|| format!("opening database {}", path.display()))?;
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    tune(&conn)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "OFF")?;
     register_functions(&conn)?;
     migrations::migrate(&mut conn).with_context(|| format!("migrating {}", path.display()))?;
     Ok(conn)
+}
+
+/// Bytes of the database file each connection maps into memory: reads
+/// then come from the OS page cache without a copy per page (a vector scan
+/// or an FTS query touches many pages). Address space, not RSS.
+const MMAP_BYTES: i64 = 1 << 30;
+/// Pages each connection keeps decoded (negative: KiB), 32 MiB.
+const CACHE_KIB: i64 = 32 * 1024;
+
+/// Per-connection tuning shared by the writer and the readers.
+pub(crate) fn tune(conn: &Connection) -> anyhow::Result<()> {
+    conn.pragma_update(None, "mmap_size", MMAP_BYTES)?;
+    conn.pragma_update(None, "cache_size", -CACHE_KIB)?;
+    Ok(())
 }
 
 /// SQL functions the schema's triggers call. `mnemo_index_text` is the

@@ -65,6 +65,7 @@ impl SqliteStore {
         let conn = Connection::open(&self.path)
             .with_context(|| format!("opening a reader on {}", self.path.display()))?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        super::tune(&conn)?;
         conn.pragma_update(None, "query_only", true)?;
         super::register_functions(&conn)?;
         Ok(SqliteStore {

@@ -23,7 +23,14 @@ pub(in crate::server) async fn create_memory(
 ) -> ApiResult {
     let mut req: RememberRequest = parse(&body)?;
     req.namespace = namespace(&headers, &req.namespace);
-    let out = s.engine.run(move |m| m.remember(req)).await??;
+    let primed = s.engine.embed_ahead(vec![req.content.clone()]).await;
+    let out = s
+        .engine
+        .run(move |m| {
+            primed.prime(m);
+            m.remember(req)
+        })
+        .await??;
     let status = if out.created {
         StatusCode::CREATED
     } else {
@@ -228,9 +235,12 @@ pub(in crate::server) async fn create_batch(
     for req in &mut batch.memories {
         req.namespace = namespace(&headers, &req.namespace);
     }
+    let texts = batch.memories.iter().map(|r| r.content.clone()).collect();
+    let primed = s.engine.embed_ahead(texts).await;
     let outcomes = s
         .engine
         .run(move |m| {
+            primed.prime(m);
             m.atomically(|m| -> Result<Vec<RememberOutcome>, ApiError> {
                 let mut out = Vec::with_capacity(batch.memories.len());
                 for (i, req) in batch.memories.into_iter().enumerate() {
