@@ -9,6 +9,10 @@
 //! `stale`); when `fresh` grows past a share of the graph, a new snapshot is
 //! built and swapped in. Deleted and filtered-out rows are removed by the SQL
 //! filter the caller applies to the candidates.
+//!
+//! Shared by every connection of the process (`sqlite.rs`), kept exact
+//! across threads and restarts by the change log (`ann_store.rs`), and
+//! saved next to the database after each build (`ann_file.rs`).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::mpsc;
@@ -26,7 +30,7 @@ pub const ANN_REBUILD_SHARE: f32 = 0.10;
 pub const ANN_REBUILD_MIN: usize = 2_000;
 
 /// A unit vector; distance is `1 − cosine`.
-#[derive(Clone)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub struct Unit(pub Vec<f32>);
 
 impl instant_distance::Point for Unit {
@@ -54,8 +58,8 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
     acc.iter().sum::<f32>() + tail
 }
 
-type Key = (Target, String);
-type Graph = HnswMap<Unit, i64>;
+pub(super) type Key = (Target, String);
+pub(super) type Graph = HnswMap<Unit, i64>;
 
 struct Built {
     graph: Graph,
@@ -66,11 +70,11 @@ struct Built {
 #[derive(Default)]
 struct Partition {
     built: Option<Built>,
-    /// A build in progress and the write generation of its snapshot.
-    pending: Option<(mpsc::Receiver<Built>, u64)>,
-    /// Vectors written since the snapshot of `built`, with their write
-    /// generation.
-    fresh: HashMap<i64, (Vec<f32>, u64)>,
+    /// A build in progress and the change sequence number of its snapshot.
+    pending: Option<(mpsc::Receiver<Built>, i64)>,
+    /// Vectors written since the snapshot of `built`, with their change
+    /// sequence number (`vector_changes.seq`).
+    fresh: HashMap<i64, (Vec<f32>, i64)>,
     /// Points of the graph whose vector was replaced or removed since.
     stale: HashSet<i64>,
 }
@@ -78,11 +82,19 @@ struct Partition {
 impl Partition {
     /// A finished build replaces the graph; what was written after its
     /// snapshot stays fresh (and stale in the new graph).
-    fn install(&mut self, built: Built, snapshot_gen: u64) {
+    fn install(&mut self, built: Built, snapshot_seq: i64) {
         self.built = Some(built);
-        self.fresh.retain(|_, (_, g)| *g > snapshot_gen);
+        self.fresh.retain(|_, (_, s)| *s > snapshot_seq);
         self.stale = self.fresh.keys().copied().collect();
     }
+}
+
+/// Where graphs are saved, and the embedder they belong to.
+#[derive(Clone)]
+pub(super) struct Persist {
+    pub dir: std::path::PathBuf,
+    pub model: String,
+    pub dimension: u32,
 }
 
 /// The graphs of every partition, and when to use them.
@@ -90,8 +102,11 @@ pub struct AnnIndex {
     /// Smallest partition worth a graph; `None` disables the index.
     min_rows: Option<usize>,
     parts: HashMap<Key, Partition>,
-    /// Counts writes, so a build knows what came after its snapshot.
-    generation: u64,
+    /// Saved next to the database after each build, when set.
+    persist: Option<Persist>,
+    /// Graphs installed since the store last looked, with their snapshot's
+    /// sequence number: the store replays the changes after it.
+    installed: Vec<(Key, i64)>,
 }
 
 /// The index at a glance (`/health`).
@@ -121,8 +136,35 @@ impl AnnIndex {
         Self {
             min_rows,
             parts: HashMap::new(),
-            generation: 0,
+            persist: None,
+            installed: Vec::new(),
         }
+    }
+
+    /// Saves each graph built from now on (and is where they are loaded from).
+    pub(super) fn persist_to(&mut self, persist: Option<Persist>) {
+        self.persist = persist;
+    }
+
+    /// A graph loaded from disk, built from the snapshot at `seq`.
+    pub(super) fn install_loaded(&mut self, key: Key, graph: Graph, points: usize, seq: i64) {
+        let built = Built {
+            graph,
+            points,
+            build_ms: 0,
+        };
+        self.parts
+            .entry(key.clone())
+            .or_default()
+            .install(built, seq);
+        self.installed.push((key, seq));
+    }
+
+    /// Graphs installed since the last call, with their snapshot's sequence
+    /// number.
+    pub(super) fn take_installed(&mut self) -> Vec<(Key, i64)> {
+        self.collect();
+        std::mem::take(&mut self.installed)
     }
 
     pub fn enabled(&self) -> bool {
@@ -132,22 +174,26 @@ impl AnnIndex {
     /// Forget everything (the vectors were reset).
     pub fn clear(&mut self) {
         self.parts.clear();
+        self.installed.clear();
     }
 
-    /// A vector was written (inserted or replaced) for `rowid`.
-    pub fn put(&mut self, target: Target, namespace: &str, rowid: i64, v: &[f32]) {
-        self.generation += 1;
+    /// Forget one partition's graph (it is rebuilt on demand).
+    pub(super) fn forget(&mut self, key: &Key) {
+        self.parts.remove(key);
+    }
+
+    /// A vector was written (inserted or replaced) for `rowid`, as change `seq`.
+    pub fn put(&mut self, target: Target, namespace: &str, rowid: i64, v: &[f32], seq: i64) {
         if let Some(p) = self.parts.get_mut(&(target, namespace.to_string())) {
             if p.built.is_some() {
                 p.stale.insert(rowid);
             }
-            p.fresh.insert(rowid, (v.to_vec(), self.generation));
+            p.fresh.insert(rowid, (v.to_vec(), seq));
         }
     }
 
     /// `rowid`'s vector was deleted: the graph must not return it.
     pub fn remove(&mut self, target: Target, namespace: &str, rowid: i64) {
-        self.generation += 1;
         if let Some(p) = self.parts.get_mut(&(target, namespace.to_string())) {
             p.stale.insert(rowid);
             p.fresh.remove(&rowid);
@@ -156,14 +202,15 @@ impl AnnIndex {
 
     /// Swaps in finished builds.
     fn collect(&mut self) {
-        for p in self.parts.values_mut() {
+        for (key, p) in self.parts.iter_mut() {
             let done = p
                 .pending
                 .as_ref()
-                .and_then(|(rx, g)| rx.try_recv().ok().map(|b| (b, *g)));
-            if let Some((built, snapshot_gen)) = done {
+                .and_then(|(rx, s)| rx.try_recv().ok().map(|b| (b, *s)));
+            if let Some((built, snapshot_seq)) = done {
                 p.pending = None;
-                p.install(built, snapshot_gen);
+                p.install(built, snapshot_seq);
+                self.installed.push((key.clone(), snapshot_seq));
             }
         }
     }
@@ -187,22 +234,26 @@ impl AnnIndex {
         }
     }
 
-    /// Starts a background build of `key` from `snapshot` (rowid, vector)
-    /// when it needs one. `rows` is the partition's size.
+    /// Starts a background build of `key` from `snapshot` — (rowid,
+    /// vector) and the last change sequence number it includes — when it
+    /// needs one. `rows` is the partition's size. The graph is saved when
+    /// persistence is on.
     pub fn maybe_build(
         &mut self,
         target: Target,
         namespace: &str,
         rows: usize,
-        snapshot: impl FnOnce() -> anyhow::Result<Vec<(i64, Vec<f32>)>>,
+        snapshot: impl FnOnce() -> anyhow::Result<(Vec<(i64, Vec<f32>)>, i64)>,
     ) -> anyhow::Result<()> {
         self.collect();
         let key = (target, namespace.to_string());
         if !self.needs_build(self.parts.get(&key), rows) {
             return Ok(());
         }
-        let rows = snapshot()?;
+        let (rows, seq) = snapshot()?;
         let (tx, rx) = mpsc::channel();
+        let persist = self.persist.clone();
+        let file_key = key.clone();
         std::thread::Builder::new()
             .name("mnemo-hnsw".into())
             .spawn(move || {
@@ -215,14 +266,18 @@ impl AnnIndex {
                     .ef_construction(ANN_EF_CONSTRUCTION)
                     .seed(42)
                     .build(vectors, ids);
+                if let Some(persist) = &persist
+                    && let Err(e) = super::ann_file::save(persist, &file_key, seq, &graph, points)
+                {
+                    tracing::warn!(error = %format!("{e:#}"), "the HNSW graph was not saved; it is rebuilt after a restart");
+                }
                 let _ = tx.send(Built {
                     graph,
                     points,
                     build_ms: started.elapsed().as_millis(),
                 });
             })?;
-        let generation = self.generation;
-        self.parts.entry(key).or_default().pending = Some((rx, generation));
+        self.parts.entry(key).or_default().pending = Some((rx, seq));
         Ok(())
     }
 
@@ -269,11 +324,12 @@ impl AnnIndex {
     /// Waits for running builds (benchmarks); returns (points, build ms) of
     /// every graph.
     pub fn wait(&mut self) -> Vec<(usize, u128)> {
-        for p in self.parts.values_mut() {
-            if let Some((rx, snapshot_gen)) = p.pending.take()
+        for (key, p) in self.parts.iter_mut() {
+            if let Some((rx, snapshot_seq)) = p.pending.take()
                 && let Ok(built) = rx.recv()
             {
-                p.install(built, snapshot_gen);
+                p.install(built, snapshot_seq);
+                self.installed.push((key.clone(), snapshot_seq));
             }
         }
         self.parts
@@ -308,7 +364,7 @@ mod tests {
         let mut ann = AnnIndex::new(Some(100));
         let rows: Vec<(i64, Vec<f32>)> = (0..500).map(|i| (i, unit(i as u64, 32))).collect();
         let snapshot = rows.clone();
-        ann.maybe_build(Target::Memories, "default", 500, move || Ok(snapshot))
+        ann.maybe_build(Target::Memories, "default", 500, move || Ok((snapshot, 0)))
             .unwrap();
         assert_eq!(ann.wait().len(), 1);
         // Recall@10 of the graph against brute force.
@@ -328,7 +384,7 @@ mod tests {
         assert!(found >= 190, "recall@10 {found}/200");
         // A written vector is found at once, and its old point is ignored.
         let v = unit(77_777, 32);
-        ann.put(Target::Memories, "default", 3, &v);
+        ann.put(Target::Memories, "default", 3, &v, 1);
         let Answer::Approximate(got) = ann.search(Target::Memories, "default", &v, 3) else {
             panic!("a graph exists");
         };

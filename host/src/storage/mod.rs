@@ -3,6 +3,8 @@
 //! import delegates here. Blocking: call it from a dedicated thread.
 
 pub mod ann;
+mod ann_file;
+mod ann_store;
 mod dialogue;
 mod export;
 mod filter;

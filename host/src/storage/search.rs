@@ -186,7 +186,8 @@ impl SqliteStore {
             &format!("INSERT INTO vec_{t}(rowid, namespace, embedding) VALUES (?1, ?2, ?3)"),
             params![rowid, ns, rows::vector_blob(v)],
         ))?;
-        self.ann().put(target, &ns, rowid, v);
+        let seq = self.record_vector_change(target, &ns, rowid)?;
+        self.ann().put(target, &ns, rowid, v, seq);
         if let Some((_, writes)) = self.partition_rows().get_mut(&(target, ns)) {
             *writes += 1;
         }
@@ -217,6 +218,7 @@ impl SqliteStore {
         sql(self
             .conn
             .execute(&format!("DELETE FROM vec_{t} WHERE rowid = ?1"), [rowid]))?;
+        self.record_vector_change(target, &ns, rowid)?;
         self.ann().remove(target, &ns, rowid);
         Ok(())
     }
@@ -243,13 +245,14 @@ impl SqliteStore {
         Ok(self.vectors_on())
     }
 
-    /// Rows in a vector partition, recounted every `RECOUNT_EVERY` writes.
+    /// Rows in a vector partition: as last counted plus the vector writes
+    /// since (mostly inserts), recounted every `RECOUNT_EVERY` writes.
     pub(super) fn partition_size(&self, target: Target, ns: &str) -> R<usize> {
         let key = (target, ns.to_string());
         if let Some((rows, writes)) = self.partition_rows().get(&key)
             && *writes < RECOUNT_EVERY
         {
-            return Ok(*rows);
+            return Ok(rows + writes);
         }
         let t = table(target);
         let rows: i64 = sql(self.conn.query_row(
@@ -289,12 +292,15 @@ impl SqliteStore {
         })
     }
 
-    /// Every (rowid, vector) of a partition: the snapshot a graph is built from.
+    /// Every (rowid, vector) of a partition and the last vector change
+    /// included (one snapshot: the caller's transaction): what a graph is
+    /// built from.
     pub(super) fn partition_vectors(
         &self,
         target: Target,
         ns: &str,
-    ) -> anyhow::Result<Vec<(i64, Vec<f32>)>> {
+    ) -> anyhow::Result<(Vec<(i64, Vec<f32>)>, i64)> {
+        let seq = self.last_vector_change()?;
         let t = table(target);
         let mut stmt = self.conn.prepare(&format!(
             "SELECT rowid, embedding FROM vec_{t} WHERE namespace = ?1"
@@ -305,7 +311,7 @@ impl SqliteStore {
                 rows::blob_vector(&r.get::<_, Vec<u8>>(1)?),
             ))
         })?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        Ok((rows.collect::<rusqlite::Result<Vec<_>>>()?, seq))
     }
 
     /// Graph candidates for one partition, filtered and mapped to ids; `None`
@@ -322,6 +328,7 @@ impl SqliteStore {
         if !self.ann().enabled() {
             return Ok(None);
         }
+        self.ann_sync();
         let answer = self.ann().search(target, ns, v, k as usize);
         let candidates = match answer {
             Answer::Approximate(c) => c,

@@ -120,18 +120,27 @@ impl SqliteStore {
 
     /// Waits for graph builds in progress; (points, build ms) per graph.
     pub fn ann_wait(&self) -> Vec<(usize, u128)> {
-        self.ann().wait()
+        let built = self.ann().wait();
+        self.ann_sync();
+        built
     }
 
     /// The HNSW index at a glance.
     pub fn ann_status(&self) -> super::ann::AnnStatus {
+        self.ann_sync();
         self.ann().status()
     }
 
     /// Checks (or sets, on first use) the embedding lock for this embedder.
+    /// With vectors on, the saved HNSW graphs of this embedder are loaded.
     pub fn lock_embedder(&self, model: &str, dimension: u32) -> anyhow::Result<VectorState> {
         let state = vectors::ensure(&self.conn, model, dimension)?;
         self.set_vector_state(state.clone());
+        if state.enabled()
+            && let Err(e) = self.load_graphs(model, dimension)
+        {
+            tracing::warn!(error = %format!("{e:#}"), "saved HNSW graphs not loaded; rebuilt on demand");
+        }
         Ok(state)
     }
 
@@ -139,6 +148,8 @@ impl SqliteStore {
     pub fn reset_vectors(&self, model: &str, dimension: u32) -> anyhow::Result<()> {
         vectors::reset(&self.conn, model, dimension)?;
         self.ann().clear();
+        self.drop_graphs()?;
+        self.load_graphs(model, dimension)?;
         self.set_vector_state(VectorState::Enabled {
             model: model.into(),
             dimension,

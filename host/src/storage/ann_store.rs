@@ -1,0 +1,141 @@
+//! The HNSW index kept in step with the vector tables across threads and
+//! restarts.
+//!
+//! Every vector write or delete appends to `vector_changes` (in the same
+//! transaction), numbered by `seq`. A graph is built from a snapshot that
+//! records the last `seq` it saw; when a graph is installed — built in the
+//! background, or loaded from disk at start (`ann_file.rs`) — the store
+//! replays the changes after that number: a vector written since becomes
+//! fresh (searched exactly), a point replaced or removed becomes stale. So
+//! a write by the writer while a reader was taking the snapshot, or before
+//! a kill -9, is never missing from the index.
+
+use mnemo_core::model::Target;
+use rusqlite::{OptionalExtension, params};
+
+use super::SqliteStore;
+use super::ann::{Key, Persist};
+use super::ann_file;
+use super::filter::table;
+use super::rows;
+use super::sqlite::{R, sql};
+
+pub(super) fn target_name(t: Target) -> &'static str {
+    match t {
+        Target::Memories => "memories",
+        Target::Episodes => "episodes",
+    }
+}
+
+impl SqliteStore {
+    /// Logs a vector write (or delete) of `rowid`; returns its number.
+    pub(super) fn record_vector_change(&self, target: Target, ns: &str, rowid: i64) -> R<i64> {
+        let mut stmt = sql(self.conn.prepare_cached(
+            "INSERT INTO vector_changes(target, namespace, row) VALUES (?1, ?2, ?3)",
+        ))?;
+        sql(stmt.execute(params![target_name(target), ns, rowid]))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// The last change number this connection sees.
+    pub(super) fn last_vector_change(&self) -> anyhow::Result<i64> {
+        Ok(self.conn.query_row(
+            "SELECT COALESCE(MAX(seq), 0) FROM vector_changes",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// Replays, for every graph installed since the last look, the changes
+    /// after its snapshot. Call before using the index.
+    pub(super) fn ann_sync(&self) {
+        let installed = self.ann().take_installed();
+        for (key, seq) in installed {
+            if let Err(e) = self.catch_up(&key, seq) {
+                tracing::warn!(error = %format!("{e:#}"), "replaying vector changes into the HNSW graph failed; its partition is searched exactly");
+                self.ann().forget(&key);
+            }
+        }
+    }
+
+    fn catch_up(&self, key: &Key, since: i64) -> anyhow::Result<()> {
+        let (target, ns) = (key.0, key.1.as_str());
+        let t = table(target);
+        let mut changes = self.conn.prepare_cached(
+            "SELECT seq, row FROM vector_changes WHERE target = ?1 AND namespace = ?2 AND seq > ?3 ORDER BY seq",
+        )?;
+        let changes: Vec<(i64, i64)> = changes
+            .query_map(params![target_name(target), ns, since], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut vector = self
+            .conn
+            .prepare_cached(&format!("SELECT embedding FROM vec_{t} WHERE rowid = ?1"))?;
+        for (seq, row) in changes {
+            let blob: Option<Vec<u8>> = vector.query_row([row], |r| r.get(0)).optional()?;
+            match blob {
+                Some(b) => self.ann().put(target, ns, row, &rows::blob_vector(&b), seq),
+                None => self.ann().remove(target, ns, row),
+            }
+        }
+        Ok(())
+    }
+
+    /// At start (the writer, once the embedder is locked): loads the saved
+    /// graphs of this embedder, replays what came after them, and drops the
+    /// changes no graph needs any more.
+    pub(super) fn load_graphs(&self, model: &str, dimension: u32) -> anyhow::Result<()> {
+        let Some(dir) = ann_file::dir_of(&self.path) else {
+            return Ok(());
+        };
+        if !self.ann().enabled() {
+            return Ok(());
+        }
+        let persist = Persist {
+            dir,
+            model: model.into(),
+            dimension,
+        };
+        let loaded = ann_file::load_all(&persist);
+        self.ann().persist_to(Some(persist));
+        let mut keep = Vec::new();
+        for l in loaded {
+            keep.push((l.key.clone(), l.seq));
+            self.ann().install_loaded(l.key, l.graph, l.points, l.seq);
+        }
+        self.ann_sync();
+        // Changes at or before every loaded graph's snapshot, and those of
+        // partitions without a graph (a future build snapshots them), are
+        // no longer needed.
+        let tx = self.conn.unchecked_transaction()?;
+        tx.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS kept_graphs(target TEXT, namespace TEXT, seq INTEGER)",
+            [],
+        )?;
+        tx.execute("DELETE FROM kept_graphs", [])?;
+        for (key, seq) in &keep {
+            tx.execute(
+                "INSERT INTO kept_graphs VALUES (?1, ?2, ?3)",
+                params![target_name(key.0), key.1, seq],
+            )?;
+        }
+        tx.execute(
+            "DELETE FROM vector_changes WHERE NOT EXISTS (SELECT 1 FROM kept_graphs k \
+             WHERE k.target = vector_changes.target AND k.namespace = vector_changes.namespace \
+             AND vector_changes.seq > k.seq)",
+            [],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Forgets the saved graphs and the change log (the vectors were reset).
+    pub(super) fn drop_graphs(&self) -> anyhow::Result<()> {
+        if let Some(dir) = ann_file::dir_of(&self.path) {
+            ann_file::remove_all(&dir);
+        }
+        self.conn.execute("DELETE FROM vector_changes", [])?;
+        Ok(())
+    }
+}
