@@ -60,6 +60,8 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 
 pub(super) type Key = (Target, String);
 pub(super) type Graph = HnswMap<Unit, i64>;
+/// A partition's (rowid, vector) pairs and the last vector change they include.
+pub(super) type Snapshot = (Vec<(i64, Vec<f32>)>, i64);
 
 struct Built {
     graph: Graph,
@@ -243,7 +245,7 @@ impl AnnIndex {
         target: Target,
         namespace: &str,
         rows: usize,
-        snapshot: impl FnOnce() -> anyhow::Result<(Vec<(i64, Vec<f32>)>, i64)>,
+        snapshot: impl FnOnce() -> anyhow::Result<Snapshot>,
     ) -> anyhow::Result<()> {
         self.collect();
         let key = (target, namespace.to_string());

@@ -299,7 +299,7 @@ impl SqliteStore {
         &self,
         target: Target,
         ns: &str,
-    ) -> anyhow::Result<(Vec<(i64, Vec<f32>)>, i64)> {
+    ) -> anyhow::Result<super::ann::Snapshot> {
         let seq = self.last_vector_change()?;
         let t = table(target);
         let mut stmt = self.conn.prepare(&format!(
