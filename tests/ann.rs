@@ -147,14 +147,15 @@ fn the_saved_graph_is_used_after_a_kill_and_agrees_with_the_table() {
         "20 new and 5 edited vectors: {h}"
     );
 
-    // Every text finds its memory first, as the exact search does; a
+    // Every text finds the memory the exact search finds first (the graph
+    // is approximate further down, where its build's timing shows); a
     // deleted memory never appears, even for its own text.
     let mut queries: Vec<String> = later.clone();
     queries.extend(edited.iter().cloned());
     queries.extend(first[..60].iter().cloned());
     for q in &queries {
         let got = top_ids(&s, q);
-        assert_eq!(got, top_ids(&exact, q), "{q}");
+        assert_eq!(got[0], top_ids(&exact, q)[0], "{q}");
         assert!(got.iter().all(|id| !deleted.contains(id)), "{q}");
     }
     // Each edited memory is found by its new text (its fresh vector).

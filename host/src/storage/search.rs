@@ -187,6 +187,10 @@ impl SqliteStore {
             params![rowid, ns, rows::vector_blob(v)],
         ))?;
         let seq = self.record_vector_change(target, &ns, rowid)?;
+        sql(self.conn.execute(
+            "DELETE FROM vector_pending WHERE target = ?1 AND row = ?2",
+            params![super::ann_store::target_name(target), rowid],
+        ))?;
         self.ann().put(target, &ns, rowid, v, seq);
         if let Some((_, writes)) = self.partition_rows().get_mut(&(target, ns)) {
             *writes += 1;
@@ -219,6 +223,14 @@ impl SqliteStore {
             .conn
             .execute(&format!("DELETE FROM vec_{t} WHERE rowid = ?1"), [rowid]))?;
         self.record_vector_change(target, &ns, rowid)?;
+        // An active row without its vector waits for a new one.
+        sql(self.conn.execute(
+            &format!(
+                "INSERT OR IGNORE INTO vector_pending SELECT ?1, rowid FROM {t} \
+                 WHERE rowid = ?2 AND valid_until IS NULL"
+            ),
+            params![super::ann_store::target_name(target), rowid],
+        ))?;
         self.ann().remove(target, &ns, rowid);
         Ok(())
     }

@@ -8,7 +8,7 @@ use mnemo_core::CoreResult;
 use mnemo_core::model::*;
 use mnemo_core::ports::Storage;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, params};
 
 use super::ann::AnnIndex;
 use super::filter::table;
@@ -165,7 +165,8 @@ impl SqliteStore {
         &self.conn
     }
 
-    /// Active rows of `target` that have no vector yet, oldest first.
+    /// Active rows of `target` that have no vector yet, oldest first (from
+    /// the waiting list: no scan of the store).
     pub fn missing_vectors(
         &self,
         target: Target,
@@ -176,10 +177,12 @@ impl SqliteStore {
         }
         let t = table(target);
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT id, content FROM {t} WHERE valid_until IS NULL \
-             AND rowid NOT IN (SELECT rowid FROM vec_{t}) ORDER BY rowid LIMIT ?1"
+            "SELECT x.id, x.content FROM vector_pending p JOIN {t} x ON x.rowid = p.row \
+             WHERE p.target = ?2 AND x.valid_until IS NULL ORDER BY p.row LIMIT ?1"
         ))?;
-        let rows = stmt.query_map([limit], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let rows = stmt.query_map(params![limit, super::ann_store::target_name(target)], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
@@ -193,16 +196,18 @@ impl SqliteStore {
     ) -> anyhow::Result<bool> {
         let t = table(target);
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT x.content FROM {t} x WHERE x.id = ?1 AND x.valid_until IS NULL \
-             AND NOT EXISTS (SELECT 1 FROM vec_{t} v WHERE v.rowid = x.rowid)"
+            "SELECT x.content FROM {t} x JOIN vector_pending p ON p.row = x.rowid AND p.target = ?2 \
+             WHERE x.id = ?1 AND x.valid_until IS NULL"
         ))?;
-        let now: Option<String> =
-            stmt.query_row([id], |r| r.get(0))
-                .map(Some)
-                .or_else(|e| match e {
-                    rusqlite::Error::QueryReturnedNoRows => Ok(None),
-                    e => Err(e),
-                })?;
+        let now: Option<String> = stmt
+            .query_row(params![id, super::ann_store::target_name(target)], |r| {
+                r.get(0)
+            })
+            .map(Some)
+            .or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                e => Err(e),
+            })?;
         Ok(now.as_deref() == Some(text))
     }
 

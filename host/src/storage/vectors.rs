@@ -41,6 +41,19 @@ fn create_tables(conn: &Connection, dimension: u32) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// Once after the migration that made the waiting list (which lists every
+/// active row): the rows that have a vector leave it.
+fn settle_pending(conn: &Connection) -> rusqlite::Result<()> {
+    if meta(conn, "vector_pending_unchecked")?.is_none() {
+        return Ok(());
+    }
+    conn.execute_batch(
+        "DELETE FROM vector_pending WHERE target = 'memories' AND row IN (SELECT rowid FROM vec_memories);
+         DELETE FROM vector_pending WHERE target = 'episodes' AND row IN (SELECT rowid FROM vec_episodes);
+         DELETE FROM metadata WHERE key = 'vector_pending_unchecked';",
+    )
+}
+
 /// Locks the database to `model`/`dimension` on first use, or checks the lock.
 pub fn ensure(conn: &Connection, model: &str, dimension: u32) -> rusqlite::Result<VectorState> {
     match (meta(conn, META_DIMENSION)?, meta(conn, META_MODEL)?) {
@@ -67,6 +80,7 @@ pub fn ensure(conn: &Connection, model: &str, dimension: u32) -> rusqlite::Resul
                 })
             } else {
                 create_tables(conn, dimension)?;
+                settle_pending(conn)?;
                 Ok(VectorState::Enabled {
                     model: model.into(),
                     dimension,
@@ -80,6 +94,13 @@ pub fn ensure(conn: &Connection, model: &str, dimension: u32) -> rusqlite::Resul
 pub fn reset(conn: &Connection, model: &str, dimension: u32) -> rusqlite::Result<()> {
     conn.execute_batch("DROP TABLE IF EXISTS vec_memories; DROP TABLE IF EXISTS vec_episodes;")?;
     create_tables(conn, dimension)?;
+    // Every active row waits for a vector again.
+    conn.execute_batch(
+        "DELETE FROM vector_pending;
+         INSERT INTO vector_pending SELECT 'memories', rowid FROM memories WHERE valid_until IS NULL;
+         INSERT INTO vector_pending SELECT 'episodes', rowid FROM episodes WHERE valid_until IS NULL;
+         DELETE FROM metadata WHERE key = 'vector_pending_unchecked';",
+    )?;
     conn.execute(
         "INSERT INTO metadata(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         params![META_DIMENSION, dimension.to_string()],
