@@ -5,9 +5,8 @@ mod hash;
 mod http;
 mod local;
 
-use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use mnemo_core::model::EmbedderInfo;
 use mnemo_core::ports::Embedder;
@@ -39,7 +38,8 @@ pub struct Embeddings {
     /// Shared by the writer, the readers and the embedding worker: one
     /// model in memory however many instances run.
     provider: Arc<dyn EmbeddingProvider>,
-    cache: RefCell<HashMap<String, Vec<f32>>>,
+    /// Behind a mutex only so the worker can lend it to a rayon pool.
+    cache: Mutex<HashMap<String, Vec<f32>>>,
     ledger: Ledger,
 }
 
@@ -47,7 +47,7 @@ impl Embeddings {
     pub fn new(provider: Box<dyn EmbeddingProvider>, ledger: Ledger) -> Self {
         Self {
             provider: Arc::from(provider),
-            cache: RefCell::new(HashMap::new()),
+            cache: Mutex::new(HashMap::new()),
             ledger,
         }
     }
@@ -57,7 +57,7 @@ impl Embeddings {
     pub fn share(&self) -> Self {
         Self {
             provider: Arc::clone(&self.provider),
-            cache: RefCell::new(HashMap::new()),
+            cache: Mutex::new(HashMap::new()),
             ledger: self.ledger.clone(),
         }
     }
@@ -65,7 +65,7 @@ impl Embeddings {
     /// Puts vectors computed elsewhere (on a reader, before a write) into
     /// the cache, so the write finds them instead of calling the provider.
     pub fn prime(&self, texts: &[String], vectors: Vec<Vec<f32>>) {
-        let mut cache = self.cache.borrow_mut();
+        let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
         if cache.len() + texts.len() > QUERY_CACHE_ENTRIES {
             cache.clear();
         }
@@ -107,9 +107,14 @@ impl Embedder for Embeddings {
 
     fn embed(&self, texts: &[String]) -> CoreResult<Vec<Vec<f32>>> {
         if let [one] = texts
-            && let Some(v) = self.cache.borrow().get(one)
+            && let Some(v) = self
+                .cache
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get(one)
+                .cloned()
         {
-            return Ok(vec![v.clone()]);
+            return Ok(vec![v]);
         }
         let out = self
             .embed_batch(texts)
@@ -122,7 +127,7 @@ impl Embedder for Embeddings {
             )));
         }
         if let ([one], [v]) = (texts, out.as_slice()) {
-            let mut cache = self.cache.borrow_mut();
+            let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
             if cache.len() >= QUERY_CACHE_ENTRIES {
                 cache.clear();
             }

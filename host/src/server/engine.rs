@@ -41,7 +41,10 @@ use super::error::ApiError;
 /// How often the embedding worker looks for rows without a vector.
 const BACKFILL_EVERY: Duration = Duration::from_millis(500);
 /// Rows per embedding batch (one short write to store them).
-const BACKFILL_BATCH: usize = 64;
+const BACKFILL_BATCH: usize = 32;
+/// Cores the background embedding may use: a local model otherwise takes
+/// every core for each batch and recalls wait behind it.
+const BACKFILL_THREADS: usize = 1;
 /// Seed 004 §6.4: the topic trees are rebuilt after a 5-second quiet window
 /// following writes (each write restarts it), and at start when none is cached.
 const TOPIC_DEBOUNCE: Duration = Duration::from_secs(5);
@@ -400,6 +403,12 @@ fn spawn_embedder(
     embeddings: Embeddings,
     writer: mpsc::Sender<Job>,
 ) -> anyhow::Result<()> {
+    // The local model's matrix products run on rayon: inside this pool
+    // they use `BACKFILL_THREADS` cores, leaving the rest to requests.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(BACKFILL_THREADS)
+        .thread_name(|_| "mnemo-embedder-math".into())
+        .build()?;
     std::thread::Builder::new()
         .name("mnemo-embedder".into())
         .spawn(move || {
@@ -414,7 +423,7 @@ fn spawn_embedder(
                             break;
                         }
                     };
-                    let embedded = match mnemo_host::backfill::embed(&embeddings, batch) {
+                    let embedded = match pool.install(|| mnemo_host::backfill::embed(&embeddings, batch)) {
                         Ok(e) => e,
                         Err(e) => {
                             tracing::warn!(error = %format!("{e:#}"), "embedding backfill failed; will retry");

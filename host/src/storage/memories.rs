@@ -38,19 +38,15 @@ impl SqliteStore {
         Ok(out)
     }
 
+    /// The active memory of `namespaces` with exactly this text (through the
+    /// hash index: never a scan of the namespace).
     pub fn find_exact(&self, namespaces: &[String], content: &str) -> R<Option<Memory>> {
         if namespaces.is_empty() {
             return Ok(None);
         }
         let mut params: Vec<Value> = vec![Value::Text(rows::content_hash(content))];
         params.extend(namespaces.iter().cloned().map(Value::Text));
-        let found = self.memories_where(
-            &format!(
-                "content_hash = ?1 AND valid_until IS NULL AND namespace IN ({}) ORDER BY created_at LIMIT 5",
-                in_list(namespaces.len())
-            ),
-            params,
-        )?;
+        let found = self.memories_where(&find_exact_clause(namespaces.len()), params)?;
         Ok(found.into_iter().find(|m| m.content == content))
     }
 
@@ -168,5 +164,47 @@ impl SqliteStore {
             )));
         }
         Ok(())
+    }
+}
+
+/// `find_exact`'s filter. `+created_at`: ordering by the bare column lets
+/// SQLite pick the (namespace, created_at) index and walk the whole
+/// namespace to avoid a sort of at most a handful of rows.
+fn find_exact_clause(namespaces: usize) -> String {
+    format!(
+        "content_hash = ?1 AND valid_until IS NULL AND namespace IN ({}) ORDER BY +created_at LIMIT 5",
+        in_list(namespaces)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn the_exact_text_is_found_through_the_hash_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("m.db")).unwrap();
+        for n in [1, 3] {
+            let plan: Vec<String> = store
+                .conn
+                .prepare(&format!(
+                    "EXPLAIN QUERY PLAN SELECT id FROM memories WHERE {}",
+                    find_exact_clause(n)
+                ))
+                .unwrap()
+                .query_map(
+                    rusqlite::params_from_iter((0..=n).map(|i| i.to_string())),
+                    |r| r.get::<_, String>(3),
+                )
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert!(
+                plan.iter().any(|p| p.contains("idx_memories_hash")),
+                "{plan:?}"
+            );
+        }
     }
 }
