@@ -479,28 +479,40 @@ pub(super) fn recall_until(
     Ok(load)
 }
 
-/// One recall (a graph build starts on the first search of a large
-/// partition), then `/health` until no build runs and, for a partition
-/// large enough, a graph serves. Returns the time taken.
+/// Recalls until the HNSW index is settled: no build running, and a graph
+/// for a large partition whose fresh (exactly scanned) vectors are too few
+/// to start a rebuild. A build starts on the first search of a partition
+/// that needs one. Returns the time taken.
 fn ann_ready(base: &str, texts: &Arc<Vec<String>>) -> anyhow::Result<Duration> {
     let started = Instant::now();
     let agent = ureq::AgentBuilder::new().build();
-    recall_once(&agent, base, &query(texts, 1))?;
     let deadline = started + Duration::from_secs(1800);
-    loop {
-        let health: Value = agent.get(&format!("{base}/health")).call()?.into_json()?;
-        let ann = &health["ann"];
-        let large = texts.len() >= mnemo_host::storage::ANN_MIN_ROWS;
-        let built = ann["graphs"].as_u64().unwrap_or(0) > 0;
-        if ann["building"].as_u64() == Some(0) && (built || !large || ann["enabled"] == false) {
-            return Ok(started.elapsed());
+    let large = texts.len() >= mnemo_host::storage::ANN_MIN_ROWS;
+    for round in 0.. {
+        recall_once(&agent, base, &query(texts, round))?;
+        let ann = loop {
+            let health: Value = agent.get(&format!("{base}/health")).call()?.into_json()?;
+            if health["ann"]["building"].as_u64() == Some(0) {
+                break health["ann"].clone();
+            }
+            anyhow::ensure!(
+                Instant::now() < deadline,
+                "the HNSW graph was not built in 30 minutes"
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        };
+        let points = ann["points"].as_u64().unwrap_or(0) as f64;
+        let fresh = ann["fresh"].as_u64().unwrap_or(0) as f64;
+        let settled = ann["enabled"] == false
+            || !large
+            || (points > 0.0
+                && fresh <= (points * mnemo_host::storage::ann::ANN_REBUILD_SHARE as f64)
+                    .max(mnemo_host::storage::ann::ANN_REBUILD_MIN as f64));
+        if settled {
+            break;
         }
-        anyhow::ensure!(
-            Instant::now() < deadline,
-            "the HNSW graph was not built in 30 minutes"
-        );
-        std::thread::sleep(Duration::from_millis(100));
     }
+    Ok(started.elapsed())
 }
 
 /// A `mnemo serve` child on 127.0.0.1.
