@@ -31,7 +31,31 @@ impl SqliteStore {
         let Some(query) = fts_match(&terms) else {
             return Ok(Vec::new());
         };
+        // First the best matches by BM25 alone (the FTS index, no join),
+        // among at most `FTS_SCAN_CAP` of them, newest first; then the
+        // filter on those. A common term matches tens of thousands of rows:
+        // ranking them all, and joining each to its table, is what made a
+        // recall slow at 100k. When the filter leaves too few (another
+        // namespace's rows lead), every match is filtered and ranked instead.
         let w = where_clause(target, "x", f);
+        let shortlist = limit.saturating_mul(FTS_SHORTLIST).max(FTS_SHORTLIST_MIN);
+        let mut params = vec![
+            Value::Text(query.clone()),
+            Value::Integer(FTS_SCAN_CAP),
+            Value::Integer(shortlist as i64),
+        ];
+        params.extend(w.params.iter().cloned());
+        params.push(Value::Integer(limit as i64));
+        let mut stmt = sql(self.conn.prepare_cached(&format!(
+            "SELECT x.id, f.s FROM (SELECT rowid, s FROM (SELECT rowid, -bm25({t}_fts, {weights}) AS s \
+             FROM {t}_fts WHERE {t}_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?2) ORDER BY s DESC LIMIT ?3) f \
+             JOIN {t} x ON x.rowid = f.rowid WHERE {} ORDER BY f.s DESC, x.id LIMIT ?",
+            w.clause
+        )))?;
+        let hits = scored_ids(&mut stmt, params)?;
+        if hits.len() as u32 >= limit || !self.fts_has_more(t, &query, shortlist)? {
+            return Ok(hits);
+        }
         let mut params = vec![Value::Text(query)];
         params.extend(w.params);
         params.push(Value::Integer(limit as i64));
@@ -40,13 +64,16 @@ impl SqliteStore {
              WHERE {t}_fts MATCH ? AND {} ORDER BY s DESC, x.id LIMIT ?",
             w.clause
         )))?;
-        let rows = sql(stmt.query_map(params_from_iter(params), |r| {
-            Ok(ScoredId {
-                id: r.get(0)?,
-                score: r.get::<_, f64>(1)? as f32,
-            })
-        }))?;
-        sql(rows.collect())
+        scored_ids(&mut stmt, params)
+    }
+
+    /// Whether `query` matches more than `n` rows of `t`'s index.
+    fn fts_has_more(&self, t: &str, query: &str, n: u32) -> R<bool> {
+        let mut stmt = sql(self.conn.prepare_cached(&format!(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM {t}_fts WHERE {t}_fts MATCH ?1 LIMIT ?2)"
+        )))?;
+        let found: i64 = sql(stmt.query_row(params![query, n + 1], |r| r.get(0)))?;
+        Ok(found > n as i64)
     }
 
     pub fn vector_search(
@@ -392,4 +419,15 @@ impl SqliteStore {
         }
         Ok(Some(hits))
     }
+}
+
+/// (id, score) rows of a search statement.
+fn scored_ids(stmt: &mut rusqlite::CachedStatement<'_>, params: Vec<Value>) -> R<Vec<ScoredId>> {
+    let rows = sql(stmt.query_map(params_from_iter(params), |r| {
+        Ok(ScoredId {
+            id: r.get(0)?,
+            score: r.get::<_, f64>(1)? as f32,
+        })
+    }))?;
+    sql(rows.collect())
 }

@@ -53,6 +53,14 @@ pub(super) const RECOUNT_EVERY: usize = 1000;
 /// A query term matching more rows than this is left out of the BM25 query
 /// when the query has rarer terms (a bounded candidate list per channel).
 pub(super) const FTS_TERM_MAX_DOCS: i64 = 5_000;
+/// The FTS channel ranks this many times its limit by BM25 alone before
+/// filtering (at least `FTS_SHORTLIST_MIN`); see `search.rs`.
+pub(super) const FTS_SHORTLIST: u32 = 4;
+pub(super) const FTS_SHORTLIST_MIN: u32 = 200;
+/// Matches of one FTS query ranked at most (newest first): a query whose
+/// terms are all common would otherwise rank most of the store. Twice
+/// `FTS_TERM_MAX_DOCS`: a query of one or two rare terms is never cut.
+pub(super) const FTS_SCAN_CAP: i64 = 2 * FTS_TERM_MAX_DOCS;
 /// Default smallest partition served by the HNSW graph.
 pub const ANN_MIN_ROWS: usize = 20_000;
 
