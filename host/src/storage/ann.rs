@@ -15,7 +15,7 @@
 //! saved next to the database after each build (`ann_file.rs`).
 
 use std::collections::{HashMap, HashSet};
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
 use instant_distance::{Builder, HnswMap, Search};
@@ -29,9 +29,23 @@ pub const ANN_EF_CONSTRUCTION: usize = 64;
 pub const ANN_REBUILD_SHARE: f32 = 0.10;
 pub const ANN_REBUILD_MIN: usize = 2_000;
 
-/// A unit vector; distance is `1 − cosine`.
-#[derive(Clone, serde::Serialize, serde::Deserialize)]
-pub struct Unit(pub Vec<f32>);
+/// A unit vector; distance is `1 − cosine`. Shared (`Arc`) between the
+/// graph and the by-row lookup, so serving a candidate's vector from memory
+/// costs no second copy.
+#[derive(Clone)]
+pub struct Unit(pub Arc<[f32]>);
+
+impl serde::Serialize for Unit {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.as_ref().serialize(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Unit {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Vec::<f32>::deserialize(d).map(|v| Unit(v.into()))
+    }
+}
 
 impl instant_distance::Point for Unit {
     fn distance(&self, other: &Self) -> f32 {
@@ -67,6 +81,26 @@ struct Built {
     graph: Graph,
     points: usize,
     build_ms: u128,
+    /// Each point's vector by rowid (the same allocations as the graph's).
+    by_row: HashMap<i64, Arc<[f32]>>,
+}
+
+impl Built {
+    fn new(graph: Graph, points: usize, build_ms: u128) -> Self {
+        let by_row = graph
+            .iter()
+            .filter_map(|(pid, p)| {
+                let row = graph.values.get(pid.into_inner() as usize)?;
+                Some((*row, p.0.clone()))
+            })
+            .collect();
+        Self {
+            graph,
+            points,
+            build_ms,
+            by_row,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -150,11 +184,7 @@ impl AnnIndex {
 
     /// A graph loaded from disk, built from the snapshot at `seq`.
     pub(super) fn install_loaded(&mut self, key: Key, graph: Graph, points: usize, seq: i64) {
-        let built = Built {
-            graph,
-            points,
-            build_ms: 0,
-        };
+        let built = Built::new(graph, points, 0);
         self.parts
             .entry(key.clone())
             .or_default()
@@ -262,7 +292,7 @@ impl AnnIndex {
                 let started = Instant::now();
                 let points = rows.len();
                 let (ids, vectors): (Vec<i64>, Vec<Unit>) =
-                    rows.into_iter().map(|(id, v)| (id, Unit(v))).unzip();
+                    rows.into_iter().map(|(id, v)| (id, Unit(v.into()))).unzip();
                 let graph = Builder::default()
                     .ef_search(ANN_EF_SEARCH)
                     .ef_construction(ANN_EF_CONSTRUCTION)
@@ -273,11 +303,7 @@ impl AnnIndex {
                 {
                     tracing::warn!(error = %format!("{e:#}"), "the HNSW graph was not saved; it is rebuilt after a restart");
                 }
-                let _ = tx.send(Built {
-                    graph,
-                    points,
-                    build_ms: started.elapsed().as_millis(),
-                });
+                let _ = tx.send(Built::new(graph, points, started.elapsed().as_millis()));
             })?;
         self.parts.entry(key).or_default().pending = Some((rx, seq));
         Ok(())
@@ -293,7 +319,7 @@ impl AnnIndex {
             return Answer::Exact;
         };
         let mut search = Search::default();
-        let query = Unit(v.to_vec());
+        let query = Unit(v.into());
         let mut out: Vec<(i64, f32)> = built
             .graph
             .search(&query, &mut search)
@@ -305,6 +331,20 @@ impl AnnIndex {
         out.sort_by(|a, b| b.1.total_cmp(&a.1));
         out.truncate(k);
         Answer::Approximate(out)
+    }
+
+    /// `rowid`'s current vector when the partition's index holds it: a
+    /// fresh one, or the graph's point unless replaced since (`None`: ask
+    /// the table).
+    pub fn vector(&self, target: Target, namespace: &str, rowid: i64) -> Option<Arc<[f32]>> {
+        let p = self.parts.get(&(target, namespace.to_string()))?;
+        if let Some((v, _)) = p.fresh.get(&rowid) {
+            return Some(v.as_slice().into());
+        }
+        if p.stale.contains(&rowid) {
+            return None;
+        }
+        p.built.as_ref()?.by_row.get(&rowid).cloned()
     }
 
     /// What the index holds now: graphs served, their points, builds running.

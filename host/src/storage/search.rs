@@ -266,15 +266,30 @@ impl SqliteStore {
         if !self.vectors_on() {
             return Ok(Vec::new());
         }
+        // A partition served by the HNSW index has its vectors in memory:
+        // reading one from sqlite-vec walks its chunk's overflow pages,
+        // which made scoring a recall's text-only candidates the largest
+        // cost at 100k.
+        self.ann_sync();
         let t = table(target);
-        let mut stmt = sql(self.conn.prepare_cached(&format!(
-            "SELECT v.embedding FROM vec_{t} v JOIN {t} x ON x.rowid = v.rowid WHERE x.id = ?1"
-        )))?;
+        let mut stmt = sql(self
+            .conn
+            .prepare_cached(&format!("SELECT embedding FROM vec_{t} WHERE rowid = ?1")))?;
         let mut out = Vec::new();
         for id in ids {
-            let blob: Option<Vec<u8>> = sql(stmt.query_row([id], |r| r.get(0)).optional())?;
-            if let Some(b) = blob {
-                out.push((id.clone(), rows::blob_vector(&b)));
+            let Some((rowid, ns)) = self.vector_row(target, id)? else {
+                continue;
+            };
+            let held = self.ann().vector(target, &ns, rowid);
+            match held {
+                Some(v) => out.push((id.clone(), v.to_vec())),
+                None => {
+                    let blob: Option<Vec<u8>> =
+                        sql(stmt.query_row([rowid], |r| r.get(0)).optional())?;
+                    if let Some(b) = blob {
+                        out.push((id.clone(), rows::blob_vector(&b)));
+                    }
+                }
             }
         }
         Ok(out)

@@ -506,8 +506,9 @@ fn ann_ready(base: &str, texts: &Arc<Vec<String>>) -> anyhow::Result<Duration> {
         let settled = ann["enabled"] == false
             || !large
             || (points > 0.0
-                && fresh <= (points * mnemo_host::storage::ann::ANN_REBUILD_SHARE as f64)
-                    .max(mnemo_host::storage::ann::ANN_REBUILD_MIN as f64));
+                && fresh
+                    <= (points * mnemo_host::storage::ann::ANN_REBUILD_SHARE as f64)
+                        .max(mnemo_host::storage::ann::ANN_REBUILD_MIN as f64));
         if settled {
             break;
         }
