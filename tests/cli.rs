@@ -417,6 +417,42 @@ fn eval_and_bench_run_on_small_inputs() {
     ] {
         assert!(figures.contains(&row), "{row}: {figures:?}");
     }
+
+    // The server under load, in its smallest form: a real `mnemo serve`,
+    // the stubs, the fill, the load, a kill -9 and the restart.
+    let served: serde_json::Value = serde_json::from_str(&ok(&mnemo(
+        d,
+        &[
+            "bench",
+            "serve",
+            "--memories",
+            "300",
+            "--seconds",
+            "1",
+            "--clients",
+            "2",
+            "--json",
+        ],
+    )))
+    .unwrap();
+    let rows = served.as_array().unwrap();
+    let value = |figure: &str| -> f64 {
+        rows.iter()
+            .find(|r| r["figure"] == figure)
+            .and_then(|r| r["value"].as_str()?.parse().ok())
+            .unwrap_or_else(|| panic!("{figure}: {served}"))
+    };
+    assert!(value("300 memories: recall: throughput") > 0.0, "{served}");
+    assert!(value("300 memories: ingest (remember)") > 0.0, "{served}");
+    assert!(
+        value("300 memories: recall after restart: p50") > 0.0,
+        "{served}"
+    );
+    assert!(
+        rows.iter()
+            .all(|r| !r["figure"].as_str().unwrap().ends_with("errors")),
+        "no recall failed: {served}"
+    );
 }
 
 #[test]
