@@ -14,14 +14,6 @@ use std::time::{Duration, Instant};
 use common::server::*;
 use serde_json::{Value, json};
 
-const NO_CRON: [(&str, &str); 5] = [
-    ("MNEMO_CRON_INTERVAL", "off"),
-    ("MNEMO_CRON_CONSOLIDATE", "off"),
-    ("MNEMO_CRON_ENRICH", "off"),
-    ("MNEMO_CRON_FADE", "off"),
-    ("MNEMO_CRON_REFLECT", "off"),
-];
-
 /// A text of made-up words that no other one shares much with.
 fn text(i: usize) -> String {
     const S: [&str; 16] = [

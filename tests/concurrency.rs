@@ -20,15 +20,6 @@ use mnemo_core::model::*;
 use mnemo_core::ports::Embedder;
 use serde_json::{Value, json};
 
-/// Only the maintenance the test asks for.
-const NO_CRON: [(&str, &str); 5] = [
-    ("MNEMO_CRON_INTERVAL", "off"),
-    ("MNEMO_CRON_CONSOLIDATE", "off"),
-    ("MNEMO_CRON_ENRICH", "off"),
-    ("MNEMO_CRON_FADE", "off"),
-    ("MNEMO_CRON_REFLECT", "off"),
-];
-
 /// A request that gives up after `secs` instead of hanging the test.
 fn with_timeout(req: ureq::Request, secs: u64) -> ureq::Request {
     req.timeout(Duration::from_secs(secs))

@@ -8,6 +8,16 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
 
+/// Only the maintenance a test asks for: every scheduled task off.
+#[allow(dead_code)]
+pub const NO_CRON: [(&str, &str); 5] = [
+    ("MNEMO_CRON_INTERVAL", "off"),
+    ("MNEMO_CRON_CONSOLIDATE", "off"),
+    ("MNEMO_CRON_ENRICH", "off"),
+    ("MNEMO_CRON_FADE", "off"),
+    ("MNEMO_CRON_REFLECT", "off"),
+];
+
 pub struct Server {
     child: Child,
     pub base: String,

@@ -154,18 +154,23 @@ pub fn run(base: &Config, args: BenchArgs) -> anyhow::Result<()> {
     }
 }
 
-fn run_core(base: &Config, args: CoreArgs) -> anyhow::Result<()> {
-    let tmp;
-    let dir = match &args.dir {
+/// `dir` (created), or a fresh temporary folder removed when the second
+/// value drops.
+fn work_dir(dir: Option<&PathBuf>) -> anyhow::Result<(PathBuf, Option<TempDir>)> {
+    match dir {
         Some(d) => {
             std::fs::create_dir_all(d)?;
-            d.clone()
+            Ok((d.clone(), None))
         }
         None => {
-            tmp = tempdir()?;
-            tmp.0.clone()
+            let tmp = tempdir()?;
+            Ok((tmp.0.clone(), Some(tmp)))
         }
-    };
+    }
+}
+
+fn run_core(base: &Config, args: CoreArgs) -> anyhow::Result<()> {
+    let (dir, _tmp) = work_dir(args.dir.as_ref())?;
     let mut t = Table {
         json: args.json,
         rows: Vec::new(),

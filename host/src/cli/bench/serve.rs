@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use serde_json::{Value, json};
 
-use super::{Corpus, Table, percentile, tempdir};
+use super::{Corpus, Table, percentile, work_dir};
 
 #[derive(clap::Args)]
 pub struct ServeBenchArgs {
@@ -57,17 +57,7 @@ const REMEMBERED: usize = 10_000;
 const IMPORT_CHUNK: usize = 20_000;
 
 pub fn run(base: &mnemo_host::Config, args: ServeBenchArgs) -> anyhow::Result<()> {
-    let tmp;
-    let dir = match &args.dir {
-        Some(d) => {
-            std::fs::create_dir_all(d)?;
-            d.clone()
-        }
-        None => {
-            tmp = tempdir()?;
-            tmp.0.clone()
-        }
-    };
+    let (dir, _tmp) = work_dir(args.dir.as_ref())?;
     let stubs = super::stubs::start(args.dimension, Duration::from_secs(2))?;
     let mut t = Table {
         json: args.json,
@@ -297,7 +287,7 @@ pub(super) fn fill(base: &str, texts: &Arc<Vec<String>>, clients: usize) -> anyh
 
 /// Stores `texts` through `POST /import`, as a dump with the stub's vectors.
 fn import(base: &str, texts: &[String], first_id: usize, dimension: usize) -> anyhow::Result<()> {
-    use mnemo_core::model::{ImportItem, Kind, Layer, Memory, MemoryLine};
+    use mnemo_core::model::{ImportItem, Memory, MemoryLine};
     use mnemo_host::embedding::{EmbeddingProvider, HashEmbedder};
     let embedder = HashEmbedder::new(dimension);
     let now = mnemo_host::ledger::now_ms();
@@ -312,33 +302,13 @@ fn import(base: &str, texts: &[String], first_id: usize, dimension: usize) -> an
         let vectors = embedder.embed(chunk)?;
         for (i, (text, vector)) in chunk.iter().zip(vectors).enumerate() {
             let n = first_id + c * IMPORT_CHUNK + i;
-            let memory = Memory {
-                id: format!("mem_bench{n:016x}"),
-                namespace: "default".into(),
-                content: text.clone(),
-                kind: Kind::Semantic,
-                layer: Layer::Buffer,
-                importance: 0.5,
-                confidence: 1.0,
-                decay_rate: 0.1,
-                access_count: 0,
-                repetition_count: 0,
-                created_at: now,
-                modified_at: now,
-                last_accessed: None,
-                event_time: now,
-                created_epoch: 0,
-                valid_until: None,
-                invalid_reason: None,
-                session_id: None,
-                source: None,
-                source_role: None,
-                tags: Vec::new(),
-                attributes: "{}".into(),
-                source_ids: Vec::new(),
-                supersedes: None,
-                superseded_by: None,
-            };
+            let memory = Memory::new(
+                format!("mem_bench{n:016x}"),
+                "default".into(),
+                text.clone(),
+                now,
+                0,
+            );
             body.push('\n');
             body.push_str(&serde_json::to_string(&ImportItem::Memory(MemoryLine {
                 memory,
