@@ -61,6 +61,10 @@ impl SqliteStore {
     }
 
     fn read_only(&self, role: Role) -> anyhow::Result<SqliteStore> {
+        anyhow::ensure!(
+            self.path.to_str() != Some(":memory:"),
+            "an in-memory database has no readers: serve needs a database file"
+        );
         super::register_sqlite_vec();
         let conn = Connection::open(&self.path)
             .with_context(|| format!("opening a reader on {}", self.path.display()))?;
