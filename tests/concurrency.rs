@@ -433,3 +433,31 @@ fn a_background_vector_is_stored_only_for_the_text_it_was_computed_from() {
         .unwrap();
     assert_eq!(stored[0].1, fresh[0]);
 }
+
+#[test]
+fn a_provider_failure_met_while_planning_is_reported_as_such() {
+    let llm = Scripted::start();
+    llm.respond_with(|_| {
+        common::llm_server::Reply::json(400, json!({"error": {"message": "model not found"}}))
+    });
+    let mut env = vec![
+        ("MNEMO_LLM_LEVEL", "auto"),
+        ("MNEMO_LLM_URL", llm.base.as_str()),
+        ("MNEMO_LLM_RETRIES", "0"),
+    ];
+    env.extend(NO_CRON);
+    let s = start_with(tempfile::tempdir().unwrap(), None, &env);
+    let (st, _) = post(
+        &s,
+        "/episodes",
+        json!({"session_id": "s1", "role": "user", "content": "I moved to Lisbon in March"}),
+    );
+    assert_eq!(st, 201);
+    let (st, report) = post(&s, "/consolidate", json!({"session_idle_minutes": 0}));
+    assert_eq!(st, 200, "{report}");
+    let warnings = report["warnings"].to_string();
+    assert!(warnings.contains("s1 not consolidated"), "{report}");
+    assert!(!warnings.contains("left for the next cycle"), "{report}");
+    // The real run made no call of its own: the rehearsal's one is all.
+    assert_eq!(llm.requests().len(), 1, "{report}");
+}

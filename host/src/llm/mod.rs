@@ -164,8 +164,11 @@ impl Llm for LlmClient {
             duration_ms: started.elapsed().as_millis() as u64,
             outcome,
         });
-        if let (rehearsal::Answers::Record(script), Ok(answer)) = (&self.answers, &result) {
-            script.keep(req, answer);
+        if let rehearsal::Answers::Record(script) = &self.answers {
+            match &result {
+                Ok(answer) => script.keep(req, answer),
+                Err((e, _)) => script.keep_failure(req, e),
+            }
         }
         result.map_err(|(e, _)| e)
     }

@@ -24,7 +24,10 @@ use mnemo_core::model::{ChatRequest, ChatResponse};
 /// The answers a rehearsal got, by request.
 #[derive(Default)]
 pub struct Script {
-    answers: Mutex<HashMap<String, ChatResponse>>,
+    /// Each request's answer, or the provider's error (replayed as such:
+    /// the real run reports the failure the rehearsal met, and the step is
+    /// retried later as for any failed call).
+    answers: Mutex<HashMap<String, Result<ChatResponse, CoreError>>>,
     /// Requests the real run asked that the rehearsal had not.
     misses: Mutex<u32>,
 }
@@ -36,7 +39,13 @@ impl Script {
 
     pub(super) fn keep(&self, req: &ChatRequest, answer: &ChatResponse) {
         if let Ok(mut a) = self.answers.lock() {
-            a.insert(Self::key(req), answer.clone());
+            a.insert(Self::key(req), Ok(answer.clone()));
+        }
+    }
+
+    pub(super) fn keep_failure(&self, req: &ChatRequest, error: &CoreError) {
+        if let Ok(mut a) = self.answers.lock() {
+            a.insert(Self::key(req), Err(error.clone()));
         }
     }
 
@@ -46,14 +55,14 @@ impl Script {
             .lock()
             .ok()
             .and_then(|a| a.get(&Self::key(req)).cloned());
-        found.ok_or_else(|| {
+        found.unwrap_or_else(|| {
             if let Ok(mut m) = self.misses.lock() {
                 *m += 1;
             }
-            CoreError::Unavailable(format!(
+            Err(CoreError::Unavailable(format!(
                 "LLM step `{}` left for the next cycle: what it judges changed after it was planned",
                 req.component
-            ))
+            )))
         })
     }
 
