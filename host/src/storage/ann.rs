@@ -336,15 +336,15 @@ impl AnnIndex {
     /// `rowid`'s current vector when the partition's index holds it: a
     /// fresh one, or the graph's point unless replaced since (`None`: ask
     /// the table).
-    pub fn vector(&self, target: Target, namespace: &str, rowid: i64) -> Option<Arc<[f32]>> {
+    pub fn vector(&self, target: Target, namespace: &str, rowid: i64) -> Option<Vec<f32>> {
         let p = self.parts.get(&(target, namespace.to_string()))?;
         if let Some((v, _)) = p.fresh.get(&rowid) {
-            return Some(v.as_slice().into());
+            return Some(v.clone());
         }
         if p.stale.contains(&rowid) {
             return None;
         }
-        p.built.as_ref()?.by_row.get(&rowid).cloned()
+        p.built.as_ref()?.by_row.get(&rowid).map(|v| v.to_vec())
     }
 
     /// What the index holds now: graphs served, their points, builds running.

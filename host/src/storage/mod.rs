@@ -49,18 +49,13 @@ fn register_sqlite_vec() {
 
 /// Opens (creating if needed) and migrates the database at `path`.
 pub fn open_connection(path: &Path) -> anyhow::Result<Connection> {
-    register_sqlite_vec();
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let mut conn =
-        Connection::open(path).with_context(|| format!("opening database {}", path.display()))?;
-    conn.busy_timeout(std::time::Duration::from_secs(5))?;
-    tune(&conn)?;
+    let mut conn = connect(path)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "OFF")?;
-    register_functions(&conn)?;
     migrations::migrate(&mut conn).with_context(|| format!("migrating {}", path.display()))?;
     Ok(conn)
 }
@@ -71,6 +66,19 @@ pub fn open_connection(path: &Path) -> anyhow::Result<Connection> {
 const MMAP_BYTES: i64 = 1 << 30;
 /// Pages each connection keeps decoded (negative: KiB), 32 MiB.
 const CACHE_KIB: i64 = 32 * 1024;
+
+/// A connection to `path` as every one of mnemo's is set up (the writer's
+/// and the readers'): sqlite-vec, a busy timeout, mmap and the page cache,
+/// the SQL functions the triggers call.
+pub(crate) fn connect(path: &Path) -> anyhow::Result<Connection> {
+    register_sqlite_vec();
+    let conn =
+        Connection::open(path).with_context(|| format!("opening database {}", path.display()))?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    tune(&conn)?;
+    register_functions(&conn)?;
+    Ok(conn)
+}
 
 /// Per-connection tuning shared by the writer and the readers.
 pub(crate) fn tune(conn: &Connection) -> anyhow::Result<()> {

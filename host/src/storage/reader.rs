@@ -22,7 +22,6 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use mnemo_core::model::{Decision, Millis};
-use rusqlite::Connection;
 
 use super::SqliteStore;
 use super::sqlite::R;
@@ -65,13 +64,9 @@ impl SqliteStore {
             self.path.to_str() != Some(":memory:"),
             "an in-memory database has no readers: serve needs a database file"
         );
-        super::register_sqlite_vec();
-        let conn = Connection::open(&self.path)
+        let conn = super::connect(&self.path)
             .with_context(|| format!("opening a reader on {}", self.path.display()))?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        super::tune(&conn)?;
         conn.pragma_update(None, "query_only", true)?;
-        super::register_functions(&conn)?;
         Ok(SqliteStore {
             conn,
             path: self.path.clone(),

@@ -282,7 +282,7 @@ impl SqliteStore {
             };
             let held = self.ann().vector(target, &ns, rowid);
             match held {
-                Some(v) => out.push((id.clone(), v.to_vec())),
+                Some(v) => out.push((id.clone(), v)),
                 None => {
                     let blob: Option<Vec<u8>> =
                         sql(stmt.query_row([rowid], |r| r.get(0)).optional())?;
