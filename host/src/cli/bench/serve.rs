@@ -45,6 +45,11 @@ pub struct ServeBenchArgs {
     /// Print the rows as one JSON array at the end instead of the table.
     #[arg(long)]
     json: bool,
+    /// Keep a size's store found in `--dir` from an earlier run (same seed)
+    /// instead of filling it again: only the recall and restart rows are
+    /// measured.
+    #[arg(long, requires = "dir")]
+    reuse: bool,
 }
 
 /// Memories per `POST /memories/batch`.
@@ -99,50 +104,24 @@ fn size_rows(
     n: usize,
 ) -> anyhow::Result<()> {
     let db = dir.join(format!("serve-{n}.db"));
-    for f in db_files(&db) {
-        let _ = std::fs::remove_file(f);
+    let reused = args.reuse && db.exists();
+    if !reused {
+        for f in db_files(&db) {
+            let _ = std::fs::remove_file(f);
+        }
     }
     let env = stub_env(stub, args.dimension);
     let mut server = Server::start(&db, dir, &env)?;
     let mut corpus = Corpus::new(args.seed);
     let texts: Arc<Vec<String>> = Arc::new((0..n).map(|_| corpus.sentence(8, 30)).collect());
-
-    let remembered = n.min(REMEMBERED);
-    let started = Instant::now();
-    fill(
-        &server.base,
-        &Arc::new(texts[..remembered].to_vec()),
-        args.clients(),
-    )?;
-    let ingest = remembered as f64 / started.elapsed().as_secs_f64();
     let label = |what: &str| format!("{n} memories: {what}");
-    t.row(
-        &label("ingest (remember)"),
-        format!("{ingest:.0}"),
-        "mem/s",
-        &format!(
-            "the first {remembered}: POST /memories/batch of {FILL_BATCH}, {} clients; dedup + embed + insert",
-            args.clients()
-        ),
-    );
-    if n > remembered {
-        let started = Instant::now();
-        import(
-            &server.base,
-            &texts[remembered..],
-            remembered,
-            args.dimension,
-        )?;
-        let rate = (n - remembered) as f64 / started.elapsed().as_secs_f64();
-        t.row(
-            &label("ingest (import)"),
-            format!("{rate:.0}"),
-            "mem/s",
-            &format!(
-                "the other {}: POST /import with vectors, {IMPORT_CHUNK} per body",
-                n - remembered
-            ),
-        );
+    if reused {
+        t.note(&format!(
+            "{n} memories: the store in {} is reused",
+            db.display()
+        ));
+    } else {
+        ingest_rows(t, &server.base, args, &texts, &label)?;
     }
     let ann_built = ann_ready(&server.base, &texts)?;
     t.row(
@@ -204,6 +183,50 @@ fn size_rows(
         2,
     )?;
     after.rows(t, &label("recall after restart"), args.clients());
+    Ok(())
+}
+
+/// Fills a fresh store: `REMEMBERED` memories through `remember`, the rest
+/// through `POST /import`; prints both rates.
+fn ingest_rows(
+    t: &mut Table,
+    base: &str,
+    args: &ServeBenchArgs,
+    texts: &Arc<Vec<String>>,
+    label: &dyn Fn(&str) -> String,
+) -> anyhow::Result<()> {
+    let n = texts.len();
+    let remembered = n.min(REMEMBERED);
+    let started = Instant::now();
+    fill(
+        base,
+        &Arc::new(texts[..remembered].to_vec()),
+        args.clients(),
+    )?;
+    let ingest = remembered as f64 / started.elapsed().as_secs_f64();
+    t.row(
+        &label("ingest (remember)"),
+        format!("{ingest:.0}"),
+        "mem/s",
+        &format!(
+            "the first {remembered}: POST /memories/batch of {FILL_BATCH}, {} clients; dedup + embed + insert",
+            args.clients()
+        ),
+    );
+    if n > remembered {
+        let started = Instant::now();
+        import(base, &texts[remembered..], remembered, args.dimension)?;
+        let rate = (n - remembered) as f64 / started.elapsed().as_secs_f64();
+        t.row(
+            &label("ingest (import)"),
+            format!("{rate:.0}"),
+            "mem/s",
+            &format!(
+                "the other {}: POST /import with vectors, {IMPORT_CHUNK} per body",
+                n - remembered
+            ),
+        );
+    }
     Ok(())
 }
 
