@@ -53,6 +53,35 @@ fn store(s: &Server, texts: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// A server on a copy of the database in `dir`, searching exactly.
+fn exact_copy(dir: &tempfile::TempDir) -> Server {
+    let exact_dir = tempfile::tempdir().unwrap();
+    for f in std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(Result::ok)
+    {
+        if f.path().is_file() {
+            std::fs::copy(f.path(), exact_dir.path().join(f.file_name())).unwrap();
+        }
+    }
+    let mut exact_env = vec![("MNEMO_ANN_MIN_ROWS", "off")];
+    exact_env.extend(NO_CRON);
+    start_with(exact_dir, None, &exact_env)
+}
+
+/// Waits until no segment is being built and the partition has a graph.
+fn settled(s: &Server) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let h = health(s);
+        if h["ann"]["graphs"] == 1 && h["ann"]["building"] == 0 {
+            return h["ann"].clone();
+        }
+        assert!(Instant::now() < deadline, "{h}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 fn top_ids(s: &Server, q: &str) -> Vec<String> {
     let (st, v) = post(s, "/recall", json!({"query": q, "dry": true, "limit": 5}));
     assert_eq!(st, 200, "{v}");
@@ -109,20 +138,7 @@ fn the_saved_graph_is_used_after_a_kill_and_agrees_with_the_table() {
         assert_eq!(st, 200);
     }
     let dir = s.crash();
-
-    // The same database, searched exactly, for comparison.
-    let exact_dir = tempfile::tempdir().unwrap();
-    for f in std::fs::read_dir(dir.path())
-        .unwrap()
-        .filter_map(Result::ok)
-    {
-        if f.path().is_file() {
-            std::fs::copy(f.path(), exact_dir.path().join(f.file_name())).unwrap();
-        }
-    }
-    let mut exact_env = vec![("MNEMO_ANN_MIN_ROWS", "off")];
-    exact_env.extend(NO_CRON);
-    let exact = start_with(exact_dir, None, &exact_env);
+    let exact = exact_copy(&dir);
 
     let s = start_with(dir, None, &env);
     // Serving at once, from the file: no build, no search needed first.
@@ -154,4 +170,58 @@ fn the_saved_graph_is_used_after_a_kill_and_agrees_with_the_table() {
     for (n, q) in edited.iter().enumerate() {
         assert_eq!(top_ids(&s, q)[0], ids[n], "{q}");
     }
+}
+
+#[test]
+fn segments_grow_the_index_without_a_rebuild_and_survive_a_kill() {
+    let mut env = vec![("MNEMO_ANN_MIN_ROWS", "200"), ("MNEMO_ANN_FLUSH_AT", "40")];
+    env.extend(NO_CRON);
+    let s = start_with(tempfile::tempdir().unwrap(), None, &env);
+    let mut texts: Vec<String> = (0..300).map(text).collect();
+    let mut ids = store(&s, &texts);
+    top_ids(&s, &texts[0]);
+    settled(&s);
+    // Four rounds of 50 new memories: each passes the flush size, so each
+    // becomes a segment of its own (and four small ones merge).
+    for round in 0..4 {
+        let more: Vec<String> = (300 + round * 50..350 + round * 50).map(text).collect();
+        ids.extend(store(&s, &more));
+        texts.extend(more);
+        settled(&s);
+    }
+    let before = settled(&s);
+    let segments = before["segments"].as_u64().unwrap();
+    assert!(segments >= 2, "{before}");
+    assert_eq!(
+        before["points"].as_u64().unwrap() + before["fresh"].as_u64().unwrap(),
+        500,
+        "{before}"
+    );
+    let files = std::fs::read_dir(s.dir().join("m.db.ann")).unwrap().count();
+    assert_eq!(files as u64, segments, "one file per segment");
+    // Written after the last segment: an edit and a delete.
+    let edited = "rewritten: the violin tunnel orchid glacier".to_string();
+    let (st, v) = call(
+        ureq::patch(&format!("{}/memories/{}", s.base, ids[400])),
+        Some(&json!({"content": edited}).to_string()),
+    );
+    assert_eq!(st, 200, "{v}");
+    let (st, _) = call(
+        ureq::delete(&format!("{}/memories/{}", s.base, ids[450])),
+        None,
+    );
+    assert_eq!(st, 200);
+    let dir = s.crash();
+    let exact = exact_copy(&dir);
+
+    let s = start_with(dir, None, &env);
+    let after = health(&s)["ann"].clone();
+    assert_eq!(after["segments"], segments, "loaded, not rebuilt: {after}");
+    assert_eq!(after["building"], 0, "{after}");
+    for q in texts.iter().step_by(10).chain([&edited]) {
+        let got = top_ids(&s, q);
+        assert_eq!(got[0], top_ids(&exact, q)[0], "{q}");
+        assert!(!got.contains(&ids[450]), "{q}");
+    }
+    assert_eq!(top_ids(&s, &edited)[0], ids[400]);
 }

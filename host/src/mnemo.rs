@@ -33,7 +33,7 @@ pub struct Mnemo {
 /// Builds the providers a configuration names and opens the database.
 pub fn host_ports(config: &Config) -> anyhow::Result<HostPorts> {
     let store = SqliteStore::open(&config.db_path)?;
-    store.set_ann_min_rows(config.ann_min_rows);
+    store.set_ann(config.ann_min_rows, config.ann_flush_at);
     let ledger = Ledger::default();
     let provider: Box<dyn EmbeddingProvider> = match &config.embedder {
         EmbedderChoice::Hash { dimension } => Box::new(HashEmbedder::new(*dimension)),

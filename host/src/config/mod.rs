@@ -62,6 +62,9 @@ pub struct Config {
     /// Smallest vector partition the in-memory HNSW graph serves (`None`:
     /// always exact sqlite-vec search).
     pub ann_min_rows: Option<usize>,
+    /// Fresh vectors at which the HNSW index builds a segment (`None`: the
+    /// index's default, `ANN_FLUSH_AT`).
+    pub ann_flush_at: Option<usize>,
     /// The layers nightly fading applies to (empty: the core's default,
     /// Buffer and Working).
     pub fade_layers: Vec<mnemo_core::model::Layer>,
@@ -224,6 +227,7 @@ impl Config {
                 Some(Limit::At(n)) => Some(n),
                 None => Some(crate::storage::ANN_MIN_ROWS),
             },
+            ann_flush_at: s.ann_flush_at.map(|n| n as usize),
         })
     }
 
@@ -245,6 +249,7 @@ impl Config {
             ner: NerConfig::default(),
             schedule: crate::scheduler::Schedule::default(),
             ann_min_rows: Some(crate::storage::ANN_MIN_ROWS),
+            ann_flush_at: None,
             fade_layers: Vec::new(),
             session_idle_minutes: None,
             buffer_cap: None,

@@ -185,6 +185,9 @@ settings! {
     fade_layers: String,
     /// Smallest vector partition served by the HNSW graph, or `off`.
     ann_min_rows: Limit,
+    /// Vectors written since the graph segments were built (searched
+    /// exactly) at which they become a segment of their own (default 5,000).
+    ann_flush_at: u32,
     cron_enrich: String,
     cron_consolidate: String,
     cron_interval: String,

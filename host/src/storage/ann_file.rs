@@ -1,15 +1,18 @@
-//! HNSW graphs on disk, so a restarted server (or a one-shot CLI call)
+//! HNSW segments on disk, so a restarted server (or a one-shot CLI call)
 //! searches with them at once instead of rebuilding (157 s at 100k).
 //!
-//! One file per partition in `<database>.ann/`, written after each build to
-//! a temporary name and renamed, so a kill -9 leaves the old file or the
-//! new one, never half of one. Each file names the embedder its vectors
-//! came from and the last `vector_changes.seq` its snapshot included; at
-//! load the store replays the changes after that number (new vectors become
-//! fresh, replaced or removed points stale), so the loaded graph agrees
-//! with the table whatever happened between the save and the restart. A
-//! file for another embedder, or one that does not parse, is deleted and
-//! the partition is rebuilt on demand.
+//! One file per segment in `<database>.ann/`, written after its build to a
+//! temporary name and renamed, so a kill -9 leaves the old file or the new
+//! one, never half of one. Each file names the embedder its vectors came
+//! from, and each point the `vector_changes.seq` of its version; at load
+//! the store replays the changes after the oldest of them (new vectors
+//! become fresh, replaced or removed points stale), so the loaded segments
+//! agree with the table whatever happened between the save and the
+//! restart. A kill between a merge's save and the removal of its inputs
+//! leaves both: the same rows twice, at the same version, which a search
+//! counts once and the next merge folds. A file for another embedder, or
+//! one that does not parse, is deleted and the partition is rebuilt on
+//! demand.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -18,12 +21,13 @@ use anyhow::Context;
 use mnemo_core::model::Target;
 use serde::{Deserialize, Serialize};
 
-use super::ann::{Graph, Key, Persist};
+use super::ann::{Graph, Key, Persist, Segment};
 use super::ann_store::target_name;
 
 /// Format of the files (a new layout gets a new number; older files are
-/// rebuilt).
-const FORMAT: u32 = 1;
+/// dropped and their partition rebuilt). 2: one file per segment, each
+/// point with its change number.
+const FORMAT: u32 = 2;
 
 #[derive(Serialize)]
 struct Saving<'a> {
@@ -32,8 +36,6 @@ struct Saving<'a> {
     dimension: u32,
     target: &'a str,
     namespace: &'a str,
-    seq: i64,
-    points: usize,
     graph: &'a Graph,
 }
 
@@ -44,17 +46,7 @@ struct Loading {
     dimension: u32,
     target: String,
     namespace: String,
-    seq: i64,
-    points: usize,
     graph: Graph,
-}
-
-/// A graph read back: its partition, snapshot sequence number and points.
-pub(super) struct Loaded {
-    pub key: Key,
-    pub seq: i64,
-    pub points: usize,
-    pub graph: Graph,
 }
 
 /// The folder of a database's graphs (`None` for an in-memory database).
@@ -63,18 +55,20 @@ pub(super) fn dir_of(db: &Path) -> Option<PathBuf> {
     (name != ":memory:" && !name.is_empty()).then(|| db.with_file_name(format!("{name}.ann")))
 }
 
-fn file_of(dir: &Path, key: &Key) -> PathBuf {
+/// `<target>-<namespace as hex>-`: the start of a partition's file names.
+fn prefix_of(key: &Key) -> String {
     let ns: String = key.1.bytes().map(|b| format!("{b:02x}")).collect();
-    dir.join(format!("{}-{ns}.hnsw", target_name(key.0)))
+    format!("{}-{ns}-", target_name(key.0))
 }
 
-pub(super) fn save(
-    persist: &Persist,
-    key: &Key,
-    seq: i64,
-    graph: &Graph,
-    points: usize,
-) -> anyhow::Result<()> {
+/// A segment's file, named by the range of its points' change numbers: a
+/// merge that keeps the same range (a compaction) replaces its input in
+/// one rename.
+fn file_of(dir: &Path, key: &Key, (first, last): (i64, i64)) -> PathBuf {
+    dir.join(format!("{}{first:x}-{last:x}.hnsw", prefix_of(key)))
+}
+
+pub(super) fn save(persist: &Persist, key: &Key, seg: &Segment) -> anyhow::Result<()> {
     std::fs::create_dir_all(&persist.dir)
         .with_context(|| format!("creating {}", persist.dir.display()))?;
     let bytes = postcard::to_stdvec(&Saving {
@@ -83,12 +77,10 @@ pub(super) fn save(
         dimension: persist.dimension,
         target: target_name(key.0),
         namespace: &key.1,
-        seq,
-        points,
-        graph,
+        graph: &seg.graph,
     })
     .context("encoding the graph")?;
-    let path = file_of(&persist.dir, key);
+    let path = file_of(&persist.dir, key, seg.seq_range());
     let tmp = path.with_extension("hnsw.tmp");
     let mut f =
         std::fs::File::create(&tmp).with_context(|| format!("writing {}", tmp.display()))?;
@@ -98,10 +90,31 @@ pub(super) fn save(
     Ok(())
 }
 
-/// Every graph of `persist.dir` built from `persist`'s embedder. Other
+/// Deletes the file of a segment merged into another.
+pub(super) fn remove(persist: &Persist, key: &Key, range: (i64, i64)) {
+    let _ = std::fs::remove_file(file_of(&persist.dir, key, range));
+}
+
+/// Deletes every file of `key` but the segment of `keep` (a first build
+/// replaced whatever the partition had).
+pub(super) fn remove_others(persist: &Persist, key: &Key, keep: Option<(i64, i64)>) {
+    let Ok(entries) = std::fs::read_dir(&persist.dir) else {
+        return;
+    };
+    let prefix = prefix_of(key);
+    let kept = keep.map(|r| file_of(&persist.dir, key, r));
+    for path in entries.filter_map(Result::ok).map(|e| e.path()) {
+        let name = path.file_name().map(|n| n.to_string_lossy().to_string());
+        if name.is_some_and(|n| n.starts_with(&prefix)) && Some(&path) != kept.as_ref() {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
+/// Every segment of `persist.dir` built from `persist`'s embedder. Other
 /// files (another embedder, an older format, a torn temporary, garbage)
 /// are deleted.
-pub(super) fn load_all(persist: &Persist) -> Vec<Loaded> {
+pub(super) fn load_all(persist: &Persist) -> Vec<(Key, Segment)> {
     let Ok(entries) = std::fs::read_dir(&persist.dir) else {
         return Vec::new();
     };
@@ -118,7 +131,7 @@ pub(super) fn load_all(persist: &Persist) -> Vec<Loaded> {
     out
 }
 
-fn load(persist: &Persist, path: &Path) -> anyhow::Result<Loaded> {
+fn load(persist: &Persist, path: &Path) -> anyhow::Result<(Key, Segment)> {
     anyhow::ensure!(
         path.extension().is_some_and(|e| e == "hnsw"),
         "not a graph file"
@@ -139,12 +152,7 @@ fn load(persist: &Persist, path: &Path) -> anyhow::Result<Loaded> {
         "episodes" => Target::Episodes,
         other => anyhow::bail!("unknown target {other}"),
     };
-    Ok(Loaded {
-        key: (target, f.namespace),
-        seq: f.seq,
-        points: f.points,
-        graph: f.graph,
-    })
+    Ok(((target, f.namespace), Segment::from_graph(f.graph, 0)))
 }
 
 /// Deletes every saved graph (the vectors were reset).

@@ -2,13 +2,14 @@
 //! restarts.
 //!
 //! Every vector write or delete appends to `vector_changes` (in the same
-//! transaction), numbered by `seq`. A graph is built from a snapshot that
-//! records the last `seq` it saw; when a graph is installed — built in the
+//! transaction), numbered by `seq`, and every point of a segment carries
+//! the number of its version. When a segment is installed — built in the
 //! background, or loaded from disk at start (`ann_file.rs`) — the store
-//! replays the changes after that number: a vector written since becomes
-//! fresh (searched exactly), a point replaced or removed becomes stale. So
-//! a write by the writer while a reader was taking the snapshot, or before
-//! a kill -9, is never missing from the index.
+//! replays the log into the partition from where it last did: a vector
+//! written since becomes fresh (searched exactly), a point of an older
+//! version becomes stale. So a write by the writer while a snapshot was
+//! taken, by another process, or before a kill -9, is never missing from
+//! the index.
 
 use mnemo_core::model::Target;
 use rusqlite::{OptionalExtension, params};
@@ -58,6 +59,9 @@ impl SqliteStore {
         }
     }
 
+    /// Replays the changes of `key` after `since`: each marks the points
+    /// of older versions stale; one whose row no segment holds at that
+    /// version or later is read from the table into `fresh` (or removed).
     fn catch_up(&self, key: &Key, since: i64) -> anyhow::Result<()> {
         let (target, ns) = (key.0, key.1.as_str());
         let t = table(target);
@@ -72,19 +76,25 @@ impl SqliteStore {
         let mut vector = self
             .conn
             .prepare_cached(&format!("SELECT embedding FROM vec_{t} WHERE rowid = ?1"))?;
+        let mut last = since;
         for (seq, row) in changes {
+            last = seq;
+            if self.ann().settled(target, ns, row, seq) {
+                continue;
+            }
             let blob: Option<Vec<u8>> = vector.query_row([row], |r| r.get(0)).optional()?;
             match blob {
                 Some(b) => self.ann().put(target, ns, row, &rows::blob_vector(&b), seq),
-                None => self.ann().remove(target, ns, row),
+                None => self.ann().remove(target, ns, row, seq),
             }
         }
+        self.ann().synced(key, last);
         Ok(())
     }
 
     /// At start (the writer, once the embedder is locked): loads the saved
-    /// graphs of this embedder, replays what came after them, and drops the
-    /// changes no graph needs any more.
+    /// segments of this embedder, replays what came after them, and drops
+    /// the changes no segment needs any more.
     pub(super) fn load_graphs(&self, model: &str, dimension: u32) -> anyhow::Result<()> {
         let Some(dir) = ann_file::dir_of(&self.path) else {
             return Ok(());
@@ -99,15 +109,18 @@ impl SqliteStore {
         };
         let loaded = ann_file::load_all(&persist);
         self.ann().persist_to(Some(persist));
-        let mut keep = Vec::new();
-        for l in loaded {
-            keep.push((l.key.clone(), l.seq));
-            self.ann().install_loaded(l.key, l.graph, l.points, l.seq);
+        // Per partition, the oldest point's version: the log is needed after it.
+        let mut keep: std::collections::HashMap<Key, i64> = std::collections::HashMap::new();
+        for (key, seg) in loaded {
+            let (first, _) = seg.seq_range();
+            let oldest = keep.entry(key.clone()).or_insert(first);
+            *oldest = (*oldest).min(first);
+            self.ann().install_loaded(key, seg);
         }
         self.ann_sync();
-        // Changes at or before every loaded graph's snapshot, and those of
-        // partitions without a graph (a future build snapshots them), are
-        // no longer needed.
+        // Changes at or before every loaded segment's oldest point, and those
+        // of partitions without segments (a future build snapshots them),
+        // are no longer needed.
         let tx = self.conn.unchecked_transaction()?;
         tx.execute(
             "CREATE TEMP TABLE IF NOT EXISTS kept_graphs(target TEXT, namespace TEXT, seq INTEGER)",

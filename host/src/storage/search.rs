@@ -249,7 +249,7 @@ impl SqliteStore {
         sql(self
             .conn
             .execute(&format!("DELETE FROM vec_{t} WHERE rowid = ?1"), [rowid]))?;
-        self.record_vector_change(target, &ns, rowid)?;
+        let seq = self.record_vector_change(target, &ns, rowid)?;
         // An active row without its vector waits for a new one.
         sql(self.conn.execute(
             &format!(
@@ -258,7 +258,7 @@ impl SqliteStore {
             ),
             params![super::ann_store::target_name(target), rowid],
         ))?;
-        self.ann().remove(target, &ns, rowid);
+        self.ann().remove(target, &ns, rowid, seq);
         Ok(())
     }
 
@@ -383,7 +383,16 @@ impl SqliteStore {
             return Ok(None);
         }
         self.ann_sync();
-        let answer = self.ann().search(target, ns, v, k as usize);
+        // The graph walks run between two short holds of the shared lock,
+        // so readers walk in parallel.
+        let probe = self.ann().probe(target, ns, v);
+        let answer = match probe {
+            Some(probe) => {
+                let walked = probe.walk(v);
+                self.ann().admit(target, ns, probe, walked, k as usize)
+            }
+            None => Answer::Exact,
+        };
         let candidates = match answer {
             Answer::Approximate(c) => c,
             Answer::Exact => {

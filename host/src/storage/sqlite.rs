@@ -122,7 +122,17 @@ impl SqliteStore {
     /// The smallest vector partition the HNSW graph serves; `None` keeps
     /// every search exact (sqlite-vec).
     pub fn set_ann_min_rows(&self, min_rows: Option<usize>) {
-        *self.ann() = AnnIndex::new(min_rows);
+        self.set_ann(min_rows, None);
+    }
+
+    /// The same, and the fresh vectors at which a segment is built
+    /// (`None`: `ANN_FLUSH_AT`).
+    pub fn set_ann(&self, min_rows: Option<usize>, flush_at: Option<usize>) {
+        let index = AnnIndex::new(min_rows);
+        *self.ann() = match flush_at {
+            Some(n) => index.with_flush_at(n),
+            None => index,
+        };
         self.partition_rows().clear();
     }
 

@@ -479,7 +479,7 @@ pub(super) fn recall_until(
 fn ann_ready(base: &str, texts: &Arc<Vec<String>>) -> anyhow::Result<Duration> {
     let started = Instant::now();
     let agent = ureq::AgentBuilder::new().build();
-    let deadline = started + Duration::from_secs(1800);
+    let deadline = started + Duration::from_secs(3 * 3600);
     let large = texts.len() >= mnemo_host::storage::ANN_MIN_ROWS;
     for round in 0.. {
         recall_once(&agent, base, &query(texts, round))?;
@@ -490,18 +490,15 @@ fn ann_ready(base: &str, texts: &Arc<Vec<String>>) -> anyhow::Result<Duration> {
             }
             anyhow::ensure!(
                 Instant::now() < deadline,
-                "the HNSW graph was not built in 30 minutes"
+                "the HNSW graph was not built in 3 hours"
             );
             std::thread::sleep(Duration::from_millis(250));
         };
-        let points = ann["points"].as_u64().unwrap_or(0) as f64;
-        let fresh = ann["fresh"].as_u64().unwrap_or(0) as f64;
+        let points = ann["points"].as_u64().unwrap_or(0);
+        let fresh = ann["fresh"].as_u64().unwrap_or(0);
         let settled = ann["enabled"] == false
             || !large
-            || (points > 0.0
-                && fresh
-                    <= (points * mnemo_host::storage::ann::ANN_REBUILD_SHARE as f64)
-                        .max(mnemo_host::storage::ann::ANN_REBUILD_MIN as f64));
+            || (points > 0 && fresh < mnemo_host::storage::ann::ANN_FLUSH_AT as u64);
         if settled {
             break;
         }

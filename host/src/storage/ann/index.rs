@@ -1,0 +1,420 @@
+//! `AnnIndex`: every partition's segments, the background builds that
+//! flush and merge them, and the two-step search.
+
+use std::collections::HashMap;
+use std::sync::{Arc, mpsc};
+
+use mnemo_core::model::Target;
+
+use super::segment::{Entry, Segment, dot};
+use super::{Job, Key, Kind, Live, Partition, Snapshot};
+
+/// Where graphs are saved, and the embedder they belong to.
+#[derive(Clone)]
+pub(in crate::storage) struct Persist {
+    pub dir: std::path::PathBuf,
+    pub model: String,
+    pub dimension: u32,
+}
+
+/// The graphs of every partition, and when to use them.
+pub struct AnnIndex {
+    /// Smallest partition worth a graph; `None` disables the index.
+    min_rows: Option<usize>,
+    /// Fresh vectors at which a segment is built (`ANN_FLUSH_AT`).
+    flush_at: usize,
+    parts: HashMap<Key, Partition>,
+    /// Saved next to the database after each build, when set.
+    persist: Option<Persist>,
+    /// Segments installed since the store last looked, with the change
+    /// number after which the store must replay the log into the partition.
+    installed: Vec<(Key, i64)>,
+}
+
+/// The index at a glance (`/health`).
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct AnnStatus {
+    pub enabled: bool,
+    /// Partitions served by graphs.
+    pub graphs: usize,
+    /// Graph segments over all partitions.
+    pub segments: usize,
+    /// Vectors in those segments.
+    pub points: usize,
+    /// Vectors written since their segments were built (searched exactly).
+    pub fresh: usize,
+    /// Builds in progress.
+    pub building: usize,
+}
+
+/// What a partition can answer right now.
+pub enum Answer {
+    /// Use sqlite-vec (small, disabled, or being built).
+    Exact,
+    /// Candidates (rowid, cosine), best first.
+    Approximate(Vec<(i64, f32)>),
+}
+
+/// A search between its two locked steps: the segments to walk (outside
+/// the lock) and the fresh vectors already scored.
+pub struct Probe {
+    segments: Vec<Arc<Segment>>,
+    fresh: Vec<(i64, f32)>,
+}
+
+impl Probe {
+    /// Walks every segment's graph (no lock held): (entry, cosine).
+    pub fn walk(&self, v: &[f32]) -> Vec<(Entry, f32)> {
+        self.segments.iter().flat_map(|s| s.search(v)).collect()
+    }
+}
+
+impl AnnIndex {
+    pub fn new(min_rows: Option<usize>) -> Self {
+        Self {
+            min_rows,
+            flush_at: super::ANN_FLUSH_AT,
+            parts: HashMap::new(),
+            persist: None,
+            installed: Vec::new(),
+        }
+    }
+
+    /// Builds a segment at `n` fresh vectors instead of `ANN_FLUSH_AT`
+    /// (tests, at sizes that build in milliseconds).
+    pub fn with_flush_at(mut self, n: usize) -> Self {
+        self.flush_at = n.max(1);
+        self
+    }
+
+    /// Saves each segment built from now on (and is where they are loaded from).
+    pub(in crate::storage) fn persist_to(&mut self, persist: Option<Persist>) {
+        self.persist = persist;
+    }
+
+    /// A segment loaded from disk.
+    pub(in crate::storage) fn install_loaded(&mut self, key: Key, seg: Segment) {
+        let (from, _) = seg.seq_range();
+        let p = self.parts.entry(key.clone()).or_default();
+        p.segments.push(Live {
+            seg: Arc::new(seg),
+            stale: Default::default(),
+        });
+        // Replay from before the oldest point: a later change makes it stale.
+        p.synced = if p.segments.len() == 1 {
+            from
+        } else {
+            p.synced.min(from)
+        };
+        self.installed.retain(|(k, _)| k != &key);
+        self.installed.push((key, p.synced));
+    }
+
+    /// Segments installed since the last call, with the change number after
+    /// which the log must be replayed into their partition.
+    pub(in crate::storage) fn take_installed(&mut self) -> Vec<(Key, i64)> {
+        self.collect();
+        std::mem::take(&mut self.installed)
+    }
+
+    /// The log has been replayed into `key` up to `seq`.
+    pub(in crate::storage) fn synced(&mut self, key: &Key, seq: i64) {
+        if let Some(p) = self.parts.get_mut(key) {
+            p.synced = p.synced.max(seq);
+        }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.min_rows.is_some()
+    }
+
+    /// Forget everything (the vectors were reset).
+    pub fn clear(&mut self) {
+        self.parts.clear();
+        self.installed.clear();
+    }
+
+    /// Forget one partition's segments (rebuilt on demand).
+    pub(in crate::storage) fn forget(&mut self, key: &Key) {
+        self.parts.remove(key);
+    }
+
+    /// Change `seq` wrote `v` for `rowid`.
+    pub fn put(&mut self, target: Target, namespace: &str, rowid: i64, v: &[f32], seq: i64) {
+        let key = (target, namespace.to_string());
+        if let Some(p) = self.parts.get_mut(&key) {
+            p.put(rowid, v, seq);
+            if p.fresh.len() >= self.flush_at {
+                self.schedule(&key);
+            }
+        }
+    }
+
+    /// Change `seq` deleted `rowid`'s vector: no segment returns it again.
+    pub fn remove(&mut self, target: Target, namespace: &str, rowid: i64, seq: i64) {
+        if let Some(p) = self.parts.get_mut(&(target, namespace.to_string())) {
+            p.remove(rowid, seq);
+        }
+    }
+
+    /// Replaying change `seq` of `row`: marks older points stale; true when
+    /// a live segment holds the row at that version or later (nothing more
+    /// to do).
+    pub(in crate::storage) fn settled(
+        &mut self,
+        target: Target,
+        namespace: &str,
+        row: i64,
+        seq: i64,
+    ) -> bool {
+        let Some(p) = self.parts.get_mut(&(target, namespace.to_string())) else {
+            return false;
+        };
+        p.mark_older(row, seq);
+        p.holds(row, seq)
+    }
+
+    /// Installs finished builds, and starts the next ones they call for.
+    fn collect(&mut self) {
+        let mut done = Vec::new();
+        for (key, p) in self.parts.iter_mut() {
+            let finished = p.pending.as_ref().and_then(|j| j.rx.try_recv().ok());
+            if let Some(built) = finished
+                && let Some(job) = p.pending.take()
+            {
+                done.push(key.clone());
+                self.installed
+                    .push((key.clone(), install(&self.persist, key, p, built, job.kind)));
+            }
+        }
+        for key in done {
+            self.schedule(&key);
+        }
+    }
+
+    /// Starts the flush, merge or compaction `key` needs, if any.
+    fn schedule(&mut self, key: &Key) {
+        let Some(p) = self.parts.get_mut(key) else {
+            return;
+        };
+        let Some(kind) = p.next(self.flush_at) else {
+            return;
+        };
+        let points = p.points(&kind);
+        match spawn(self.persist.clone(), key.clone(), points) {
+            Ok(rx) => p.pending = Some(Job { rx, kind }),
+            Err(e) => tracing::warn!(error = %e, "HNSW segment build not started"),
+        }
+    }
+
+    /// Starts the first background build of `key` from `snapshot` — (rowid,
+    /// vector) and the last change number it includes — once the partition
+    /// (`rows` vectors) is large enough; later builds (flushes, merges) are
+    /// started as writes and installs call for them.
+    pub fn maybe_build(
+        &mut self,
+        target: Target,
+        namespace: &str,
+        rows: usize,
+        snapshot: impl FnOnce() -> anyhow::Result<Snapshot>,
+    ) -> anyhow::Result<()> {
+        self.collect();
+        let Some(min) = self.min_rows else {
+            return Ok(());
+        };
+        let key = (target, namespace.to_string());
+        if let Some(p) = self.parts.get(&key)
+            && (p.pending.is_some() || !p.segments.is_empty())
+        {
+            self.schedule(&key);
+            return Ok(());
+        }
+        if rows < min {
+            return Ok(());
+        }
+        let (rows, seq) = snapshot()?;
+        let points = rows
+            .into_iter()
+            .map(|(row, v)| (Entry { row, seq }, v.into()))
+            .collect();
+        let rx = spawn(self.persist.clone(), key.clone(), points)?;
+        let p = self.parts.entry(key).or_default();
+        p.pending = Some(Job {
+            rx,
+            kind: Kind::Full { seq },
+        });
+        Ok(())
+    }
+
+    /// The first step of a search: `None` when the partition must be
+    /// searched exactly, else the segments to walk and the fresh vectors
+    /// scored.
+    pub fn probe(&mut self, target: Target, namespace: &str, v: &[f32]) -> Option<Probe> {
+        self.collect();
+        let p = self.parts.get(&(target, namespace.to_string()))?;
+        if p.segments.is_empty() {
+            return None;
+        }
+        Some(Probe {
+            segments: p.segments.iter().map(|l| l.seg.clone()).collect(),
+            fresh: p
+                .fresh
+                .iter()
+                .map(|(row, (w, _))| (*row, dot(v, w)))
+                .collect(),
+        })
+    }
+
+    /// The last step: the walked candidates still current, with the fresh
+    /// ones, the `k` best (rowid, cosine).
+    pub fn admit(
+        &self,
+        target: Target,
+        namespace: &str,
+        probe: Probe,
+        walked: Vec<(Entry, f32)>,
+        k: usize,
+    ) -> Answer {
+        let Some(p) = self.parts.get(&(target, namespace.to_string())) else {
+            return Answer::Exact;
+        };
+        let mut best: HashMap<i64, f32> = probe.fresh.into_iter().collect();
+        for (e, score) in walked {
+            if p.current(e.row, e.seq) {
+                let s = best.entry(e.row).or_insert(score);
+                *s = s.max(score);
+            }
+        }
+        let mut out: Vec<(i64, f32)> = best.into_iter().collect();
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        out.truncate(k);
+        Answer::Approximate(out)
+    }
+
+    /// The whole search under one lock (tests and one-shot callers).
+    pub fn search(&mut self, target: Target, namespace: &str, v: &[f32], k: usize) -> Answer {
+        let Some(probe) = self.probe(target, namespace, v) else {
+            return Answer::Exact;
+        };
+        let walked = probe.walk(v);
+        self.admit(target, namespace, probe, walked, k)
+    }
+
+    /// `rowid`'s current vector when the partition's index holds it (`None`:
+    /// ask the table).
+    pub fn vector(&self, target: Target, namespace: &str, rowid: i64) -> Option<Vec<f32>> {
+        let p = self.parts.get(&(target, namespace.to_string()))?;
+        if let Some((v, _)) = p.fresh.get(&rowid) {
+            return Some(v.to_vec());
+        }
+        p.segments
+            .iter()
+            .filter(|l| !l.stale.contains(&rowid))
+            .filter_map(|l| Some((l.seg.seq_of(rowid)?, l.seg.vector(rowid)?)))
+            .max_by_key(|(seq, _)| *seq)
+            .map(|(_, v)| v.to_vec())
+    }
+
+    /// What the index holds now.
+    pub fn status(&mut self) -> AnnStatus {
+        self.collect();
+        let parts = || self.parts.values();
+        AnnStatus {
+            enabled: self.enabled(),
+            graphs: parts().filter(|p| !p.segments.is_empty()).count(),
+            segments: parts().map(|p| p.segments.len()).sum(),
+            points: parts()
+                .flat_map(|p| p.segments.iter().map(|l| l.seg.points_len()))
+                .sum(),
+            fresh: parts().map(|p| p.fresh.len()).sum(),
+            building: parts().filter(|p| p.pending.is_some()).count(),
+        }
+    }
+
+    /// Waits until no build is running or called for (benchmarks, tests);
+    /// returns (points, build ms) of every segment.
+    pub fn wait(&mut self) -> Vec<(usize, u128)> {
+        loop {
+            let mut waited = false;
+            for (key, p) in self.parts.iter_mut() {
+                if let Some(job) = p.pending.take() {
+                    waited = true;
+                    if let Ok(built) = job.rx.recv() {
+                        self.installed
+                            .push((key.clone(), install(&self.persist, key, p, built, job.kind)));
+                    }
+                }
+            }
+            let keys: Vec<Key> = self.parts.keys().cloned().collect();
+            for key in &keys {
+                self.schedule(key);
+            }
+            if !waited && self.parts.values().all(|p| p.pending.is_none()) {
+                break;
+            }
+        }
+        self.parts
+            .values()
+            .flat_map(|p| {
+                p.segments
+                    .iter()
+                    .map(|l| (l.seg.points_len(), l.seg.build_ms))
+            })
+            .collect()
+    }
+}
+
+/// Installs a finished build into `p` and brings the saved files in line:
+/// the new segment was saved by its build; the files of the segments it
+/// replaces go. Returns the change number to replay the log from.
+fn install(
+    persist: &Option<Persist>,
+    key: &Key,
+    p: &mut Partition,
+    built: Option<Segment>,
+    kind: Kind,
+) -> i64 {
+    let replaced: Vec<(i64, i64)> = match &kind {
+        Kind::Full { .. } => Vec::new(),
+        Kind::Flush { .. } => Vec::new(),
+        Kind::Merge { inputs } => inputs.iter().map(|s| s.seq_range()).collect(),
+    };
+    let full = matches!(kind, Kind::Full { .. });
+    let kept = built.as_ref().map(|s| s.seq_range());
+    let from = p.install(built, kind);
+    if let Some(persist) = persist {
+        if full {
+            super::super::ann_file::remove_others(persist, key, kept);
+        }
+        for range in replaced.into_iter().filter(|r| Some(*r) != kept) {
+            super::super::ann_file::remove(persist, key, range);
+        }
+    }
+    from
+}
+
+/// Builds a segment of `points` on a thread of its own and saves it; the
+/// receiver gets it (`None` for no points).
+fn spawn(
+    persist: Option<Persist>,
+    key: Key,
+    points: Vec<(Entry, Arc<[f32]>)>,
+) -> anyhow::Result<mpsc::Receiver<Option<Segment>>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("mnemo-hnsw".into())
+        .spawn(move || {
+            if points.is_empty() {
+                let _ = tx.send(None);
+                return;
+            }
+            let seg = Segment::build(points);
+            if let Some(persist) = &persist
+                && let Err(e) = super::super::ann_file::save(persist, &key, &seg)
+            {
+                tracing::warn!(error = %format!("{e:#}"), "an HNSW segment was not saved; it is rebuilt after a restart");
+            }
+            let _ = tx.send(Some(seg));
+        })?;
+    Ok(rx)
+}

@@ -1,0 +1,250 @@
+//! The in-memory HNSW index (instant-distance) beside sqlite-vec, per
+//! (target, namespace) partition once the partition holds `min_rows`
+//! vectors. sqlite-vec stays the source of truth and answers exactly while
+//! a partition is small or its first graph is being built.
+//!
+//! Segmented, so the index grows without rebuilds: a partition is a few
+//! immutable graphs (`segment.rs`) plus `fresh`, the vectors written since,
+//! searched exactly. When `fresh` reaches `ANN_FLUSH_AT` it is built into a
+//! new segment in the background; when `ANN_MERGE_FANOUT` segments share a
+//! size tier they are merged into one (so there are O(log n) of them, and
+//! each vector is rebuilt O(log n) times, never the whole store at once);
+//! a segment whose points have mostly been replaced is rewritten alone. A
+//! point replaced or removed since its segment was built is stale, and
+//! never returned. Deleted and filtered-out rows are also removed by the
+//! SQL filter the caller applies to the candidates.
+//!
+//! Shared by every connection of the process (`sqlite.rs`). A search takes
+//! the lock twice, briefly: to pick the segments and scan `fresh`, and to
+//! drop stale candidates; the graph walks run between, so readers walk in
+//! parallel. Kept exact across threads and restarts by the change log
+//! (`ann_store.rs`), and saved next to the database segment by segment
+//! (`ann_file.rs`).
+
+mod segment;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, mpsc};
+
+use mnemo_core::model::Target;
+
+pub use segment::{ANN_EF_CONSTRUCTION, ANN_EF_SEARCH, Entry, Graph, Segment, Unit, dot};
+
+/// Fresh vectors (searched exactly) at which they are built into a segment.
+/// An exact scan of 5,000 vectors costs about what one graph walk does.
+pub const ANN_FLUSH_AT: usize = 5_000;
+/// Segments of one size tier (tier `t` holds `ANN_FLUSH_AT × 4^t` up to
+/// `× 4^(t+1)` points) merged into one when there are this many.
+pub const ANN_MERGE_FANOUT: usize = 4;
+/// A segment with more than this share of stale points is rewritten alone.
+pub const ANN_COMPACT_STALE: f32 = 0.3;
+
+pub(super) type Key = (Target, String);
+/// A partition's (rowid, vector) pairs and the last vector change they include.
+pub(super) type Snapshot = (Vec<(i64, Vec<f32>)>, i64);
+
+/// A segment in use and its points replaced or removed since it was built.
+struct Live {
+    seg: Arc<Segment>,
+    stale: HashSet<i64>,
+}
+
+/// What a background build makes.
+enum Kind {
+    /// The first segment, from the table as of change `seq`.
+    Full { seq: i64 },
+    /// The fresh vectors taken (row → change number).
+    Flush { taken: HashMap<i64, i64> },
+    /// Live points of these segments.
+    Merge { inputs: Vec<Arc<Segment>> },
+}
+
+struct Job {
+    rx: mpsc::Receiver<Option<Segment>>,
+    kind: Kind,
+}
+
+#[derive(Default)]
+struct Partition {
+    segments: Vec<Live>,
+    pending: Option<Job>,
+    /// Vectors written since the segments were built, with their change
+    /// number (`vector_changes.seq`).
+    fresh: HashMap<i64, (Arc<[f32]>, i64)>,
+    /// The change log has been replayed into this partition up to here.
+    synced: i64,
+}
+
+impl Partition {
+    /// Whether a live segment holds `row` at version `seq` or newer.
+    fn holds(&self, row: i64, seq: i64) -> bool {
+        self.segments
+            .iter()
+            .any(|l| !l.stale.contains(&row) && l.seg.seq_of(row).is_some_and(|s| s >= seq))
+    }
+
+    /// Whether the candidate (`row` at version `seq`) is still current.
+    fn current(&self, row: i64, seq: i64) -> bool {
+        self.fresh.get(&row).is_none_or(|(_, s)| *s <= seq)
+            && self
+                .segments
+                .iter()
+                .any(|l| l.seg.seq_of(row) == Some(seq) && !l.stale.contains(&row))
+    }
+
+    /// Change `seq` wrote `v` for `row`.
+    fn put(&mut self, row: i64, v: &[f32], seq: i64) {
+        self.mark_older(row, seq);
+        if self.holds(row, seq) || self.fresh.get(&row).is_some_and(|(_, s)| *s >= seq) {
+            return;
+        }
+        self.fresh.insert(row, (v.into(), seq));
+    }
+
+    /// Change `seq` deleted `row`'s vector.
+    fn remove(&mut self, row: i64, seq: i64) {
+        self.mark_older(row, seq);
+        if self.fresh.get(&row).is_some_and(|(_, s)| *s < seq) {
+            self.fresh.remove(&row);
+        }
+    }
+
+    fn mark_older(&mut self, row: i64, seq: i64) {
+        for l in &mut self.segments {
+            if l.seg.seq_of(row).is_some_and(|s| s < seq) {
+                l.stale.insert(row);
+            }
+        }
+    }
+
+    /// A finished build joins the segments; returns the change number
+    /// after which the log must be replayed into the partition.
+    fn install(&mut self, built: Option<Segment>, kind: Kind) -> i64 {
+        let mut stale = HashSet::new();
+        let from = match kind {
+            Kind::Full { seq } => {
+                self.segments.clear();
+                self.fresh.retain(|_, (_, s)| *s > seq);
+                seq
+            }
+            Kind::Flush { taken } => {
+                for (row, seq) in taken {
+                    match self.fresh.get(&row) {
+                        Some((_, s)) if *s == seq => {
+                            self.fresh.remove(&row);
+                        }
+                        // Replaced or removed while the segment was built.
+                        _ => {
+                            stale.insert(row);
+                        }
+                    }
+                }
+                self.synced
+            }
+            Kind::Merge { inputs } => {
+                let is_input = |l: &Live| inputs.iter().any(|i| Arc::ptr_eq(i, &l.seg));
+                if let Some(seg) = &built {
+                    for l in self.segments.iter().filter(|l| is_input(l)) {
+                        stale.extend(l.stale.iter().copied().filter(|row| {
+                            l.seg.seq_of(*row).is_some() && seg.seq_of(*row) == l.seg.seq_of(*row)
+                        }));
+                    }
+                }
+                self.segments.retain(|l| !is_input(l));
+                self.synced
+            }
+        };
+        if let Some(seg) = built {
+            stale.extend(self.fresh.iter().filter_map(|(row, (_, s))| {
+                seg.seq_of(*row).is_some_and(|p| p < *s).then_some(*row)
+            }));
+            self.segments.push(Live {
+                seg: Arc::new(seg),
+                stale,
+            });
+        }
+        from
+    }
+
+    /// The next background build the partition needs, if any (not the
+    /// first one, which needs the table).
+    fn next(&self, flush_at: usize) -> Option<Kind> {
+        if self.pending.is_some() || self.segments.is_empty() {
+            return None;
+        }
+        if self.fresh.len() >= flush_at {
+            let taken = self.fresh.iter().map(|(r, (_, s))| (*r, *s)).collect();
+            return Some(Kind::Flush { taken });
+        }
+        let mut tiers: HashMap<u32, Vec<Arc<Segment>>> = HashMap::new();
+        for l in &self.segments {
+            tiers
+                .entry(tier(l.seg.points_len(), flush_at))
+                .or_default()
+                .push(l.seg.clone());
+        }
+        if let Some(inputs) = tiers.into_values().find(|g| g.len() >= ANN_MERGE_FANOUT) {
+            return Some(Kind::Merge { inputs });
+        }
+        let worn = self.segments.iter().find(|l| {
+            l.stale.len() >= flush_at
+                && l.stale.len() as f32 > l.seg.points_len() as f32 * ANN_COMPACT_STALE
+        })?;
+        Some(Kind::Merge {
+            inputs: vec![worn.seg.clone()],
+        })
+    }
+
+    /// The points a build of `kind` starts from.
+    fn points(&self, kind: &Kind) -> Vec<(Entry, Arc<[f32]>)> {
+        match kind {
+            Kind::Full { .. } => Vec::new(),
+            Kind::Flush { taken } => taken
+                .iter()
+                .filter_map(|(row, seq)| {
+                    let (v, _) = self.fresh.get(row)?;
+                    Some((
+                        Entry {
+                            row: *row,
+                            seq: *seq,
+                        },
+                        v.clone(),
+                    ))
+                })
+                .collect(),
+            Kind::Merge { inputs } => {
+                let mut best: HashMap<i64, (Entry, Arc<[f32]>)> = HashMap::new();
+                for seg in inputs {
+                    let live = self.segments.iter().find(|l| Arc::ptr_eq(&l.seg, seg));
+                    for (e, v) in seg.points() {
+                        if live.is_some_and(|l| l.stale.contains(&e.row)) {
+                            continue;
+                        }
+                        if best.get(&e.row).is_none_or(|(b, _)| b.seq < e.seq) {
+                            best.insert(e.row, (e, v.clone()));
+                        }
+                    }
+                }
+                best.into_values().collect()
+            }
+        }
+    }
+}
+
+/// The size tier of a segment of `points`.
+fn tier(points: usize, flush_at: usize) -> u32 {
+    let mut t = 0;
+    let mut bound = flush_at.max(1) * ANN_MERGE_FANOUT;
+    while points >= bound {
+        t += 1;
+        bound = bound.saturating_mul(ANN_MERGE_FANOUT);
+    }
+    t
+}
+
+mod index;
+pub(super) use index::Persist;
+pub use index::{AnnIndex, AnnStatus, Answer, Probe};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,130 @@
+#![allow(clippy::unwrap_used, clippy::panic)]
+use super::*;
+
+fn unit(seed: u64, dim: usize) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut v: Vec<f32> = (0..dim)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s % 2000) as f32 / 1000.0 - 1.0
+        })
+        .collect();
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.iter_mut().for_each(|x| *x /= n);
+    v
+}
+
+const NS: &str = "default";
+
+fn approximate(ann: &mut AnnIndex, v: &[f32], k: usize) -> Vec<(i64, f32)> {
+    match ann.search(Target::Memories, NS, v, k) {
+        Answer::Approximate(got) => got,
+        Answer::Exact => panic!("a graph exists"),
+    }
+}
+
+/// Recall@10 of the index against brute force over `rows`, of 20 queries.
+fn recall_at_10(ann: &mut AnnIndex, rows: &HashMap<i64, Vec<f32>>) -> usize {
+    let mut found = 0;
+    for q in 0..20u64 {
+        let v = unit(10_000 + q, 32);
+        let mut exact: Vec<(i64, f32)> = rows.iter().map(|(i, w)| (*i, dot(&v, w))).collect();
+        exact.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let got = approximate(ann, &v, 10);
+        found += exact[..10]
+            .iter()
+            .filter(|(i, _)| got.iter().any(|(g, _)| g == i))
+            .count();
+    }
+    found
+}
+
+fn built(n: i64, flush_at: usize) -> (AnnIndex, HashMap<i64, Vec<f32>>) {
+    let mut ann = AnnIndex::new(Some(100)).with_flush_at(flush_at);
+    let rows: HashMap<i64, Vec<f32>> = (0..n).map(|i| (i, unit(i as u64, 32))).collect();
+    let snapshot: Vec<(i64, Vec<f32>)> = rows.iter().map(|(i, v)| (*i, v.clone())).collect();
+    ann.maybe_build(Target::Memories, NS, n as usize, move || Ok((snapshot, 0)))
+        .unwrap();
+    ann.wait();
+    (ann, rows)
+}
+
+#[test]
+fn the_graph_finds_the_exact_neighbours_and_follows_writes() {
+    let (mut ann, rows) = built(500, 5_000);
+    assert!(recall_at_10(&mut ann, &rows) >= 190);
+    // A written vector is found at once, and its old point is ignored.
+    let v = unit(77_777, 32);
+    ann.put(Target::Memories, NS, 3, &v, 1);
+    let got = approximate(&mut ann, &v, 3);
+    assert_eq!(got[0].0, 3);
+    assert!((got[0].1 - 1.0).abs() < 1e-5);
+    assert_eq!(got.iter().filter(|(i, _)| *i == 3).count(), 1);
+    // A removed vector is never returned.
+    ann.remove(Target::Memories, NS, 3, 2);
+    assert!(approximate(&mut ann, &v, 10).iter().all(|(i, _)| *i != 3));
+    // Small or unknown partitions answer exactly.
+    assert!(matches!(
+        ann.search(Target::Episodes, NS, &v, 3),
+        Answer::Exact
+    ));
+}
+
+#[test]
+fn writes_become_segments_that_merge_without_a_rebuild() {
+    let (mut ann, mut rows) = built(400, 100);
+    let mut seq = 0;
+    // 1,000 new vectors and 150 replaced ones, in steps of 50.
+    for i in 400..1_400i64 {
+        seq += 1;
+        let row = if i % 7 == 0 { i % 400 } else { i };
+        let v = unit(1_000_000 + i as u64, 32);
+        ann.put(Target::Memories, NS, row, &v, seq);
+        rows.insert(row, v);
+        if i % 50 == 0 {
+            ann.wait();
+        }
+    }
+    ann.wait();
+    let status = ann.status();
+    // No rebuild from the table: segments were added (and merged by tier).
+    assert!(status.segments >= 2, "{status:?}");
+    assert!(status.fresh < 100, "{status:?}");
+    assert!(recall_at_10(&mut ann, &rows) >= 185);
+    // Every replaced row is found by its new vector, once.
+    for row in (0..400)
+        .filter(|r| rows.contains_key(r) && r % 7 == 0)
+        .take(20)
+    {
+        let got = approximate(&mut ann, &rows[&row], 5);
+        assert_eq!(got[0].0, row);
+        assert!((got[0].1 - 1.0).abs() < 1e-4);
+        assert_eq!(got.iter().filter(|(i, _)| *i == row).count(), 1);
+    }
+}
+
+#[test]
+fn a_replayed_change_is_applied_once_whatever_the_order() {
+    let (mut ann, _) = built(300, 5_000);
+    let new = unit(5, 32);
+    // The writer's change 7, then a replay of changes 6 and 7 (the log).
+    ann.put(Target::Memories, NS, 5, &new, 7);
+    assert!(!ann.settled(Target::Memories, NS, 5, 6));
+    ann.put(Target::Memories, NS, 5, &unit(99, 32), 6);
+    let got = approximate(&mut ann, &new, 1);
+    assert_eq!(got[0].0, 5);
+    assert!((got[0].1 - 1.0).abs() < 1e-5, "the older version won");
+    // A change older than what a segment holds changes nothing.
+    assert!(ann.settled(Target::Memories, NS, 9, 0));
+}
+
+#[test]
+fn tiers_grow_by_the_fanout() {
+    assert_eq!(tier(0, 100), 0);
+    assert_eq!(tier(399, 100), 0);
+    assert_eq!(tier(400, 100), 1);
+    assert_eq!(tier(1_599, 100), 1);
+    assert_eq!(tier(1_600, 100), 2);
+}
