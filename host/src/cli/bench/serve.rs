@@ -318,7 +318,9 @@ fn import(base: &str, texts: &[String], first_id: usize, dimension: usize) -> an
         let header = mnemo_host::transfer::Header {
             kind: mnemo_host::transfer::FORMAT.into(),
             version: mnemo_host::transfer::VERSION,
-            embedding_model: Some("bench-stub".into()),
+            // The HTTP embedder's id is `model@dimension`: a header naming
+            // another model has its vectors dropped and re-embedded.
+            embedding_model: Some(format!("bench-stub@{dimension}")),
             dimension: Some(dimension as u32),
         };
         let mut body = serde_json::to_string(&header)?;
@@ -338,10 +340,19 @@ fn import(base: &str, texts: &[String], first_id: usize, dimension: usize) -> an
                 vector: Some(vector),
             }))?);
         }
-        ureq::post(&format!("{base}/import"))
+        let counts: Value = ureq::post(&format!("{base}/import"))
             .timeout(Duration::from_secs(3600))
             .send_string(&body)
-            .with_context(|| format!("importing chunk {c}"))?;
+            .with_context(|| format!("importing chunk {c}"))?
+            .into_json()?;
+        // Vectors the server did not keep would be embedded afterwards, in
+        // the background: the rate would not be an import's.
+        anyhow::ensure!(
+            counts["vectors"].as_u64() == Some(chunk.len() as u64),
+            "the server kept {} of {} vectors of chunk {c}: {counts}",
+            counts["vectors"],
+            chunk.len()
+        );
     }
     Ok(())
 }
