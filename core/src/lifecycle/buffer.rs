@@ -107,65 +107,87 @@ impl<P: Ports> Engine<P> {
         }
     }
 
-    /// Cosine duplicates inside the Buffer fold into the stronger memory.
+    /// Cosine duplicates inside the Buffer fold into the stronger memory,
+    /// every pair compared. A Buffer grown far past its cap between cycles
+    /// (a bulk import, a burst of writes) is first brought down to
+    /// `BUFFER_DEDUP_ALL_PAIRS` by the cap's own rule — the weakest go to
+    /// the trash, restorable — since all pairs of 100,000 never finished.
     pub(super) fn dedup_buffer(&self, cycle: &mut Cycle, ns: &str) -> CoreResult<()> {
+        let most = BUFFER_DEDUP_ALL_PAIRS.max(cycle.limits.cap);
+        if cycle.ids_where(ns, |m| m.layer == Layer::Buffer).len() > most {
+            self.cap_buffer_at(cycle, ns, most);
+        }
         let ids = cycle.ids_where(ns, |m| m.layer == Layer::Buffer);
         if ids.len() < 2 {
             return Ok(());
         }
-        let vectors: BTreeMap<String, Vec<f32>> = self
-            .ports()
-            .storage()
-            .get_vectors(Target::Memories, &ids)?
-            .into_iter()
-            .collect();
-        let mut gone: BTreeSet<String> = BTreeSet::new();
-        for (i, a) in ids.iter().enumerate() {
-            for b in &ids[i + 1..] {
-                if gone.contains(a) || gone.contains(b) {
-                    continue;
+        let vectors: Vec<Option<Vec<f32>>> = {
+            let mut found: BTreeMap<String, Vec<f32>> = self
+                .ports()
+                .storage()
+                .get_vectors(Target::Memories, &ids)?
+                .into_iter()
+                .collect();
+            ids.iter().map(|id| found.remove(id)).collect()
+        };
+        let mut pairs = Vec::new();
+        for (i, va) in vectors.iter().enumerate() {
+            for (j, vb) in vectors.iter().enumerate().skip(i + 1) {
+                if let (Some(va), Some(vb)) = (va, vb) {
+                    let sim = crate::vector::cosine(va, vb);
+                    if sim >= TRIAGE_DEDUP_SIM {
+                        pairs.push((i, j, sim));
+                    }
                 }
-                let (Some(va), Some(vb)) = (vectors.get(a), vectors.get(b)) else {
-                    continue;
-                };
-                let sim = crate::vector::cosine(va, vb);
-                let (Some(ma), Some(mb)) = (cycle.memories.get(a), cycle.memories.get(b)) else {
-                    continue;
-                };
-                let jaccard =
-                    text::jaccard(&text::token_set(&ma.content), &text::token_set(&mb.content));
-                if sim < TRIAGE_DEDUP_SIM
-                    || jaccard <= DEDUP_JACCARD_PREFILTER
-                    || dedup::is_substitution(&ma.content, &mb.content)
-                {
-                    continue;
-                }
-                // A protected memory (confirmed, `decay_rate` 0) is never the
-                // one folded away; two protected memories both stay.
-                if ma.is_protected() && mb.is_protected() {
-                    continue;
-                }
-                let strength = |m: &Memory| {
-                    (
-                        m.is_protected(),
-                        m.reinforcement_score(),
-                        m.importance,
-                        -m.created_at,
-                    )
-                };
-                let (winner, loser) = if strength(ma) >= strength(mb) {
-                    (a.clone(), b.clone())
-                } else {
-                    (b.clone(), a.clone())
-                };
-                fold(cycle, &winner, &loser);
-                cycle.evict(
-                    &loser,
-                    "merged",
-                    format!("buffer duplicate of {winner} (cosine {sim:.3})"),
-                );
-                gone.insert(loser);
             }
+        }
+        let mut tokens: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
+        let mut token_set = |i: usize, m: &Memory| {
+            tokens
+                .entry(i)
+                .or_insert_with(|| text::token_set(&m.content))
+                .clone()
+        };
+        let mut gone: BTreeSet<String> = BTreeSet::new();
+        for (i, j, sim) in pairs {
+            let (a, b) = (&ids[i], &ids[j]);
+            if gone.contains(a) || gone.contains(b) {
+                continue;
+            }
+            let (Some(ma), Some(mb)) = (cycle.memories.get(a), cycle.memories.get(b)) else {
+                continue;
+            };
+            // A protected memory (confirmed, `decay_rate` 0) is never the
+            // one folded away; two protected memories both stay.
+            if ma.is_protected() && mb.is_protected() {
+                continue;
+            }
+            let jaccard = text::jaccard(&token_set(i, ma), &token_set(j, mb));
+            if jaccard <= DEDUP_JACCARD_PREFILTER
+                || dedup::is_substitution(&ma.content, &mb.content)
+            {
+                continue;
+            }
+            let strength = |m: &Memory| {
+                (
+                    m.is_protected(),
+                    m.reinforcement_score(),
+                    m.importance,
+                    -m.created_at,
+                )
+            };
+            let (winner, loser) = if strength(ma) >= strength(mb) {
+                (a.clone(), b.clone())
+            } else {
+                (b.clone(), a.clone())
+            };
+            fold(cycle, &winner, &loser);
+            cycle.evict(
+                &loser,
+                "merged",
+                format!("buffer duplicate of {winner} (cosine {sim:.3})"),
+            );
+            gone.insert(loser);
         }
         Ok(())
     }
@@ -173,6 +195,11 @@ impl<P: Ports> Engine<P> {
     /// Over the cap (`BUFFER_CAP` unless configured), the weakest Buffer
     /// memories go to the trash (oldest first among equals).
     pub(super) fn cap_buffer(&self, cycle: &mut Cycle, ns: &str) {
+        self.cap_buffer_at(cycle, ns, cycle.limits.cap);
+    }
+
+    /// The cap's rule at `cap`.
+    fn cap_buffer_at(&self, cycle: &mut Cycle, ns: &str, cap: usize) {
         // Protected memories count towards the cap but are never evicted.
         let mut buffer: Vec<(f32, f32, Millis, String)> = cycle
             .ids_where(ns, |m| m.layer == Layer::Buffer && !m.is_protected())
@@ -185,7 +212,6 @@ impl<P: Ports> Engine<P> {
         let protected = cycle
             .ids_where(ns, |m| m.layer == Layer::Buffer && m.is_protected())
             .len();
-        let cap = cycle.limits.cap;
         if buffer.len() + protected <= cap {
             return;
         }
