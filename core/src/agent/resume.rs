@@ -91,6 +91,7 @@ impl<P: Ports> Engine<P> {
             limit: SECTION_READ,
             ..Default::default()
         })?;
+        self.settle_all(&mut core)?;
         core.sort_by(|a, b| core_weight(b).total_cmp(&core_weight(a)));
         let core_all_ids = super::summary::fingerprint(&core);
         let core_total = core.len();

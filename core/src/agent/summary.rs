@@ -82,6 +82,7 @@ impl<P: Ports> Engine<P> {
         if tokens <= RESUME_CORE_TOKENS {
             return Ok(None);
         }
+        self.settle_all(&mut core)?;
         core.sort_by(|a, b| core_weight(b).total_cmp(&core_weight(a)));
         let fingerprint = fingerprint(&core);
         if self.core_summary(namespace, &fingerprint)?.is_some() {

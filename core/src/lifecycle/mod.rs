@@ -13,7 +13,7 @@ mod enrichment;
 mod extract;
 mod fading;
 mod gate;
-mod importance;
+pub(crate) mod importance;
 mod notes;
 mod pairs;
 mod reflection;

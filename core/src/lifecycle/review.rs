@@ -52,6 +52,8 @@ impl<P: Ports> Engine<P> {
             }
         }
         list.truncate(REVIEW_MAX_MEMORIES as usize);
+        // Shown to the LLM and adjusted: the importance now.
+        self.settle_all(&mut list)?;
         let mut report = ReviewReport {
             dry,
             safety: 1.0,

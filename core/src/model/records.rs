@@ -177,6 +177,11 @@ macro_rules! stored_records {
                 by_modified: bool,
                 limit: u32,
                 offset: u32,
+                /// Keyset paging: only memories after this one in the
+                /// order — its (creation or modification) time and id, the
+                /// last row of the previous page.
+                after_time: Option<Millis>,
+                after_id: Option<String>,
             }
 
             /// Which facts to read; names compare case-insensitively.

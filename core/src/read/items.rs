@@ -18,9 +18,12 @@ impl<P: Ports> Engine<P> {
         self.find_memory(namespace, id, false)
     }
 
+    /// Settled (its importance now, `lifecycle/importance.rs`): what a
+    /// caller shows or changes and writes back.
     fn find_memory(&self, namespace: &str, id: &str, read_default: bool) -> CoreResult<Memory> {
         let namespace = validate::namespace(namespace)?;
-        self.ports()
+        let mut m = self
+            .ports()
             .storage()
             .get_memories(&[id.to_string()])?
             .into_iter()
@@ -29,7 +32,9 @@ impl<P: Ports> Engine<P> {
             })
             .ok_or_else(|| {
                 CoreError::NotFound(format!("no memory `{id}` in namespace `{namespace}`"))
-            })
+            })?;
+        self.settle_all(std::slice::from_mut(&mut m))?;
+        Ok(m)
     }
 
     pub fn list(&self, req: ListRequest) -> CoreResult<Vec<Memory>> {
@@ -40,7 +45,7 @@ impl<P: Ports> Engine<P> {
                 MAX_RECALL_LIMIT * 5
             )));
         }
-        self.ports().storage().list_memories(&ListQuery {
+        let mut page = self.ports().storage().list_memories(&ListQuery {
             namespaces: vec![namespace],
             layers: req.layers,
             kinds: req.kinds,
@@ -53,7 +58,9 @@ impl<P: Ports> Engine<P> {
             limit: req.limit,
             offset: req.offset,
             ..Default::default()
-        })
+        })?;
+        self.settle_all(&mut page)?;
+        Ok(page)
     }
 
     /// Counts for one namespace, or for the whole store.

@@ -390,7 +390,9 @@ impl<P: Ports> Engine<P> {
                 .collect()
         };
         let mut items: HashMap<(Target, String), Item> = HashMap::new();
-        for m in storage.get_memories(&ids_of(Target::Memories))? {
+        let mut memories = storage.get_memories(&ids_of(Target::Memories))?;
+        self.settle_all(&mut memories)?;
+        for m in memories {
             items.insert((Target::Memories, m.id.clone()), Item::Memory(m));
         }
         for e in storage.get_episodes(&ids_of(Target::Episodes))? {

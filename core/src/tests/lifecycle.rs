@@ -52,8 +52,13 @@ fn reinforced_memories_climb_the_layers_and_the_gate_follows_the_whitelist() {
     assert_eq!(get(&e, &chatter.id).layer, Layer::Working);
     assert_eq!(get(&e, &quiet.id).layer, Layer::Buffer);
     assert!(
-        get(&e, &quiet.id).importance < 0.5,
+        e.get("default", &quiet.id).unwrap().importance < 0.5,
         "importance decays per epoch"
+    );
+    assert_eq!(
+        get(&e, &quiet.id).importance,
+        0.5,
+        "lazily: no row is rewritten for it"
     );
 
     // Next cycle: both are Core candidates; only the rule passes the gate.
@@ -572,4 +577,45 @@ fn a_buffer_swollen_past_the_dedup_bound_is_capped_first_and_still_dedups() {
         .expect("list");
     assert_eq!(trash.len() + buffer.len(), n + 2);
     assert!(trash.iter().all(|m| m.invalid_reason.is_some()));
+}
+
+#[test]
+fn importance_decays_lazily_by_kind_and_a_settled_write_keeps_the_count() {
+    use crate::thresholds::{DECAY_SHARE_EPISODIC, DECAY_SHARE_SEMANTIC, IMPORTANCE_DECAY};
+    let e = engine();
+    let fact = remember(&e, "The office plant is a fern", &[], Kind::Semantic);
+    let event = remember(&e, "We watched the rain at noon", &[], Kind::Episodic);
+    for _ in 0..4 {
+        consolidate(&e, false);
+    }
+    let now = |id: &str| e.get("default", id).unwrap().importance;
+    let expect = |share: f32, epochs: f32| 0.5 - IMPORTANCE_DECAY * share * epochs;
+    assert!((now(&fact.id) - expect(DECAY_SHARE_SEMANTIC, 4.0)).abs() < 1e-6);
+    assert!((now(&event.id) - expect(DECAY_SHARE_EPISODIC, 4.0)).abs() < 1e-6);
+    // Untouched rows were never written for it.
+    assert_eq!(get(&e, &fact.id).importance, 0.5);
+    // An edit writes the settled value with its epoch: two more cycles
+    // take two more epochs' worth, not six.
+    e.update(
+        "default",
+        &fact.id,
+        MemoryPatch {
+            tags: Some(vec!["plants".into()]),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    consolidate(&e, false);
+    consolidate(&e, false);
+    assert!((now(&fact.id) - expect(DECAY_SHARE_SEMANTIC, 6.0)).abs() < 1e-6);
+    // A list shows the same.
+    let listed = e
+        .list(ListRequest {
+            namespace: "default".into(),
+            limit: 10,
+            ..Default::default()
+        })
+        .unwrap();
+    let f = listed.iter().find(|m| m.id == fact.id).unwrap();
+    assert!((f.importance - expect(DECAY_SHARE_SEMANTIC, 6.0)).abs() < 1e-6);
 }

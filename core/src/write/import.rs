@@ -29,6 +29,8 @@ impl<P: Ports> Engine<P> {
                     && let Some(mut existing) = storage
                         .find_exact(std::slice::from_ref(&memory.namespace), &memory.content)?
                 {
+                    // Both importances as of now (the line's is its export's).
+                    self.settle_all(std::slice::from_mut(&mut existing))?;
                     existing.repetition_count = existing
                         .repetition_count
                         .saturating_add(memory.repetition_count.saturating_add(1));
@@ -45,6 +47,9 @@ impl<P: Ports> Engine<P> {
                     )?;
                     return Ok(ImportOutcome::Merged);
                 }
+                // Its importance is the export's, as of now here.
+                let epoch = self.decay_clock(&memory.namespace)?.epoch;
+                crate::lifecycle::importance::as_of(&mut memory, epoch);
                 storage.insert_memory(&memory)?;
                 self.store_vector(Target::Memories, &memory.id, vector)?;
                 Ok(ImportOutcome::Created)

@@ -65,11 +65,21 @@ impl SqliteStore {
             clause.push_str(" AND memories.modified_at >= ?");
             w.params.push(Value::Integer(since));
         }
-        let order = if q.by_modified {
-            "modified_at DESC, id DESC"
+        let (time, order) = if q.by_modified {
+            ("modified_at", "modified_at DESC, id DESC")
         } else {
-            "created_at DESC, id DESC"
+            ("created_at", "created_at DESC, id DESC")
         };
+        if let (Some(t), Some(id)) = (q.after_time, &q.after_id) {
+            clause.push_str(&format!(
+                " AND (memories.{time} < ? OR (memories.{time} = ? AND memories.id < ?))"
+            ));
+            w.params.extend([
+                Value::Integer(t),
+                Value::Integer(t),
+                Value::Text(id.clone()),
+            ]);
+        }
         w.params.push(Value::Integer(q.limit as i64));
         w.params.push(Value::Integer(q.offset as i64));
         self.memories_where(

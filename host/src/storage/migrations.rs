@@ -331,6 +331,14 @@ CREATE TRIGGER episodes_vector_pending AFTER INSERT ON episodes BEGIN
     INSERT OR IGNORE INTO vector_pending VALUES ('episodes', new.rowid);
 END;
 "#,
+    // 10: keyset paging of memories newest first (`list-memories` with
+    // `after-time`/`after-id`, the cycle's read of every active memory)
+    // walks an index instead of sorting the store once per page.
+    r#"
+DROP INDEX IF EXISTS idx_memories_created;
+CREATE INDEX idx_memories_created ON memories(namespace, created_at, id);
+CREATE INDEX idx_memories_created_all ON memories(created_at, id);
+"#,
 ];
 
 pub fn current_version() -> u32 {

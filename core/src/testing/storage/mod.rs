@@ -84,6 +84,17 @@ impl Storage for MemStorage {
             .filter(|m| q.kinds.is_empty() || q.kinds.contains(&m.kind))
             .filter(|m| q.tags.iter().all(|t| m.tags.contains(t)))
             .filter(|m| q.modified_since.is_none_or(|t| m.modified_at >= t))
+            .filter(|m| {
+                let time = if q.by_modified {
+                    m.modified_at
+                } else {
+                    m.created_at
+                };
+                match (q.after_time, &q.after_id) {
+                    (Some(t), Some(id)) => time < t || (time == t && m.id < *id),
+                    _ => true,
+                }
+            })
             .cloned()
             .collect();
         out.sort_by(|a, b| {
