@@ -41,10 +41,6 @@ pub use cross::Cross;
 pub use engine::Engine;
 pub use error::{CoreError, CoreResult};
 pub use write::entities::merge_mentions;
-/// Lazy importance decay, for a host that settles rows it reads itself.
-pub mod decay {
-    pub use crate::lifecycle::importance::{DecayClock, clock_from_meta, per_epoch};
-}
 
 /// The tokenizer the full-text index and its queries share: a host stores
 /// [`search_text::index_text`] in its index and the core queries it with the

@@ -5,7 +5,6 @@
 //! runs every item through the core (which keeps ids, times and counts and
 //! deduplicates) in one transaction: a bad line writes nothing.
 
-use mnemo_core::decay::{DecayClock, clock_from_meta};
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
 
@@ -84,14 +83,7 @@ pub fn export(
         line(out, &ImportItem::Session(SessionLine { session }))?;
         c.sessions += 1;
     }
-    // Importance decays lazily (core `lifecycle/importance.rs`): exported as
-    // it is now, which the importing store takes as of its own epoch.
-    let mut clocks: HashMap<String, DecayClock> = HashMap::new();
-    for mut memory in store.all_memories(namespace)? {
-        let clock = clocks.entry(memory.namespace.clone()).or_insert_with(|| {
-            clock_from_meta(|k| store.get_meta(k).ok().flatten(), &memory.namespace)
-        });
-        clock.settle(&mut memory);
+    for memory in store.all_memories(namespace)? {
         let vector = vector_of(Target::Memories, &memory.id)?;
         c.vectors += usize::from(vector.is_some());
         line(out, &ImportItem::Memory(MemoryLine { memory, vector }))?;

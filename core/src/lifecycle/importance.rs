@@ -11,10 +11,11 @@
 //! at 100k). Whoever reads importance for a decision or a reply *settles*
 //! the memory first (the value at the namespace's epoch, and that epoch);
 //! whoever sets importance writes a settled pair, so a row's importance and
-//! its epoch always agree.
+//! its epoch always agree. Export and import carry rows as stored, marks
+//! included, so a round trip is lossless field for field.
 
 use super::cycle::Cycle;
-use crate::engine::{Engine, META_EPOCH, namespaced};
+use crate::engine::{Engine, namespaced};
 use crate::error::CoreResult;
 use crate::model::*;
 use crate::ports::{Ports, Storage};
@@ -129,25 +130,5 @@ pub(super) fn decay(cycle: &mut Cycle) {
             "decayed",
             format!("importance {importance:.3} under {drop_below}"),
         );
-    }
-}
-
-/// Marks `m`'s importance as of `epoch` (a value set from outside: an
-/// import, an edit).
-pub(crate) fn as_of(m: &mut Memory, epoch: u64) {
-    super::cycle::set_attr(m, ATTR_DECAY_EPOCH, serde_json::json!(epoch));
-}
-
-/// A namespace's clock from its metadata (`get` reads a key), for a host
-/// that settles rows it reads itself (the export): the namespace's epoch,
-/// else the store-wide one, as the engine counts them.
-pub fn clock_from_meta(get: impl Fn(&str) -> Option<String>, namespace: &str) -> DecayClock {
-    let number = |key: &str| get(key).and_then(|v| v.parse::<u64>().ok());
-    let epoch = number(&namespaced(META_EPOCH, namespace))
-        .or_else(|| number(META_EPOCH))
-        .unwrap_or(0);
-    DecayClock {
-        epoch,
-        lazy_from: number(&namespaced(META_LAZY_DECAY_FROM, namespace)).unwrap_or(epoch),
     }
 }

@@ -47,9 +47,6 @@ impl<P: Ports> Engine<P> {
                     )?;
                     return Ok(ImportOutcome::Merged);
                 }
-                // Its importance is the export's, as of now here.
-                let epoch = self.decay_clock(&memory.namespace)?.epoch;
-                crate::lifecycle::importance::as_of(&mut memory, epoch);
                 storage.insert_memory(&memory)?;
                 self.store_vector(Target::Memories, &memory.id, vector)?;
                 Ok(ImportOutcome::Created)

@@ -157,6 +157,8 @@ fn size_rows(
         "the .db, -wal and -shm files",
     );
 
+    cycle_rows(t, &server.base, &label)?;
+
     // A restart after kill -9: how long until the graphs serve again.
     server.kill();
     let restarted = Instant::now();
@@ -183,6 +185,33 @@ fn size_rows(
         2,
     )?;
     after.rows(t, &label("recall after restart"), args.clients());
+    Ok(())
+}
+
+/// Two consolidation cycles (LLM off): the first caps the Buffer the fill
+/// left (its evictions are what changed), the next finds nothing to do but
+/// still reads every active memory and rebuilds the topic trees.
+fn cycle_rows(t: &mut Table, base: &str, label: &dyn Fn(&str) -> String) -> anyhow::Result<()> {
+    for name in ["first cycle", "next cycle"] {
+        let started = Instant::now();
+        let report: Value = ureq::post(&format!("{base}/consolidate"))
+            .timeout(Duration::from_secs(3600))
+            .set("Content-Type", "application/json")
+            .send_string("{}")?
+            .into_json()?;
+        let evicted = report["actions"]
+            .as_array()
+            .map_or(0, |a| a.iter().filter(|x| x["action"] == "evict").count());
+        t.row(
+            &label(&format!("consolidation: {name}")),
+            format!("{:.1}", started.elapsed().as_secs_f64()),
+            "s",
+            &format!(
+                "POST /consolidate, LLM off: {} examined, {evicted} evicted, {} topics",
+                report["examined"], report["topics"]
+            ),
+        );
+    }
     Ok(())
 }
 
@@ -327,13 +356,17 @@ fn import(base: &str, texts: &[String], first_id: usize, dimension: usize) -> an
         let vectors = embedder.embed(chunk)?;
         for (i, (text, vector)) in chunk.iter().zip(vectors).enumerate() {
             let n = first_id + c * IMPORT_CHUNK + i;
-            let memory = Memory::new(
-                format!("mem_bench{n:016x}"),
-                "default".into(),
-                text.clone(),
-                now,
-                0,
-            );
+            // A large store is mostly Working: the Buffer is capped (200).
+            let memory = Memory {
+                layer: mnemo_core::model::Layer::Working,
+                ..Memory::new(
+                    format!("mem_bench{n:016x}"),
+                    "default".into(),
+                    text.clone(),
+                    now,
+                    0,
+                )
+            };
             body.push('\n');
             body.push_str(&serde_json::to_string(&ImportItem::Memory(MemoryLine {
                 memory,
