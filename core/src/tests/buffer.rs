@@ -156,3 +156,64 @@ fn the_buffer_cap_and_drop_threshold_are_configurable_and_evict_to_the_trash() {
         ));
     }
 }
+
+#[test]
+fn a_buffer_swollen_past_the_dedup_bound_is_capped_first_and_still_dedups() {
+    let e = engine();
+    let n = crate::thresholds::BUFFER_DEDUP_ALL_PAIRS + 100;
+    for i in 0..n {
+        e.remember(RememberRequest {
+            namespace: "default".into(),
+            content: format!("entry {i} about topic {} and item {}", i * 7, i * 13),
+            skip_dedup: true,
+            ..Default::default()
+        })
+        .expect("remember");
+    }
+    // The newest: kept by the first cap (oldest go first among equals).
+    let a = remember(
+        &e,
+        "The user likes green tea in the morning",
+        &[],
+        Kind::Semantic,
+    );
+    let b = e
+        .remember(RememberRequest {
+            namespace: "default".into(),
+            content: "the user likes green tea in the morning!!".into(),
+            skip_dedup: true,
+            ..Default::default()
+        })
+        .expect("remember")
+        .memory;
+    let report = consolidate(&e, false);
+    let merged: Vec<_> = report
+        .actions
+        .iter()
+        .filter(|x| x.action == Action::Merge)
+        .collect();
+    assert_eq!(merged.len(), 1, "{merged:?}");
+    assert!(get(&e, &a.id).is_active() != get(&e, &b.id).is_active());
+    let buffer = e
+        .ports()
+        .storage
+        .list_memories(&ListQuery {
+            layers: vec![Layer::Buffer],
+            limit: 10_000,
+            ..Default::default()
+        })
+        .expect("list");
+    assert_eq!(buffer.len(), BUFFER_CAP);
+    // Nothing lost: every other memory is in the trash, with a reason.
+    let trash = e
+        .ports()
+        .storage
+        .list_memories(&ListQuery {
+            state: ListState::Deleted,
+            limit: 10_000,
+            ..Default::default()
+        })
+        .expect("list");
+    assert_eq!(trash.len() + buffer.len(), n + 2);
+    assert!(trash.iter().all(|m| m.invalid_reason.is_some()));
+}

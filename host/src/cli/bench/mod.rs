@@ -14,6 +14,7 @@ use mnemo_host::native::NativeMnemo;
 use mnemo_host::runtime::Runtime;
 use mnemo_host::{Config, Mnemo};
 
+mod fill;
 mod serve;
 mod stalls;
 mod stubs;

@@ -17,7 +17,8 @@ use anyhow::Context;
 use mnemo_host::config::EmbedderChoice;
 use serde_json::{Value, json};
 
-use super::serve::{Load, ServeBenchArgs, Server, fill, no_cron, recall_until, stub_env};
+use super::fill::fill;
+use super::serve::{Load, ServeBenchArgs, Server, no_cron, recall_until, stub_env};
 use super::{Corpus, Table, percentile};
 
 /// Memories in each stall store.
