@@ -46,5 +46,5 @@ pub use write::entities::merge_mentions;
 /// [`search_text::index_text`] in its index and the core queries it with the
 /// same tokens (CJK segmented, seed 004 §9).
 pub mod search_text {
-    pub use crate::text::{estimate_tokens, index_text, is_stop_word, tokens};
+    pub use crate::text::{estimate_tokens, fts_terms, index_text, is_stop_word, tokens};
 }

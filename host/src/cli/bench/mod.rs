@@ -346,6 +346,7 @@ fn run_core(base: &Config, args: CoreArgs) -> anyhow::Result<()> {
         "ms",
         "",
     );
+    raw_channel_rows(&mut t, &mnemo, &queries, ann.0)?;
     t.row(
         "HNSW recall: top-10 hits shared with exact search",
         format!("{:.3}", same as f64 / all.max(1) as f64),
@@ -445,6 +446,49 @@ fn local_model_rows(base: &Config, t: &mut Table, corpus: &mut Corpus) -> anyhow
         ms(percentile(&singles, 0.5)),
         "ms",
         "one query, uncached",
+    );
+    Ok(())
+}
+
+/// The raw channel queries a hybrid recall runs — FTS5 MATCH and the
+/// vector lookup through the graph, at recall's fan-out, the query embedded
+/// — without fusion, scoring or hydration; and hybrid recall's p50 over
+/// theirs.
+fn raw_channel_rows(
+    t: &mut Table,
+    mnemo: &Mnemo,
+    queries: &[String],
+    hybrid: Duration,
+) -> anyhow::Result<()> {
+    use mnemo_host::embedding::{EmbeddingProvider, HashEmbedder};
+    let embedder = HashEmbedder::new(mnemo_host::config::DEFAULT_DIMENSION);
+    let store = &mnemo.ports().store;
+    let filter = SearchFilter {
+        namespaces: vec!["default".into()],
+        ..Default::default()
+    };
+    let fanout = mnemo_core::thresholds::CHANNEL_MIN;
+    let raw = time_recalls(queries, |q| {
+        let terms = mnemo_core::search_text::fts_terms(q);
+        let fts = store.fts_search(Target::Memories, &terms, &filter, fanout, 0.0)?;
+        let v = embedder.embed(&[q.to_string()])?.pop().unwrap_or_default();
+        let near = store.vector_search(Target::Memories, &v, &filter, fanout)?;
+        Ok(fts.len() + near.len())
+    })?;
+    t.row(
+        "raw channel queries: p50",
+        ms(raw.0),
+        "ms",
+        "FTS5 MATCH + HNSW lookup at recall's fan-out, query embedded; no fusion, scoring or hydration",
+    );
+    t.row(
+        "hybrid recall / raw channel queries (p50)",
+        format!(
+            "{:.2}",
+            hybrid.as_secs_f64() / raw.0.as_secs_f64().max(1e-9)
+        ),
+        "x",
+        "recall through the component with the graph, over the row above",
     );
     Ok(())
 }
