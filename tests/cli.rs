@@ -414,6 +414,8 @@ fn eval_and_bench_run_on_small_inputs() {
         "core component: compile (cold, Cranelift)",
         "ingest throughput (episodes, one commit each)",
         "recall at 300 memories: p50 (component, HNSW)",
+        "hybrid recall / raw channel queries (p50)",
+        "WASM tax on recall (p50 component / native)",
     ] {
         assert!(figures.contains(&row), "{row}: {figures:?}");
     }
@@ -446,6 +448,10 @@ fn eval_and_bench_run_on_small_inputs() {
     assert!(value("300 memories: ingest (remember)") > 0.0, "{served}");
     assert!(
         value("300 memories: recall after restart: p50") > 0.0,
+        "{served}"
+    );
+    assert!(
+        value("300 memories: consolidation: next cycle") >= 0.0,
         "{served}"
     );
     assert!(
