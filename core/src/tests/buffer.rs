@@ -171,28 +171,10 @@ fn a_buffer_swollen_past_the_dedup_bound_is_capped_first_and_still_dedups() {
         .expect("remember");
     }
     // The newest: kept by the first cap (oldest go first among equals).
-    let a = remember(
-        &e,
-        "The user likes green tea in the morning",
-        &[],
-        Kind::Semantic,
-    );
-    let b = e
-        .remember(RememberRequest {
-            namespace: "default".into(),
-            content: "the user likes green tea in the morning!!".into(),
-            skip_dedup: true,
-            ..Default::default()
-        })
-        .expect("remember")
-        .memory;
+    let (a, b) = buffer_duplicates(&e);
     let report = consolidate(&e, false);
-    let merged: Vec<_> = report
-        .actions
-        .iter()
-        .filter(|x| x.action == Action::Merge)
-        .collect();
-    assert_eq!(merged.len(), 1, "{merged:?}");
+    let merged = report.actions.iter().filter(|x| x.action == Action::Merge);
+    assert_eq!(merged.count(), 1, "{report:?}");
     assert!(get(&e, &a.id).is_active() != get(&e, &b.id).is_active());
     let buffer = e
         .ports()

@@ -144,21 +144,7 @@ fn a_malformed_llm_answer_changes_nothing_and_is_reported() {
 #[test]
 fn buffer_duplicates_fold_and_the_loser_is_restorable() {
     let e = engine();
-    let a = remember(
-        &e,
-        "The user likes green tea in the morning",
-        &[],
-        Kind::Semantic,
-    );
-    let b = e
-        .remember(RememberRequest {
-            namespace: "default".into(),
-            content: "the user likes green tea in the morning!!".into(),
-            skip_dedup: true,
-            ..Default::default()
-        })
-        .expect("remember")
-        .memory;
+    let (a, b) = buffer_duplicates(&e);
     let distinct = remember(
         &e,
         "The user likes black tea in the morning",

@@ -22,6 +22,27 @@ pub(super) fn remember(e: &Engine<FakePorts>, text: &str, tags: &[&str], kind: K
     .memory
 }
 
+/// Two Buffer memories the cycle's dedup folds: a restatement stored past
+/// the insert-time dedup.
+pub(super) fn buffer_duplicates(e: &Engine<FakePorts>) -> (Memory, Memory) {
+    let a = remember(
+        e,
+        "The user likes green tea in the morning",
+        &[],
+        Kind::Semantic,
+    );
+    let b = e
+        .remember(RememberRequest {
+            namespace: "default".into(),
+            content: "the user likes green tea in the morning!!".into(),
+            skip_dedup: true,
+            ..Default::default()
+        })
+        .expect("remember")
+        .memory;
+    (a, b)
+}
+
 pub(super) fn get(e: &Engine<FakePorts>, id: &str) -> Memory {
     e.ports()
         .storage
