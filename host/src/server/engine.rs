@@ -45,6 +45,9 @@ const BACKFILL_BATCH: usize = 32;
 /// Cores the background embedding may use: a local model otherwise takes
 /// every core for each batch and recalls wait behind it.
 const BACKFILL_THREADS: usize = 1;
+/// The background embedding's nice value: on the core it shares with
+/// requests, a recall preempts it instead of waiting out its time slice.
+const BACKFILL_NICE: i32 = 10;
 /// Seed 004 §6.4: the topic trees are rebuilt after a 5-second quiet window
 /// following writes (each write restarts it), and at start when none is cached.
 const TOPIC_DEBOUNCE: Duration = Duration::from_secs(5);
@@ -408,10 +411,12 @@ fn spawn_embedder(
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(BACKFILL_THREADS)
         .thread_name(|_| "mnemo-embedder-math".into())
+        .start_handler(|_| yield_to_requests())
         .build()?;
     std::thread::Builder::new()
         .name("mnemo-embedder".into())
         .spawn(move || {
+            yield_to_requests();
             loop {
                 std::thread::sleep(BACKFILL_EVERY);
                 loop {
@@ -451,4 +456,17 @@ fn spawn_embedder(
             }
         })?;
     Ok(())
+}
+
+/// Lowers the calling thread's CPU priority to `BACKFILL_NICE` (Linux gives
+/// each thread its own nice value); elsewhere, or if refused, it runs as is.
+fn yield_to_requests() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority takes no pointers; `who` 0 is the calling thread.
+    let refused = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, BACKFILL_NICE) } != 0;
+    #[cfg(not(target_os = "linux"))]
+    let refused = false;
+    if refused {
+        tracing::debug!("the background embedding keeps its CPU priority");
+    }
 }
