@@ -56,13 +56,7 @@ fn reads_and_writes_answer_while_a_cycle_waits_on_a_slow_llm() {
             json!({"facts": [{"content": "The user went to the harbour", "turns": [0]}]}),
         )
     });
-    let mut env = vec![
-        ("MNEMO_LLM_LEVEL", "auto"),
-        ("MNEMO_LLM_URL", llm.base.as_str()),
-        ("MNEMO_LLM_RETRIES", "0"),
-        ("MNEMO_LLM_TIMEOUT_SECS", "120"),
-    ];
-    env.extend(NO_CRON);
+    let env = llm_env("auto", &llm.base, &[("MNEMO_LLM_TIMEOUT_SECS", "120")]);
     let s = start_with(tempfile::tempdir().unwrap(), None, &env);
     let (st, kept) = post(
         &s,
@@ -214,13 +208,7 @@ fn a_cycle_applies_what_it_planned_and_leaves_what_changed_meanwhile() {
             .collect();
         tool_reply("triage_decisions", json!({ "decisions": decisions }))
     });
-    let mut env = vec![
-        ("MNEMO_LLM_LEVEL", "full"),
-        ("MNEMO_LLM_URL", llm.base.as_str()),
-        ("MNEMO_LLM_RETRIES", "0"),
-        ("MNEMO_LLM_TIMEOUT_SECS", "120"),
-    ];
-    env.extend(NO_CRON);
+    let env = llm_env("full", &llm.base, &[("MNEMO_LLM_TIMEOUT_SECS", "120")]);
     let s = start_with(tempfile::tempdir().unwrap(), None, &env);
     let (st, v) = call(ureq::post(&format!("{}/import", s.base)), Some(&dump));
     assert_eq!(st, 200, "{v}");
@@ -440,12 +428,7 @@ fn a_provider_failure_met_while_planning_is_reported_as_such() {
     llm.respond_with(|_| {
         common::llm_server::Reply::json(400, json!({"error": {"message": "model not found"}}))
     });
-    let mut env = vec![
-        ("MNEMO_LLM_LEVEL", "auto"),
-        ("MNEMO_LLM_URL", llm.base.as_str()),
-        ("MNEMO_LLM_RETRIES", "0"),
-    ];
-    env.extend(NO_CRON);
+    let env = llm_env("auto", &llm.base, &[]);
     let s = start_with(tempfile::tempdir().unwrap(), None, &env);
     let (st, _) = post(
         &s,

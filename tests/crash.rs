@@ -120,17 +120,8 @@ fn a_cycle_killed_mid_way_leaves_nothing_half_applied() {
             json!({"facts": [{"content": format!("The user said that {text}"), "turns": [0]}]}),
         )
     });
-    let env = [
-        ("MNEMO_LLM_LEVEL", "auto"),
-        ("MNEMO_LLM_URL", llm.base.as_str()),
-        ("MNEMO_LLM_RETRIES", "0"),
-        // Only the cycles this test asks for.
-        ("MNEMO_CRON_INTERVAL", "off"),
-        ("MNEMO_CRON_CONSOLIDATE", "off"),
-        ("MNEMO_CRON_ENRICH", "off"),
-        ("MNEMO_CRON_FADE", "off"),
-        ("MNEMO_CRON_REFLECT", "off"),
-    ];
+    // Only the cycles this test asks for.
+    let env = llm_env("auto", &llm.base, &[]);
     let namespaces = ["alpha", "beta", "gamma"];
     let server = start_with(tempfile::tempdir().unwrap(), None, &env);
     for ns in namespaces {

@@ -165,8 +165,7 @@ pub const TRIAGE_DEDUP_SIM: f32 = 0.75;
 /// Buffer dedup compares every pair of at most this many memories (the cap
 /// is `BUFFER_CAP`); a larger Buffer — swollen by a bulk import or a burst
 /// of writes between cycles — is first capped to this by the cap's rule.
-/// Ours: all pairs of 100,000 did not finish in 10 minutes; 2,000 take
-/// well under a second.
+/// Ours: all pairs of 100,000 did not finish in 10 minutes.
 pub const BUFFER_DEDUP_ALL_PAIRS: usize = 2_000;
 
 // ---- Session consolidation (seed 003) --------------------------------------

@@ -30,12 +30,23 @@ pub fn normalize(v: &mut [f32]) {
 pub fn centroid<'a>(vectors: impl IntoIterator<Item = &'a [f32]>, dim: usize) -> Vec<f32> {
     let mut sum = vec![0.0f32; dim];
     for v in vectors {
-        for (s, x) in sum.iter_mut().zip(v) {
-            *s += x;
-        }
+        add(&mut sum, v);
     }
-    normalize(&mut sum);
-    sum
+    normalized(&sum)
+}
+
+/// `sum += v`, element by element.
+pub fn add(sum: &mut [f32], v: &[f32]) {
+    for (s, x) in sum.iter_mut().zip(v) {
+        *s += x;
+    }
+}
+
+/// A unit-length copy of `v` (a zero vector stays zero).
+pub fn normalized(v: &[f32]) -> Vec<f32> {
+    let mut out = v.to_vec();
+    normalize(&mut out);
+    out
 }
 
 #[cfg(test)]

@@ -18,6 +18,24 @@ pub const NO_CRON: [(&str, &str); 5] = [
     ("MNEMO_CRON_REFLECT", "off"),
 ];
 
+/// A server on a scripted LLM at `url`: the `level`, no retries, no
+/// scheduled task, then `extra`.
+#[allow(dead_code)]
+pub fn llm_env<'a>(
+    level: &'a str,
+    url: &'a str,
+    extra: &[(&'a str, &'a str)],
+) -> Vec<(&'a str, &'a str)> {
+    let mut env = vec![
+        ("MNEMO_LLM_LEVEL", level),
+        ("MNEMO_LLM_URL", url),
+        ("MNEMO_LLM_RETRIES", "0"),
+    ];
+    env.extend(NO_CRON);
+    env.extend_from_slice(extra);
+    env
+}
+
 pub struct Server {
     child: Child,
     pub base: String,

@@ -23,8 +23,6 @@ pub const DEFAULT_FADE_LAYERS: [Layer; 2] = [Layer::Buffer, Layer::Working];
 /// 004 §10, invariant 4: "only Buffer entries can be evicted"; seed 003's pruning
 /// applies to what the lifecycle has not vetted yet).
 pub const PRUNED_LAYERS: [Layer; 1] = [Layer::Buffer];
-/// Memories read per page.
-const PAGE: u32 = 500;
 
 /// The faded confidence after `days`.
 pub fn faded(confidence: f32, decay_rate: f32, days: f64) -> f32 {
@@ -48,63 +46,62 @@ impl<P: Ports> Engine<P> {
             true => DEFAULT_FADE_LAYERS.to_vec(),
             false => req.layers,
         };
-        let storage = self.ports().storage();
         let now = self.ports().clock().now();
         let mut report = FadeReport::default();
-        let mut offset = 0;
-        loop {
-            let page = storage.list_memories(&ListQuery {
-                state: ListState::Active,
-                layers: layers.clone(),
-                limit: PAGE,
-                offset,
-                ..Default::default()
-            })?;
-            if page.is_empty() {
-                break;
+        let q = ListQuery {
+            state: ListState::Active,
+            layers,
+            ..Default::default()
+        };
+        self.walk_memories(q, |page| {
+            for m in page {
+                self.fade_one(m, now, &mut report)?;
             }
-            offset += page.len() as u32;
-            for mut m in page {
-                report.examined += 1;
-                if m.is_protected() {
-                    continue;
-                }
-                let since = m
-                    .last_accessed
-                    .unwrap_or(m.created_at)
-                    .max(faded_or_renewed_at(&m.attributes).unwrap_or(0));
-                let days = (now - since) as f64 / MS_PER_DAY;
-                if days <= 0.0 {
-                    continue;
-                }
-                m.confidence = faded(m.confidence, m.decay_rate, days);
-                let mut attrs: serde_json::Map<String, serde_json::Value> =
-                    serde_json::from_str(&m.attributes).unwrap_or_default();
-                attrs.insert("faded_at".into(), serde_json::json!(now));
-                m.attributes = serde_json::Value::Object(attrs).to_string();
-                report.faded += 1;
-                if m.confidence < CONFIDENCE_PRUNE_THRESHOLD && PRUNED_LAYERS.contains(&m.layer) {
-                    m.valid_until = Some(now);
-                    m.invalid_reason = Some("faded".into());
-                    report.pruned += 1;
-                    storage.update_memory(&m)?;
-                    self.log_decision(
-                        &m.namespace,
-                        Action::Fade,
-                        &m.id,
-                        format!(
-                            "confidence {:.3} under {CONFIDENCE_PRUNE_THRESHOLD}",
-                            m.confidence
-                        ),
-                    )?;
-                    // The page shifted by one: the next read must not skip a memory.
-                    offset -= 1;
-                } else {
-                    storage.update_memory(&m)?;
-                }
-            }
-        }
+            Ok(true)
+        })?;
         Ok(report)
+    }
+
+    /// Fades one memory (and prunes it from the Buffer when it falls under
+    /// the threshold).
+    fn fade_one(&self, mut m: Memory, now: Millis, report: &mut FadeReport) -> CoreResult<()> {
+        let storage = self.ports().storage();
+        report.examined += 1;
+        if m.is_protected() {
+            return Ok(());
+        }
+        let since = m
+            .last_accessed
+            .unwrap_or(m.created_at)
+            .max(faded_or_renewed_at(&m.attributes).unwrap_or(0));
+        let days = (now - since) as f64 / MS_PER_DAY;
+        if days <= 0.0 {
+            return Ok(());
+        }
+        m.confidence = faded(m.confidence, m.decay_rate, days);
+        let mut attrs: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(&m.attributes).unwrap_or_default();
+        attrs.insert("faded_at".into(), serde_json::json!(now));
+        m.attributes = serde_json::Value::Object(attrs).to_string();
+        report.faded += 1;
+        if m.confidence < CONFIDENCE_PRUNE_THRESHOLD && PRUNED_LAYERS.contains(&m.layer) {
+            m.valid_until = Some(now);
+            m.invalid_reason = Some("faded".into());
+            report.pruned += 1;
+            storage.update_memory(&m)?;
+            self.log_decision(
+                &m.namespace,
+                Action::Fade,
+                &m.id,
+                format!(
+                    "confidence {:.3} under {CONFIDENCE_PRUNE_THRESHOLD}",
+                    m.confidence
+                ),
+            )?;
+        } else {
+            storage.update_memory(&m)?;
+        }
+        Ok(())
     }
 }
 

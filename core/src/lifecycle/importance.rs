@@ -7,8 +7,8 @@
 //! of its `created_epoch` and the epoch lazy decay began in its namespace)
 //! and the importance at epoch `e` is that value less `IMPORTANCE_DECAY ×
 //! share(kind)` per epoch since, never below 0. Eager decay rewrote every
-//! unprotected memory each cycle (100,000 row writes, most of a 42 s cycle
-//! at 100k). Whoever reads importance for a decision or a reply *settles*
+//! unprotected memory with importance left, each cycle: 100,000 row
+//! writes a cycle at 100k. Whoever reads importance for a decision or a reply *settles*
 //! the memory first (the value at the namespace's epoch, and that epoch);
 //! whoever sets importance writes a settled pair, so a row's importance and
 //! its epoch always agree. Export and import carry rows as stored, marks

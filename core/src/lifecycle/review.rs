@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 use super::review_rules::{judge, layer_down, layer_up, reviewable};
 
 /// Memories read per page while looking for reviewable ones.
-const REVIEW_PAGE: u32 = 500;
 use crate::engine::Engine;
 use crate::error::{CoreError, CoreResult};
 use crate::model::*;
@@ -28,29 +27,21 @@ impl<P: Ports> Engine<P> {
             ));
         }
         let namespace = namespace.map(validate::namespace).transpose()?;
-        let storage = self.ports().storage();
         let now = self.ports().clock().now();
         // What the rules let it act on (old enough, untouched lately), the
         // most recently changed first — not simply the latest changes, which
         // the rules would refuse.
         let mut list = Vec::new();
-        let mut offset = 0;
-        while list.len() < REVIEW_MAX_MEMORIES as usize {
-            let page = storage.list_memories(&ListQuery {
-                namespaces: namespace.iter().cloned().collect(),
-                layers: vec![Layer::Working, Layer::Core],
-                by_modified: true,
-                limit: REVIEW_PAGE,
-                offset,
-                ..Default::default()
-            })?;
-            let done = (page.len() as u32) < REVIEW_PAGE;
-            offset += page.len() as u32;
+        let q = ListQuery {
+            namespaces: namespace.iter().cloned().collect(),
+            layers: vec![Layer::Working, Layer::Core],
+            by_modified: true,
+            ..Default::default()
+        };
+        self.walk_memories(q, |page| {
             list.extend(page.into_iter().filter(|m| reviewable(m, now)));
-            if done {
-                break;
-            }
-        }
+            Ok(list.len() < REVIEW_MAX_MEMORIES as usize)
+        })?;
         list.truncate(REVIEW_MAX_MEMORIES as usize);
         // Shown to the LLM and adjusted: the importance now.
         self.settle_all(&mut list)?;

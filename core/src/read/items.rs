@@ -7,6 +7,9 @@ use crate::ports::{Ports, Storage};
 use crate::thresholds::*;
 use crate::validate::{self, DEFAULT_NAMESPACE};
 
+/// Memories read per page by a whole-store walk.
+const WALK_PAGE: u32 = 500;
+
 impl<P: Ports> Engine<P> {
     /// A memory of `namespace` (or of `default`, which every namespace reads).
     pub fn get(&self, namespace: &str, id: &str) -> CoreResult<Memory> {
@@ -35,6 +38,36 @@ impl<P: Ports> Engine<P> {
             })?;
         self.settle_all(std::slice::from_mut(&mut m))?;
         Ok(m)
+    }
+
+    /// Walks every memory `q` selects, newest first (by creation, or by
+    /// modification with `by_modified`), `WALK_PAGE` at a time by keyset:
+    /// each page costs its own rows, where an offset costs every row before
+    /// it (at 100k, offset pages were 94% of a 42 s cycle). `f` sees each
+    /// page and says whether to go on; a row it changes or removes does not
+    /// shift the walk.
+    pub(crate) fn walk_memories(
+        &self,
+        mut q: ListQuery,
+        mut f: impl FnMut(Vec<Memory>) -> CoreResult<bool>,
+    ) -> CoreResult<()> {
+        q.limit = WALK_PAGE;
+        q.offset = 0;
+        loop {
+            let page = self.ports().storage().list_memories(&q)?;
+            let full = page.len() == WALK_PAGE as usize;
+            if let Some(last) = page.last() {
+                let time = match q.by_modified {
+                    true => last.modified_at,
+                    false => last.created_at,
+                };
+                q.after_time = Some(time);
+                q.after_id = Some(last.id.clone());
+            }
+            if !f(page)? || !full {
+                return Ok(());
+            }
+        }
     }
 
     pub fn list(&self, req: ListRequest) -> CoreResult<Vec<Memory>> {

@@ -177,13 +177,7 @@ impl SqliteStore {
              GROUP BY x.id ORDER BY c DESC, x.event_time DESC, x.id LIMIT ?",
             w.clause
         )))?;
-        let rows = sql(stmt.query_map(params_from_iter(params), |r| {
-            Ok(ScoredId {
-                id: r.get(0)?,
-                score: r.get::<_, i64>(1)? as f32,
-            })
-        }))?;
-        sql(rows.collect())
+        scored_ids(&mut stmt, params)
     }
 
     pub fn put_vector(&self, target: Target, id: &str, v: &[f32]) -> R<()> {

@@ -112,19 +112,10 @@ impl<P: Ports> Engine<P> {
             Some(ns) => vec![validate::namespace(ns)?],
             None => {
                 let mut seen = std::collections::BTreeSet::new();
-                let mut offset = 0;
-                loop {
-                    let page = self.ports().storage().list_memories(&ListQuery {
-                        limit: 1000,
-                        offset,
-                        ..Default::default()
-                    })?;
-                    offset += page.len() as u32;
-                    seen.extend(page.iter().map(|m| m.namespace.clone()));
-                    if page.len() < 1000 {
-                        break;
-                    }
-                }
+                self.walk_memories(ListQuery::default(), |page| {
+                    seen.extend(page.into_iter().map(|m| m.namespace));
+                    Ok(true)
+                })?;
                 seen.into_iter().collect()
             }
         };

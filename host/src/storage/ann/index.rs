@@ -291,7 +291,8 @@ impl AnnIndex {
         Answer::Approximate(out)
     }
 
-    /// The whole search under one lock (tests and one-shot callers).
+    /// The whole search under one lock (the tests).
+    #[cfg(test)]
     pub fn search(&mut self, target: Target, namespace: &str, v: &[f32], k: usize) -> Answer {
         let Some(probe) = self.probe(target, namespace, v) else {
             return Answer::Exact;
@@ -375,9 +376,8 @@ fn install(
     kind: Kind,
 ) -> i64 {
     let replaced: Vec<(i64, i64)> = match &kind {
-        Kind::Full { .. } => Vec::new(),
-        Kind::Flush { .. } => Vec::new(),
         Kind::Merge { inputs } => inputs.iter().map(|s| s.seq_range()).collect(),
+        Kind::Full { .. } | Kind::Flush { .. } => Vec::new(),
     };
     let full = matches!(kind, Kind::Full { .. });
     let kept = built.as_ref().map(|s| s.seq_range());

@@ -31,7 +31,8 @@ use mnemo_core::model::Target;
 pub use segment::{ANN_EF_CONSTRUCTION, ANN_EF_SEARCH, Entry, Graph, Segment, Unit, dot};
 
 /// Fresh vectors (searched exactly) at which they are built into a segment.
-/// An exact scan of 5,000 vectors costs about what one graph walk does.
+/// Small enough that the exact scan stays a fraction of a recall's vector
+/// work; large enough that segments stay few.
 pub const ANN_FLUSH_AT: usize = 5_000;
 /// Segments of one size tier (tier `t` holds `ANN_FLUSH_AT × 4^t` up to
 /// `× 4^(t+1)` points) merged into one when there are this many.
