@@ -21,13 +21,13 @@ use anyhow::Context;
 use mnemo_core::model::Target;
 use serde::{Deserialize, Serialize};
 
-use super::ann::{Graph, Key, Persist, Segment};
+use super::ann::{Graph, Key, Persist, Segment, SegmentId};
 use super::ann_store::target_name;
 
 /// Format of the files (a new layout gets a new number; older files are
 /// dropped and their partition rebuilt). 2: one file per segment, each
-/// point with its change number.
-const FORMAT: u32 = 2;
+/// point with its change number; 3: the file name adds the smallest row.
+const FORMAT: u32 = 3;
 
 #[derive(Serialize)]
 struct Saving<'a> {
@@ -61,11 +61,11 @@ fn prefix_of(key: &Key) -> String {
     format!("{}-{ns}-", target_name(key.0))
 }
 
-/// A segment's file, named by the range of its points' change numbers: a
-/// merge that keeps the same range (a compaction) replaces its input in
-/// one rename.
-fn file_of(dir: &Path, key: &Key, (first, last): (i64, i64)) -> PathBuf {
-    dir.join(format!("{}{first:x}-{last:x}.hnsw", prefix_of(key)))
+/// A segment's file, named by its id (`Segment::id`): a merge that keeps
+/// the same points' range (a compaction) replaces its input in one rename.
+fn file_of(dir: &Path, key: &Key, id: SegmentId) -> PathBuf {
+    let SegmentId { first, last, row } = id;
+    dir.join(format!("{}{first:x}-{last:x}-{row:x}.hnsw", prefix_of(key)))
 }
 
 pub(super) fn save(persist: &Persist, key: &Key, seg: &Segment) -> anyhow::Result<()> {
@@ -80,7 +80,7 @@ pub(super) fn save(persist: &Persist, key: &Key, seg: &Segment) -> anyhow::Resul
         graph: &seg.graph,
     })
     .context("encoding the graph")?;
-    let path = file_of(&persist.dir, key, seg.seq_range());
+    let path = file_of(&persist.dir, key, seg.id());
     let tmp = path.with_extension("hnsw.tmp");
     let mut f =
         std::fs::File::create(&tmp).with_context(|| format!("writing {}", tmp.display()))?;
@@ -91,21 +91,24 @@ pub(super) fn save(persist: &Persist, key: &Key, seg: &Segment) -> anyhow::Resul
 }
 
 /// Deletes the file of a segment merged into another.
-pub(super) fn remove(persist: &Persist, key: &Key, range: (i64, i64)) {
-    let _ = std::fs::remove_file(file_of(&persist.dir, key, range));
+pub(super) fn remove(persist: &Persist, key: &Key, id: SegmentId) {
+    let _ = std::fs::remove_file(file_of(&persist.dir, key, id));
 }
 
-/// Deletes every file of `key` but the segment of `keep` (a first build
+/// Deletes every file of `key` but the segments of `keep` (a first build
 /// replaced whatever the partition had).
-pub(super) fn remove_others(persist: &Persist, key: &Key, keep: Option<(i64, i64)>) {
+pub(super) fn remove_others(persist: &Persist, key: &Key, keep: &[SegmentId]) {
     let Ok(entries) = std::fs::read_dir(&persist.dir) else {
         return;
     };
     let prefix = prefix_of(key);
-    let kept = keep.map(|r| file_of(&persist.dir, key, r));
+    let kept: Vec<PathBuf> = keep
+        .iter()
+        .map(|id| file_of(&persist.dir, key, *id))
+        .collect();
     for path in entries.filter_map(Result::ok).map(|e| e.path()) {
         let name = path.file_name().map(|n| n.to_string_lossy().to_string());
-        if name.is_some_and(|n| n.starts_with(&prefix)) && Some(&path) != kept.as_ref() {
+        if name.is_some_and(|n| n.starts_with(&prefix)) && !kept.contains(&path) {
             let _ = std::fs::remove_file(&path);
         }
     }

@@ -6,8 +6,8 @@ use std::sync::{Arc, mpsc};
 
 use mnemo_core::model::Target;
 
-use super::segment::{Entry, Segment, dot};
-use super::{Job, Key, Kind, Live, Partition, Snapshot};
+use super::segment::{Entry, Segment, SegmentId, dot};
+use super::{Job, Key, Kind, Live, Partition, Snapshot, chunks};
 
 /// Where graphs are saved, and the embedder they belong to.
 #[derive(Clone)]
@@ -23,6 +23,8 @@ pub struct AnnIndex {
     min_rows: Option<usize>,
     /// Fresh vectors at which a segment is built (`ANN_FLUSH_AT`).
     flush_at: usize,
+    /// The largest segment a build makes (`ANN_SEGMENT_MAX`).
+    segment_max: usize,
     parts: HashMap<Key, Partition>,
     /// Saved next to the database after each build, when set.
     persist: Option<Persist>,
@@ -74,6 +76,7 @@ impl AnnIndex {
         Self {
             min_rows,
             flush_at: super::ANN_FLUSH_AT,
+            segment_max: super::ANN_SEGMENT_MAX,
             parts: HashMap::new(),
             persist: None,
             installed: Vec::new(),
@@ -84,6 +87,14 @@ impl AnnIndex {
     /// (tests, at sizes that build in milliseconds).
     pub fn with_flush_at(mut self, n: usize) -> Self {
         self.flush_at = n.max(1);
+        self
+    }
+
+    /// Builds segments of at most `n` points instead of `ANN_SEGMENT_MAX`
+    /// (tests).
+    #[cfg(test)]
+    pub fn with_segment_max(mut self, n: usize) -> Self {
+        self.segment_max = n.max(1);
         self
     }
 
@@ -197,11 +208,11 @@ impl AnnIndex {
         let Some(p) = self.parts.get_mut(key) else {
             return;
         };
-        let Some(kind) = p.next(self.flush_at) else {
+        let Some(kind) = p.next(self.flush_at, self.segment_max) else {
             return;
         };
         let points = p.points(&kind);
-        match spawn(self.persist.clone(), key.clone(), points) {
+        match spawn(self.persist.clone(), key.clone(), vec![points]) {
             Ok(rx) => p.pending = Some(Job { rx, kind }),
             Err(e) => tracing::warn!(error = %e, "HNSW segment build not started"),
         }
@@ -237,7 +248,11 @@ impl AnnIndex {
             .into_iter()
             .map(|(row, v)| (Entry { row, seq }, v.into()))
             .collect();
-        let rx = spawn(self.persist.clone(), key.clone(), points)?;
+        let rx = spawn(
+            self.persist.clone(),
+            key.clone(),
+            chunks(points, self.segment_max),
+        )?;
         let p = self.parts.entry(key).or_default();
         p.pending = Some(Job {
             rx,
@@ -372,49 +387,50 @@ fn install(
     persist: &Option<Persist>,
     key: &Key,
     p: &mut Partition,
-    built: Option<Segment>,
+    built: Vec<Segment>,
     kind: Kind,
 ) -> i64 {
-    let replaced: Vec<(i64, i64)> = match &kind {
-        Kind::Merge { inputs } => inputs.iter().map(|s| s.seq_range()).collect(),
+    let replaced: Vec<SegmentId> = match &kind {
+        Kind::Merge { inputs } => inputs.iter().map(|s| s.id()).collect(),
         Kind::Full { .. } | Kind::Flush { .. } => Vec::new(),
     };
     let full = matches!(kind, Kind::Full { .. });
-    let kept = built.as_ref().map(|s| s.seq_range());
+    let kept: Vec<SegmentId> = built.iter().map(Segment::id).collect();
     let from = p.install(built, kind);
     if let Some(persist) = persist {
         if full {
-            super::super::ann_file::remove_others(persist, key, kept);
+            super::super::ann_file::remove_others(persist, key, &kept);
         }
-        for range in replaced.into_iter().filter(|r| Some(*r) != kept) {
-            super::super::ann_file::remove(persist, key, range);
+        for id in replaced.into_iter().filter(|id| !kept.contains(id)) {
+            super::super::ann_file::remove(persist, key, id);
         }
     }
     from
 }
 
-/// Builds a segment of `points` on a thread of its own and saves it; the
-/// receiver gets it (`None` for no points).
+/// Builds a segment of each chunk of points (one after the other) on a
+/// thread of its own and saves each; the receiver gets them all (none for
+/// no points).
 fn spawn(
     persist: Option<Persist>,
     key: Key,
-    points: Vec<(Entry, Arc<[f32]>)>,
-) -> anyhow::Result<mpsc::Receiver<Option<Segment>>> {
+    chunks: Vec<Vec<(Entry, Arc<[f32]>)>>,
+) -> anyhow::Result<mpsc::Receiver<Vec<Segment>>> {
     let (tx, rx) = mpsc::channel();
     std::thread::Builder::new()
         .name("mnemo-hnsw".into())
         .spawn(move || {
-            if points.is_empty() {
-                let _ = tx.send(None);
-                return;
+            let mut built = Vec::new();
+            for points in chunks.into_iter().filter(|c| !c.is_empty()) {
+                let seg = Segment::build(points);
+                if let Some(persist) = &persist
+                    && let Err(e) = super::super::ann_file::save(persist, &key, &seg)
+                {
+                    tracing::warn!(error = %format!("{e:#}"), "an HNSW segment was not saved; it is rebuilt after a restart");
+                }
+                built.push(seg);
             }
-            let seg = Segment::build(points);
-            if let Some(persist) = &persist
-                && let Err(e) = super::super::ann_file::save(persist, &key, &seg)
-            {
-                tracing::warn!(error = %format!("{e:#}"), "an HNSW segment was not saved; it is rebuilt after a restart");
-            }
-            let _ = tx.send(Some(seg));
+            let _ = tx.send(built);
         })?;
     Ok(rx)
 }

@@ -28,7 +28,9 @@ use std::sync::{Arc, mpsc};
 
 use mnemo_core::model::Target;
 
-pub use segment::{ANN_EF_CONSTRUCTION, ANN_EF_SEARCH, Entry, Graph, Segment, Unit, dot};
+pub use segment::{
+    ANN_EF_CONSTRUCTION, ANN_EF_SEARCH, Entry, Graph, Segment, SegmentId, Unit, dot,
+};
 
 /// Fresh vectors (searched exactly) at which they are built into a segment.
 /// Small enough that the exact scan stays a fraction of a recall's vector
@@ -37,6 +39,14 @@ pub const ANN_FLUSH_AT: usize = 5_000;
 /// Segments of one size tier (tier `t` holds `ANN_FLUSH_AT × 4^t` up to
 /// `× 4^(t+1)` points) merged into one when there are this many.
 pub const ANN_MERGE_FANOUT: usize = 4;
+/// The largest segment a build makes: a first build of a bigger partition
+/// is cut into chunks of at most this many points, and a merge whose
+/// result would pass it is not made (Lucene's "max merged segment", for the
+/// same reason). An instant-distance build grows faster than its size on
+/// this 2-core machine: 100k points (64-d) built in 52 s, and one 1M graph
+/// had not finished after 50 min (`mnemo bench serve`), so a partition
+/// grows by segments of a few minutes each instead.
+pub const ANN_SEGMENT_MAX: usize = 250_000;
 /// A segment with more than this share of stale points is rewritten alone.
 pub const ANN_COMPACT_STALE: f32 = 0.3;
 
@@ -61,7 +71,7 @@ enum Kind {
 }
 
 struct Job {
-    rx: mpsc::Receiver<Option<Segment>>,
+    rx: mpsc::Receiver<Vec<Segment>>,
     kind: Kind,
 }
 
@@ -118,9 +128,10 @@ impl Partition {
         }
     }
 
-    /// A finished build joins the segments; returns the change number
-    /// after which the log must be replayed into the partition.
-    fn install(&mut self, built: Option<Segment>, kind: Kind) -> i64 {
+    /// A finished build (one segment, or a first build's chunks) joins the
+    /// segments; returns the change number after which the log must be
+    /// replayed into the partition.
+    fn install(&mut self, built: Vec<Segment>, kind: Kind) -> i64 {
         let mut stale = HashSet::new();
         let from = match kind {
             Kind::Full { seq } => {
@@ -144,7 +155,7 @@ impl Partition {
             }
             Kind::Merge { inputs } => {
                 let is_input = |l: &Live| inputs.iter().any(|i| Arc::ptr_eq(i, &l.seg));
-                if let Some(seg) = &built {
+                if let Some(seg) = built.first() {
                     for l in self.segments.iter().filter(|l| is_input(l)) {
                         stale.extend(l.stale.iter().copied().filter(|row| {
                             l.seg.seq_of(*row).is_some() && seg.seq_of(*row) == l.seg.seq_of(*row)
@@ -155,13 +166,18 @@ impl Partition {
                 self.synced
             }
         };
-        if let Some(seg) = built {
-            stale.extend(self.fresh.iter().filter_map(|(row, (_, s))| {
+        for seg in built {
+            let mut own: HashSet<i64> = stale
+                .iter()
+                .copied()
+                .filter(|row| seg.seq_of(*row).is_some())
+                .collect();
+            own.extend(self.fresh.iter().filter_map(|(row, (_, s))| {
                 seg.seq_of(*row).is_some_and(|p| p < *s).then_some(*row)
             }));
             self.segments.push(Live {
                 seg: Arc::new(seg),
-                stale,
+                stale: own,
             });
         }
         from
@@ -169,7 +185,7 @@ impl Partition {
 
     /// The next background build the partition needs, if any (not the
     /// first one, which needs the table).
-    fn next(&self, flush_at: usize) -> Option<Kind> {
+    fn next(&self, flush_at: usize, segment_max: usize) -> Option<Kind> {
         if self.pending.is_some() || self.segments.is_empty() {
             return None;
         }
@@ -184,8 +200,21 @@ impl Partition {
                 .or_default()
                 .push(l.seg.clone());
         }
-        if let Some(inputs) = tiers.into_values().find(|g| g.len() >= ANN_MERGE_FANOUT) {
-            return Some(Kind::Merge { inputs });
+        for mut group in tiers.into_values().filter(|g| g.len() >= ANN_MERGE_FANOUT) {
+            // The smallest of the tier, as many as fit under the cap.
+            group.sort_by_key(|s| s.points_len());
+            let mut total = 0;
+            let inputs: Vec<Arc<Segment>> = group
+                .into_iter()
+                .take(ANN_MERGE_FANOUT)
+                .take_while(|s| {
+                    total += s.points_len();
+                    total <= segment_max
+                })
+                .collect();
+            if inputs.len() >= 2 {
+                return Some(Kind::Merge { inputs });
+            }
         }
         let worn = self.segments.iter().find(|l| {
             l.stale.len() >= flush_at
@@ -230,6 +259,20 @@ impl Partition {
             }
         }
     }
+}
+
+/// A first build's points cut into chunks of at most `max` (the index's
+/// `ANN_SEGMENT_MAX`), of equal sizes.
+fn chunks<T>(mut points: Vec<T>, max: usize) -> Vec<Vec<T>> {
+    let n = points.len().div_ceil(max.max(1)).max(1);
+    let size = points.len().div_ceil(n).max(1);
+    let mut out = Vec::with_capacity(n);
+    while points.len() > size {
+        let rest = points.split_off(size);
+        out.push(std::mem::replace(&mut points, rest));
+    }
+    out.push(points);
+    out
 }
 
 /// The size tier of a segment of `points`.

@@ -71,6 +71,14 @@ pub struct Entry {
 
 pub type Graph = HnswMap<Unit, Entry>;
 
+/// A segment's name: see `Segment::id`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SegmentId {
+    pub first: i64,
+    pub last: i64,
+    pub row: i64,
+}
+
 /// A built graph and each point's vector and version by row.
 pub struct Segment {
     pub graph: Graph,
@@ -138,6 +146,18 @@ impl Segment {
     pub fn seq_range(&self) -> (i64, i64) {
         let seqs = self.by_row.values().map(|(_, s)| *s);
         (seqs.clone().min().unwrap_or(0), seqs.max().unwrap_or(0))
+    }
+
+    /// What names the segment (its file): its change numbers' range and its
+    /// smallest row. The row tells apart the chunks of a first build, whose
+    /// points all carry the snapshot's change number.
+    pub fn id(&self) -> SegmentId {
+        let (first, last) = self.seq_range();
+        SegmentId {
+            first,
+            last,
+            row: self.by_row.keys().copied().min().unwrap_or(0),
+        }
     }
 
     /// The nearest points to `v` the graph walk finds (up to

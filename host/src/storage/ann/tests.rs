@@ -42,7 +42,10 @@ fn recall_at_10(ann: &mut AnnIndex, rows: &HashMap<i64, Vec<f32>>) -> usize {
 }
 
 fn built(n: i64, flush_at: usize) -> (AnnIndex, HashMap<i64, Vec<f32>>) {
-    let mut ann = AnnIndex::new(Some(100)).with_flush_at(flush_at);
+    built_in(AnnIndex::new(Some(100)).with_flush_at(flush_at), n)
+}
+
+fn built_in(mut ann: AnnIndex, n: i64) -> (AnnIndex, HashMap<i64, Vec<f32>>) {
     let rows: HashMap<i64, Vec<f32>> = (0..n).map(|i| (i, unit(i as u64, 32))).collect();
     let snapshot: Vec<(i64, Vec<f32>)> = rows.iter().map(|(i, v)| (*i, v.clone())).collect();
     ann.maybe_build(Target::Memories, NS, n as usize, move || Ok((snapshot, 0)))
@@ -127,4 +130,45 @@ fn tiers_grow_by_the_fanout() {
     assert_eq!(tier(400, 100), 1);
     assert_eq!(tier(1_599, 100), 1);
     assert_eq!(tier(1_600, 100), 2);
+}
+
+#[test]
+fn no_build_makes_a_segment_over_the_cap() {
+    // A first build of 1,000 points under a cap of 300: four chunks of 250.
+    let ann = AnnIndex::new(Some(100))
+        .with_flush_at(100)
+        .with_segment_max(300);
+    let (mut ann, mut rows) = built_in(ann, 1_000);
+    let sizes: Vec<usize> = ann.wait().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(sizes, vec![250; 4]);
+    assert!(recall_at_10(&mut ann, &rows) >= 185);
+    // 1,200 more vectors: flushed by 100s, merged by tier, never past 300.
+    for (seq, i) in (1_000..2_200i64).enumerate() {
+        let v = unit(2_000_000 + i as u64, 32);
+        ann.put(Target::Memories, NS, i, &v, seq as i64 + 1);
+        rows.insert(i, v);
+        if i % 100 == 0 {
+            ann.wait();
+        }
+    }
+    let sizes: Vec<usize> = ann.wait().into_iter().map(|(n, _)| n).collect();
+    assert!(sizes.iter().all(|n| *n <= 300), "{sizes:?}");
+    assert!(sizes.iter().any(|n| *n > 100), "merges happened: {sizes:?}");
+    assert_eq!(sizes.iter().sum::<usize>() + ann.status().fresh, 2_200);
+    assert!(recall_at_10(&mut ann, &rows) >= 185);
+}
+
+#[test]
+fn chunks_are_even_and_under_the_cap() {
+    let lens = |n: usize, max: usize| -> Vec<usize> {
+        chunks((0..n).collect::<Vec<_>>(), max)
+            .iter()
+            .map(Vec::len)
+            .collect()
+    };
+    assert_eq!(lens(10, 25), vec![10]);
+    assert_eq!(lens(25, 25), vec![25]);
+    assert_eq!(lens(26, 25), vec![13, 13]);
+    assert_eq!(lens(1_000_000, 250_000), vec![250_000; 4]);
+    assert_eq!(lens(0, 25), vec![0]);
 }
