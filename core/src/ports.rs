@@ -86,6 +86,8 @@ pub trait Storage {
     fn tag_counts(&self, namespaces: &[String], prefix: &str) -> CoreResult<Vec<(String, u64)>>;
 
     fn stats(&self, namespaces: &[String]) -> CoreResult<StoreStats>;
+    /// The namespaces holding at least one active memory, in order.
+    fn active_namespaces(&self) -> CoreResult<Vec<String>>;
     /// Appends a line to the decision log (what the lifecycle and the
     /// write paths decided, and why).
     fn log_decision(&self, entry: &Decision) -> CoreResult<()>;

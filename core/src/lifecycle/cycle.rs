@@ -209,7 +209,8 @@ impl<P: Ports> Engine<P> {
     }
 
     /// The plan: every step of the cycle decides on working copies of the
-    /// active memories and records its actions; nothing is written.
+    /// memories it can act on (`candidates.rs`) and records its actions;
+    /// nothing is written.
     fn plan(
         &self,
         namespace: Option<&str>,
@@ -219,8 +220,7 @@ impl<P: Ports> Engine<P> {
     ) -> CoreResult<(Cycle, BTreeSet<String>)> {
         // Every copy as of the epoch before this one (lazy decay,
         // `importance.rs`): a copy written back carries its settled value.
-        let mut active = self.active_memories(namespace)?;
-        self.settle_all(&mut active)?;
+        let active = self.cycle_memories(namespace, self.watermark(namespace)?)?;
         let mut cycle = Cycle {
             now,
             limits,
@@ -235,10 +235,14 @@ impl<P: Ports> Engine<P> {
             epochs: BTreeMap::new(),
         };
         report.examined = cycle.memories.len() as u32;
-        let namespaces: BTreeSet<String> = cycle
-            .memories
-            .values()
-            .map(|m| m.namespace.clone())
+        // Every namespace with an active memory counts an epoch, whether or
+        // not one of its memories is a candidate.
+        let namespaces: BTreeSet<String> = self
+            .ports()
+            .storage()
+            .active_namespaces()?
+            .into_iter()
+            .filter(|ns| namespace.is_none_or(|n| n == ns))
             .collect();
         for ns in &namespaces {
             // Each namespace counts its own epochs and keeps its own
@@ -361,26 +365,12 @@ impl<P: Ports> Engine<P> {
     /// When the last cycle covering `namespace` finished: for one namespace
     /// the later of its own cycle and the last whole-store one; for every
     /// namespace (`None`), the last whole-store cycle only.
-    fn watermark(&self, namespace: Option<&str>) -> CoreResult<Option<Millis>> {
+    pub(super) fn watermark(&self, namespace: Option<&str>) -> CoreResult<Option<Millis>> {
         let global = self.meta_number(META_CONSOLIDATED_AT)?;
         Ok(match namespace {
             Some(ns) => global.max(self.meta_number(&namespaced(META_CONSOLIDATED_AT, ns))?),
             None => global,
         })
-    }
-
-    fn active_memories(&self, namespace: Option<&str>) -> CoreResult<Vec<Memory>> {
-        let mut out = Vec::new();
-        let q = ListQuery {
-            namespaces: namespace.map(|n| vec![n.to_string()]).unwrap_or_default(),
-            state: ListState::Active,
-            ..Default::default()
-        };
-        self.walk_memories(q, |page| {
-            out.extend(page);
-            Ok(true)
-        })?;
-        Ok(out)
     }
 }
 

@@ -8,6 +8,7 @@
 //! nightly entity enrichment.
 
 mod buffer;
+mod candidates;
 pub(crate) mod cycle;
 mod enrichment;
 mod extract;

@@ -48,6 +48,8 @@ impl<P: Ports> Engine<P> {
                 continue;
             };
             let near = storage.vector_search(Target::Memories, v, &filter, PAIR_NEIGHBOURS + 1)?;
+            let others: Vec<String> = near.iter().map(|h| h.id.clone()).collect();
+            self.load_into(cycle, &others)?;
             for hit in near.into_iter().filter(|h| h.id != id) {
                 let (Some(a), Some(b)) = (cycle.memories.get(&id), cycle.memories.get(&hit.id))
                 else {

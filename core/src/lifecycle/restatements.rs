@@ -70,10 +70,16 @@ impl<P: Ports> Engine<P> {
                 }
                 Ok(_) => None,
                 Err(e) => {
-                    // The mark stays: the next cycle asks again.
+                    // The mark stays and the memory is stamped as touched
+                    // now, so the next cycle (which reads what changed
+                    // since this one, `candidates.rs`) asks again.
                     cycle
                         .warnings
                         .push(format!("insert-time merge of {id} skipped: {e}"));
+                    if let Some(w) = cycle.memories.get_mut(&id) {
+                        w.modified_at = cycle.now;
+                    }
+                    cycle.dirty.insert(id);
                     continue;
                 }
             };

@@ -71,7 +71,10 @@ macro_rules! engine_records {
             epoch: u64,
             dry: bool,
             skipped: bool,
+            /// Memories the cycle read: those it could act on
+            /// (`lifecycle/candidates.rs`), not the whole store.
             examined: u32,
+            /// Of those, the ones whose importance decays this epoch.
             decayed: u32,
             actions: Vec<LifecycleAction>,
             sessions: Vec<String>,

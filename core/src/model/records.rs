@@ -182,6 +182,13 @@ macro_rules! stored_records {
                 /// last row of the previous page.
                 after_time: Option<Millis>,
                 after_id: Option<String>,
+                /// Only memories whose importance is at least this.
+                min_importance: Option<f32>,
+                /// Only memories with at least one of these tags (`tags`:
+                /// all of them).
+                any_tags: Vec<String>,
+                /// Only memories from this source.
+                source: Option<String>,
             }
 
             /// Which facts to read; names compare case-insensitively.

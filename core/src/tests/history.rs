@@ -236,6 +236,7 @@ fn a_close_restatement_is_merged_by_the_next_cycle_and_the_original_kept() {
         "no LLM call on a write"
     );
     assert!(out.memory.attributes.contains(r#""merge_pending":true"#));
+    e.ports().clock.advance_hours(1);
     let r = consolidate(&e, false);
     assert!(
         r.warnings.iter().any(|w| w.contains("insert-time merge")),
@@ -247,6 +248,7 @@ fn a_close_restatement_is_merged_by_the_next_cycle_and_the_original_kept() {
         LlmComponent::Merge,
         r#"{"merged": "The user's sister Anna now lives in Porto, near the river"}"#,
     );
+    e.ports().clock.advance_hours(1);
     consolidate(&e, false);
     let merged = get(&e, &first.id);
     assert_eq!(

@@ -4,6 +4,7 @@
 //! sessions (`sessions.rs`); `support.rs` holds their shared helpers.
 
 mod buffer;
+mod candidates;
 mod engine;
 mod history;
 mod lifecycle;

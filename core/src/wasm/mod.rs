@@ -181,6 +181,9 @@ impl ports::Storage for WitPorts {
     fn stats(&self, namespaces: &[String]) -> CoreResult<StoreStats> {
         back(storage::stats(namespaces))
     }
+    fn active_namespaces(&self) -> CoreResult<Vec<String>> {
+        back(storage::active_namespaces())
+    }
     fn log_decision(&self, entry: &Decision) -> CoreResult<()> {
         back(storage::log_decision(&entry.clone().cross()))
     }

@@ -170,6 +170,9 @@ impl storage::Host for HostState {
     fn stats(&mut self, namespaces: Vec<String>) -> W<wit::StoreStats> {
         out(self.ports.store.stats(&namespaces))
     }
+    fn active_namespaces(&mut self) -> W<Vec<String>> {
+        out(self.ports.store.active_namespaces())
+    }
     fn log_decision(&mut self, e: wit::Decision) -> W<()> {
         out(self.ports.store.log_decision(&e.cross()))
     }

@@ -9,7 +9,7 @@ pub struct Sql {
     pub params: Vec<Value>,
 }
 
-fn placeholders(n: usize) -> String {
+pub(super) fn placeholders(n: usize) -> String {
     vec!["?"; n].join(",")
 }
 

@@ -56,6 +56,7 @@ impl SqliteStore {
             layers: q.layers.clone(),
             kinds: q.kinds.clone(),
             tags: q.tags.clone(),
+            source: q.source.clone(),
             ..Default::default()
         };
         let state = q.state;
@@ -64,6 +65,18 @@ impl SqliteStore {
         if let Some(since) = q.modified_since {
             clause.push_str(" AND memories.modified_at >= ?");
             w.params.push(Value::Integer(since));
+        }
+        if let Some(least) = q.min_importance {
+            clause.push_str(" AND memories.importance >= ?");
+            w.params.push(Value::Real(f64::from(least)));
+        }
+        if !q.any_tags.is_empty() {
+            clause.push_str(&format!(
+                " AND EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE value IN ({}))",
+                super::filter::placeholders(q.any_tags.len())
+            ));
+            w.params
+                .extend(q.any_tags.iter().map(|t| Value::Text(t.clone())));
         }
         let (time, order) = if q.by_modified {
             ("modified_at", "modified_at DESC, id DESC")

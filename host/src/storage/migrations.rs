@@ -339,6 +339,13 @@ DROP INDEX IF EXISTS idx_memories_created;
 CREATE INDEX idx_memories_created ON memories(namespace, created_at, id);
 CREATE INDEX idx_memories_created_all ON memories(created_at, id);
 "#,
+    // 11: a consolidation cycle reads what it can act on, not the store
+    // (`lifecycle/cycle.rs`): Working memories changed since the last
+    // cycle, and those important enough for the gate.
+    r#"
+CREATE INDEX idx_memories_layer_modified ON memories(layer, modified_at);
+CREATE INDEX idx_memories_layer_importance ON memories(layer, importance);
+"#,
 ];
 
 pub fn current_version() -> u32 {

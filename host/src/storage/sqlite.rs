@@ -403,6 +403,10 @@ impl Storage for SqliteStore {
         SqliteStore::stats(self, namespaces)
     }
 
+    fn active_namespaces(&self) -> R<Vec<String>> {
+        SqliteStore::active_namespaces(self)
+    }
+
     fn log_decision(&self, e: &Decision) -> R<()> {
         SqliteStore::log_decision(self, e)
     }

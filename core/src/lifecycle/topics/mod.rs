@@ -110,14 +110,7 @@ impl<P: Ports> Engine<P> {
     pub fn rebuild_topics(&self, namespace: Option<&str>) -> CoreResult<u32> {
         let namespaces: Vec<String> = match namespace {
             Some(ns) => vec![validate::namespace(ns)?],
-            None => {
-                let mut seen = std::collections::BTreeSet::new();
-                self.walk_memories(ListQuery::default(), |page| {
-                    seen.extend(page.into_iter().map(|m| m.namespace));
-                    Ok(true)
-                })?;
-                seen.into_iter().collect()
-            }
+            None => self.ports().storage().active_namespaces()?,
         };
         let mut total = 0;
         for ns in namespaces {

@@ -33,6 +33,10 @@ pub fn all<S: Storage>(mut fresh: impl FnMut() -> S) {
             find_exact,
         ),
         ("listing filters, orders and pages", listing),
+        (
+            "the cycle's candidate filters and the namespaces",
+            candidate_filters,
+        ),
         ("touch bumps access; renewal does not", touch),
         ("episodes and sessions", dialogue),
         ("full text search", full_text),
@@ -218,6 +222,64 @@ fn listing<S: Storage>(s: &S) {
         })
         .unwrap();
     assert_eq!(all_ns.len(), 5, "no namespace: every namespace");
+    assert_eq!(
+        s.active_namespaces().unwrap(),
+        [NS, OTHER],
+        "namespaces with an active memory"
+    );
+}
+
+/// The filters a consolidation cycle reads its candidates with.
+fn candidate_filters<S: Storage>(s: &S) {
+    for (i, (importance, tags, source)) in [
+        (0.9, vec!["a"], None),
+        (0.5, vec!["b", "c"], Some("session")),
+        (0.6, vec![], None),
+        (0.2, vec!["c"], Some("api")),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut m = memory(
+            &format!("mem_{i}"),
+            NS,
+            &format!("memory {i}"),
+            (i as Millis + 1) * HOUR,
+        );
+        m.importance = importance;
+        m.tags = tags.into_iter().map(String::from).collect();
+        m.source = source.map(String::from);
+        s.insert_memory(&m).unwrap();
+    }
+    let mut gone = memory("mem_gone", OTHER, "in the trash", 9 * HOUR);
+    gone.valid_until = Some(9 * HOUR);
+    s.insert_memory(&gone).unwrap();
+    let q = |f: &dyn Fn(&mut ListQuery)| {
+        let mut q = ListQuery {
+            limit: 100,
+            ..Default::default()
+        };
+        f(&mut q);
+        ids(&s.list_memories(&q).unwrap()).join(",")
+    };
+    assert_eq!(q(&|q| q.min_importance = Some(0.6)), "mem_2,mem_0");
+    assert_eq!(
+        q(&|q| q.any_tags = vec!["a".into(), "c".into()]),
+        "mem_3,mem_1,mem_0"
+    );
+    assert_eq!(
+        q(&|q| {
+            q.any_tags = vec!["c".into()];
+            q.tags = vec!["b".into()];
+        }),
+        "mem_1"
+    );
+    assert_eq!(q(&|q| q.source = Some("session".into())), "mem_1");
+    assert_eq!(
+        s.active_namespaces().unwrap(),
+        [NS],
+        "a trashed memory holds none"
+    );
 }
 
 fn touch<S: Storage>(s: &S) {

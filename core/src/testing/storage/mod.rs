@@ -84,6 +84,9 @@ impl Storage for MemStorage {
             .filter(|m| q.kinds.is_empty() || q.kinds.contains(&m.kind))
             .filter(|m| q.tags.iter().all(|t| m.tags.contains(t)))
             .filter(|m| q.modified_since.is_none_or(|t| m.modified_at >= t))
+            .filter(|m| q.min_importance.is_none_or(|i| m.importance >= i))
+            .filter(|m| q.any_tags.is_empty() || q.any_tags.iter().any(|t| m.tags.contains(t)))
+            .filter(|m| q.source.is_none() || m.source == q.source)
             .filter(|m| {
                 let time = if q.by_modified {
                     m.modified_at
@@ -428,6 +431,16 @@ impl Storage for MemStorage {
         let mut out: Vec<(String, u64)> = counts.into_iter().collect();
         out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         Ok(out)
+    }
+    fn active_namespaces(&self) -> CoreResult<Vec<String>> {
+        let all: std::collections::BTreeSet<String> = self
+            .memories
+            .borrow()
+            .values()
+            .filter(|m| m.is_active())
+            .map(|m| m.namespace.clone())
+            .collect();
+        Ok(all.into_iter().collect())
     }
     fn stats(&self, namespaces: &[String]) -> CoreResult<StoreStats> {
         let mine = |ns: &String| namespaces.is_empty() || namespaces.contains(ns);
