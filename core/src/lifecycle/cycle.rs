@@ -94,6 +94,9 @@ pub(super) struct Cycle {
     pub(super) judged: Vec<String>,
     /// The epoch this cycle gives each namespace it processes.
     pub(super) epochs: BTreeMap<String, u64>,
+    /// Namespaces written since the last cycle or changed by this one:
+    /// their topic trees are rebuilt; the others' cached trees still hold.
+    pub(super) changed: BTreeSet<String>,
 }
 
 impl Cycle {
@@ -233,6 +236,7 @@ impl<P: Ports> Engine<P> {
             reembed: BTreeSet::new(),
             judged: Vec::new(),
             epochs: BTreeMap::new(),
+            changed: BTreeSet::new(),
         };
         report.examined = cycle.memories.len() as u32;
         // Every namespace with an active memory counts an epoch, whether or
@@ -244,11 +248,13 @@ impl<P: Ports> Engine<P> {
             .into_iter()
             .filter(|ns| namespace.is_none_or(|n| n == ns))
             .collect();
+        let mut watermarks = BTreeMap::new();
         for ns in &namespaces {
             // Each namespace counts its own epochs and keeps its own
             // watermark (a whole-store cycle's, or its own, the later).
             cycle.epochs.insert(ns.clone(), self.epoch(ns)? + 1);
             let since = self.watermark(Some(ns))?.unwrap_or(0);
+            watermarks.insert(ns.clone(), since);
             self.tag_cleanup(&mut cycle, ns);
             self.core_hygiene(&mut cycle, ns);
             self.core_overlap(&mut cycle, ns)?;
@@ -262,6 +268,20 @@ impl<P: Ports> Engine<P> {
             self.cap_buffer(&mut cycle, ns);
         }
         decay(&mut cycle);
+        // The last cycle rebuilt the trees after its own writes (stamped
+        // with its time): only later writes, or this cycle's, change them.
+        let written = cycle
+            .memories
+            .values()
+            .filter(|m| {
+                watermarks
+                    .get(&m.namespace)
+                    .is_none_or(|s| m.modified_at > *s)
+            })
+            .map(|m| m.namespace.clone());
+        let acted = cycle.actions.iter().map(|a| a.namespace.clone());
+        let inserted = cycle.inserts.iter().map(|m| m.namespace.clone());
+        cycle.changed = written.chain(acted).chain(inserted).collect();
 
         report.decayed = cycle.decayed;
         report.warnings.append(&mut cycle.warnings);
@@ -270,7 +290,8 @@ impl<P: Ports> Engine<P> {
 
     /// Applying a plan: the changed rows, new memories and their vectors,
     /// the pairs judged distinct, one decision per action, the new epoch and
-    /// watermark, then the topic trees. Returns the number of topics. The
+    /// watermark, then the topic trees of the namespaces that changed (the
+    /// others keep theirs). Returns the number of topics. The
     /// host runs the whole call in one transaction.
     fn apply(&self, cycle: &Cycle, namespaces: &BTreeSet<String>, now: Millis) -> CoreResult<u32> {
         let storage = self.ports().storage();
@@ -332,7 +353,10 @@ impl<P: Ports> Engine<P> {
             storage.set_meta(&namespaced(META_CONSOLIDATED_AT, ns), &now.to_string())?;
         }
         for ns in namespaces {
-            topics += self.rebuild_topics_in(ns)?;
+            topics += match self.cached_topic_count(ns)? {
+                Some(n) if !cycle.changed.contains(ns) => n,
+                _ => self.rebuild_topics_in(ns)?,
+            };
         }
         Ok(topics)
     }

@@ -51,4 +51,24 @@ fn a_cycle_reads_what_changed_and_what_is_due_not_the_quiet_store() {
     for m in quiet.iter().filter(|m| m.id != due.id).take(5) {
         assert_eq!(get(&e, &m.id).modified_at, m.modified_at, "never written");
     }
+
+    // Nothing written since and nothing to do: the cached trees stand
+    // (a sentinel tree survives); a write makes the next cycle rebuild.
+    let key = "topics:default";
+    let sentinel = r#"[{"id":"kb1","name":"kept"}]"#;
+    e.ports().storage.set_meta(key, sentinel).unwrap();
+    e.ports().clock.advance_hours(1);
+    let third = consolidate(&e, false);
+    assert!(third.actions.is_empty(), "{third:?}");
+    assert_eq!(
+        e.ports().storage.get_meta(key).unwrap().as_deref(),
+        Some(sentinel)
+    );
+    e.ports().clock.advance_hours(1);
+    working(&e, "one more memory about the garden");
+    consolidate(&e, false);
+    assert_ne!(
+        e.ports().storage.get_meta(key).unwrap().as_deref(),
+        Some(sentinel)
+    );
 }

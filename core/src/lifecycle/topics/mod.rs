@@ -260,6 +260,16 @@ impl<P: Ports> Engine<P> {
         names
     }
 
+    /// How many topics `namespace`'s cached tree holds (`None`: no tree yet).
+    pub(crate) fn cached_topic_count(&self, namespace: &str) -> CoreResult<Option<u32>> {
+        Ok(self
+            .ports()
+            .storage()
+            .get_meta(&meta_key(namespace))?
+            .and_then(|json| serde_json::from_str::<Vec<StoredTopic>>(&json).ok())
+            .map(|t| t.len() as u32))
+    }
+
     /// The cached trees of `namespace` (and `default` for a project).
     pub(crate) fn stored_topics(&self, namespace: &str) -> CoreResult<Vec<StoredTopic>> {
         let mut out = Vec::new();
