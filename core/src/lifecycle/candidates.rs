@@ -8,13 +8,15 @@
 //!   eviction of the Buffer; the Core hygiene and overlap scan. Both layers
 //!   are small by design (the Buffer cap, seed 004 §2.4; Core only through
 //!   the gate, §2.5);
-//! - Working memories changed since the last cycle (orphaned promotion
-//!   tags, insert-time merges, the LLM pairs);
+//! - the Working memories changed most recently since the last cycle, at
+//!   most `PAIR_SCAN_MAX` (the LLM pairs look at no more; a store imported
+//!   whole between two cycles is not read whole);
 //! - Working memories important enough for the gate
 //!   (`PROMOTE_MIN_IMPORTANCE`; the stored importance is never under the
 //!   settled one, since lazy decay only lowers it, so none is missed);
-//! - Working memories whose work waits for time rather than a write: a
-//!   first gate rejection to clean up, session notes waiting to be
+//! - Working memories whose work waits, found by their markers: a first
+//!   gate rejection to clean up, an orphaned `promotion` tag, an
+//!   insert-time merge not yet made, session notes waiting to be
 //!   distilled, project-status snapshots a new one is compared with.
 //!
 //! A neighbour outside this set that a step needs (an LLM pair's other
@@ -23,14 +25,21 @@
 use std::collections::BTreeSet;
 
 use super::cycle::{Cycle, TAG_PROMOTION, TAG_REJECTED};
+use super::restatements::TAG_MERGE_PENDING;
 use crate::engine::Engine;
 use crate::error::CoreResult;
 use crate::model::*;
 use crate::ports::{Ports, Storage};
-use crate::thresholds::PROMOTE_MIN_IMPORTANCE;
+use crate::thresholds::{PAIR_SCAN_MAX, PROMOTE_MIN_IMPORTANCE};
 
-/// Tags of Working memories with work due by time, not by a write.
-const WAITING_TAGS: [&str; 4] = [TAG_REJECTED, TAG_PROMOTION, "session", "project-status"];
+/// Markers of Working memories with work waiting.
+const WAITING_TAGS: [&str; 5] = [
+    TAG_REJECTED,
+    TAG_PROMOTION,
+    TAG_MERGE_PENDING,
+    "session",
+    "project-status",
+];
 /// The source of a session note without the `session` tag.
 const SESSION_SOURCE: &str = "session";
 
@@ -52,34 +61,59 @@ impl<P: Ports> Engine<P> {
             layers: vec![Layer::Working],
             ..base.clone()
         };
+        // Each query with the most rows it may read.
         let queries = [
-            ListQuery {
-                layers: vec![Layer::Buffer, Layer::Core],
-                ..base.clone()
-            },
-            ListQuery {
-                modified_since: since,
-                by_modified: true,
-                ..working.clone()
-            },
-            ListQuery {
-                min_importance: Some(PROMOTE_MIN_IMPORTANCE),
-                ..working.clone()
-            },
-            ListQuery {
-                any_tags: WAITING_TAGS.iter().map(|t| t.to_string()).collect(),
-                ..working.clone()
-            },
-            ListQuery {
-                source: Some(SESSION_SOURCE.into()),
-                ..working
-            },
+            (
+                ListQuery {
+                    layers: vec![Layer::Buffer, Layer::Core],
+                    ..base.clone()
+                },
+                usize::MAX,
+            ),
+            (
+                ListQuery {
+                    modified_since: since,
+                    by_modified: true,
+                    ..working.clone()
+                },
+                PAIR_SCAN_MAX,
+            ),
+            (
+                ListQuery {
+                    min_importance: Some(PROMOTE_MIN_IMPORTANCE),
+                    ..working.clone()
+                },
+                usize::MAX,
+            ),
+            (
+                ListQuery {
+                    any_tags: WAITING_TAGS.iter().map(|t| t.to_string()).collect(),
+                    ..working.clone()
+                },
+                usize::MAX,
+            ),
+            (
+                ListQuery {
+                    source: Some(SESSION_SOURCE.into()),
+                    ..working
+                },
+                usize::MAX,
+            ),
         ];
         let mut seen = BTreeSet::new();
         let mut out = Vec::new();
-        for q in queries {
+        for (q, most) in queries {
+            let mut read = 0;
             self.walk_memories(q, |page| {
-                out.extend(page.into_iter().filter(|m| seen.insert(m.id.clone())));
+                for m in page {
+                    read += 1;
+                    if read > most {
+                        return Ok(false);
+                    }
+                    if seen.insert(m.id.clone()) {
+                        out.push(m);
+                    }
+                }
                 Ok(true)
             })?;
         }

@@ -16,9 +16,17 @@ use crate::validate;
 /// The attribute that marks a restatement waiting to be merged.
 const MERGE_PENDING: &str = "merge_pending";
 
+/// The marker of a memory waiting for its insert-time merge: how the next
+/// cycle finds it, however long ago it was written (`candidates.rs`).
+pub(super) const TAG_MERGE_PENDING: &str = "_merge-pending";
+
 /// Marks (or clears) a memory's pending insert-time merge.
 pub(crate) fn set_merge_pending(m: &mut Memory, pending: bool) {
     set_attr(m, MERGE_PENDING, serde_json::json!(pending));
+    m.tags.retain(|t| t != TAG_MERGE_PENDING);
+    if pending {
+        add_tag(m, TAG_MERGE_PENDING);
+    }
 }
 
 fn latest_restatement(m: &Memory) -> Option<String> {
@@ -70,16 +78,11 @@ impl<P: Ports> Engine<P> {
                 }
                 Ok(_) => None,
                 Err(e) => {
-                    // The mark stays and the memory is stamped as touched
-                    // now, so the next cycle (which reads what changed
-                    // since this one, `candidates.rs`) asks again.
+                    // The mark stays: the next cycle finds it by its
+                    // marker and asks again.
                     cycle
                         .warnings
                         .push(format!("insert-time merge of {id} skipped: {e}"));
-                    if let Some(w) = cycle.memories.get_mut(&id) {
-                        w.modified_at = cycle.now;
-                    }
-                    cycle.dirty.insert(id);
                     continue;
                 }
             };

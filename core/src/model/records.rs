@@ -325,13 +325,14 @@ impl Memory {
 /// They never count towards a memory's `MAX_TAGS` user tags (so a memory
 /// with 20 tags still escalates its rejections and is not triaged twice),
 /// and replacing a memory's tags keeps them.
-pub const LIFECYCLE_MARKERS: [&str; 6] = [
+pub const LIFECYCLE_MARKERS: [&str; 7] = [
     "gate-rejected",
     "gate-rejected-2",
     "gate-rejected-final",
     "_triaged",
     "distilled",
     "auto-distilled",
+    "_merge-pending",
 ];
 
 /// Whether a tag is one of the lifecycle's markers.

@@ -128,12 +128,18 @@ fn size_rows(
     );
     let load = recall_load(&server.base, &texts, args.clients(), args.seconds(), 1)?;
     load.rows(t, &label("recall"), args.clients());
-    let (rss, peak) = server.rss_mb();
+    let (rss, peak, anon) = server.rss_mb();
     t.row(
         &label("server RSS"),
         format!("{rss:.0}"),
         "MB",
-        "VmRSS after the recall load",
+        "VmRSS after the recall load (with the database pages SQLite maps)",
+    );
+    t.row(
+        &label("server anonymous RSS"),
+        format!("{anon:.0}"),
+        "MB",
+        "RssAnon: the server's own memory, without mapped files",
     );
     t.row(
         &label("server peak RSS"),
@@ -436,7 +442,10 @@ impl Server {
     }
 
     /// (VmRSS, VmHWM) in MB.
-    pub(super) fn rss_mb(&self) -> (f64, f64) {
+    /// (VmRSS, VmHWM, RssAnon) in MB. VmRSS counts the database pages
+    /// SQLite maps (file-backed, reclaimable); RssAnon is the server's own
+    /// memory.
+    pub(super) fn rss_mb(&self) -> (f64, f64, f64) {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
             .unwrap_or_default();
         let field = |name: &str| {
@@ -446,7 +455,7 @@ impl Server {
                 .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
                 .map_or(0.0, |kb| kb / 1024.0)
         };
-        (field("VmRSS:"), field("VmHWM:"))
+        (field("VmRSS:"), field("VmHWM:"), field("RssAnon:"))
     }
 
     pub(super) fn kill(&mut self) {
