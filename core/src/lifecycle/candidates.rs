@@ -52,70 +52,30 @@ impl<P: Ports> Engine<P> {
         namespace: Option<&str>,
         since: Option<Millis>,
     ) -> CoreResult<Vec<Memory>> {
-        let base = ListQuery {
-            namespaces: namespace.map(|n| vec![n.to_string()]).unwrap_or_default(),
-            state: ListState::Active,
-            ..Default::default()
+        // One namespace at a time: every query then seeks the (namespace,
+        // layer, …) indexes instead of scanning the table.
+        let namespaces = match namespace {
+            Some(ns) => vec![ns.to_string()],
+            None => self.ports().storage().active_namespaces()?,
         };
-        let working = ListQuery {
-            layers: vec![Layer::Working],
-            ..base.clone()
-        };
-        // Each query with the most rows it may read.
-        let queries = [
-            (
-                ListQuery {
-                    layers: vec![Layer::Buffer, Layer::Core],
-                    ..base.clone()
-                },
-                usize::MAX,
-            ),
-            (
-                ListQuery {
-                    modified_since: since,
-                    by_modified: true,
-                    ..working.clone()
-                },
-                PAIR_SCAN_MAX,
-            ),
-            (
-                ListQuery {
-                    min_importance: Some(PROMOTE_MIN_IMPORTANCE),
-                    ..working.clone()
-                },
-                usize::MAX,
-            ),
-            (
-                ListQuery {
-                    any_tags: WAITING_TAGS.iter().map(|t| t.to_string()).collect(),
-                    ..working.clone()
-                },
-                usize::MAX,
-            ),
-            (
-                ListQuery {
-                    source: Some(SESSION_SOURCE.into()),
-                    ..working
-                },
-                usize::MAX,
-            ),
-        ];
         let mut seen = BTreeSet::new();
         let mut out = Vec::new();
-        for (q, most) in queries {
-            let mut read = 0;
-            self.walk_memories(q, |page| {
-                for m in page {
-                    read += 1;
-                    if read > most {
-                        return Ok(false);
+        for ns in namespaces {
+            for (q, most) in candidate_queries(&ns, since) {
+                let mut read = 0;
+                self.walk_memories(q, |page| {
+                    for m in page {
+                        read += 1;
+                        if read > most {
+                            return Ok(false);
+                        }
+                        if seen.insert(m.id.clone()) {
+                            out.push(m);
+                        }
                     }
-                    if seen.insert(m.id.clone()) {
-                        out.push(m);
-                    }
-                }
-                Ok(true)
-            })?;
+                    Ok(true)
+                })?;
+            }
         }
         self.settle_all(&mut out)?;
         Ok(out)
@@ -140,4 +100,56 @@ impl<P: Ports> Engine<P> {
         }
         Ok(())
     }
+}
+
+/// The queries of one namespace's candidates, each with the most rows it
+/// may read; newest change first, the order the indexes keep.
+fn candidate_queries(ns: &str, since: Option<Millis>) -> [(ListQuery, usize); 5] {
+    let base = ListQuery {
+        namespaces: vec![ns.to_string()],
+        state: ListState::Active,
+        by_modified: true,
+        ..Default::default()
+    };
+    let working = ListQuery {
+        layers: vec![Layer::Working],
+        ..base.clone()
+    };
+    [
+        (
+            ListQuery {
+                layers: vec![Layer::Buffer, Layer::Core],
+                ..base
+            },
+            usize::MAX,
+        ),
+        (
+            ListQuery {
+                modified_since: since,
+                ..working.clone()
+            },
+            PAIR_SCAN_MAX,
+        ),
+        (
+            ListQuery {
+                min_importance: Some(PROMOTE_MIN_IMPORTANCE),
+                ..working.clone()
+            },
+            usize::MAX,
+        ),
+        (
+            ListQuery {
+                any_tags: WAITING_TAGS.iter().map(|t| t.to_string()).collect(),
+                ..working.clone()
+            },
+            usize::MAX,
+        ),
+        (
+            ListQuery {
+                source: Some(SESSION_SOURCE.into()),
+                ..working
+            },
+            usize::MAX,
+        ),
+    ]
 }

@@ -376,14 +376,28 @@ impl<P: Ports> Engine<P> {
         {
             return Ok(true);
         }
-        let touched = storage.list_memories(&ListQuery {
-            namespaces: namespace.map(|n| vec![n.to_string()]).unwrap_or_default(),
-            state: ListState::All,
-            modified_since: Some(last + 1),
-            limit: 1,
-            ..Default::default()
-        })?;
-        Ok(!touched.is_empty())
+        // One namespace and every layer named, newest change first: a seek
+        // per layer in the (namespace, layer, modified_at) index, not a walk
+        // of the store.
+        let namespaces = match namespace {
+            Some(ns) => vec![ns.to_string()],
+            None => storage.active_namespaces()?,
+        };
+        for ns in namespaces {
+            let touched = storage.list_memories(&ListQuery {
+                namespaces: vec![ns],
+                layers: Layer::ALL.to_vec(),
+                state: ListState::All,
+                modified_since: Some(last + 1),
+                by_modified: true,
+                limit: 1,
+                ..Default::default()
+            })?;
+            if !touched.is_empty() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// When the last cycle covering `namespace` finished: for one namespace

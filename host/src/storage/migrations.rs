@@ -343,8 +343,8 @@ CREATE INDEX idx_memories_created_all ON memories(created_at, id);
     // (`lifecycle/cycle.rs`): Working memories changed since the last
     // cycle, and those important enough for the gate.
     r#"
-CREATE INDEX idx_memories_layer_modified ON memories(layer, modified_at);
-CREATE INDEX idx_memories_layer_importance ON memories(layer, importance);
+CREATE INDEX idx_memories_layer_modified ON memories(namespace, layer, modified_at);
+CREATE INDEX idx_memories_layer_importance ON memories(namespace, layer, importance);
 "#,
 ];
 
