@@ -15,6 +15,11 @@ use serde_json::Value;
 use std::io::{Read, Write};
 
 const KEY: &str = "s3cret-Key-42";
+/// `KEY` without its last character.
+const KEY_PREFIX: &str = "s3cret-Key-4";
+
+/// What is tried: a label, the headers sent, the query string appended.
+type Attempt = (&'static str, Vec<(&'static str, String)>, &'static str);
 
 /// Sends one request as raw bytes (so the path reaches the server exactly
 /// as written: no client-side normalisation) and returns its status.
@@ -71,7 +76,7 @@ fn public(path: &str) -> bool {
 fn every_route_but_health_refuses_what_is_not_the_key() {
     let s = start(Some(KEY));
     let routes = routes(&s);
-    let attempts: Vec<(&str, Vec<(&str, String)>, &str)> = vec![
+    let attempts: Vec<Attempt> = vec![
         ("no header", vec![], ""),
         (
             "a wrong key",
@@ -90,7 +95,7 @@ fn every_route_but_health_refuses_what_is_not_the_key() {
         ),
         (
             "a prefix of the key",
-            vec![("Authorization", format!("Bearer {}", &KEY[..KEY.len() - 1]))],
+            vec![("Authorization", format!("Bearer {KEY_PREFIX}"))],
             "",
         ),
         (
