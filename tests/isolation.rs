@@ -1,0 +1,239 @@
+//! Namespaces are a hard partition on every read route (issue 20,
+//! isolation), over real HTTP on 127.0.0.1: a secret written in one
+//! namespace — a memory with an earlier version, a trashed memory, a turn,
+//! a fact, an entity, a trigger tag, a topic — appears in no answer of any
+//! read route asked from another namespace, and the owner does see it (the
+//! positive control, so a route that shows nothing at all cannot pass).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::server::*;
+use serde_json::{Value, json};
+
+const SECRET: &str = "quokkazyx";
+const OWNER: &str = "owner";
+const INTRUDER: &str = "intruder";
+/// Words of the owner's memory (its first and second version), trashed
+/// memory, turn and fact that no request of the intruder contains.
+const LEAK_MARKERS: [&str; 4] = ["marta", "offsite", "thrown away", "opens"];
+
+fn send(s: &Server, method: &str, path: &str, ns: &str, body: Option<Value>) -> (u16, String) {
+    let url = format!("{}{path}", s.base);
+    let req = match method {
+        "GET" => ureq::get(&url),
+        "POST" => ureq::post(&url),
+        "PATCH" => ureq::patch(&url),
+        "DELETE" => ureq::delete(&url),
+        other => panic!("method {other}"),
+    }
+    .set("X-Namespace", ns);
+    let res = match &body {
+        Some(b) => req
+            .set("Content-Type", "application/json")
+            .send_string(&b.to_string()),
+        None => req.call(),
+    };
+    let resp = match res {
+        Ok(r) => r,
+        Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => panic!("transport error: {e}"),
+    };
+    (resp.status(), resp.into_string().unwrap_or_default())
+}
+
+/// The owner's secret in every form a read route can show; returns the
+/// id of the memory.
+fn plant(s: &Server) -> String {
+    let (st, body) = send(
+        s,
+        "POST",
+        "/memories",
+        OWNER,
+        Some(json!({
+            "content": "The vault codename is Quokkazyx, kept by Marta",
+            "tags": [format!("trigger:{SECRET}")],
+        })),
+    );
+    assert_eq!(st, 201, "{body}");
+    let id = serde_json::from_str::<Value>(&body).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (st, body) = send(
+        s,
+        "PATCH",
+        &format!("/memories/{id}"),
+        OWNER,
+        Some(json!({"content": "The vault codename is Quokkazyx, kept offsite by Marta"})),
+    );
+    assert_eq!(st, 200, "{body}");
+    let (st, body) = send(
+        s,
+        "POST",
+        "/memories",
+        OWNER,
+        Some(json!({"content": "A draft about Quokkazyx that was thrown away"})),
+    );
+    assert_eq!(st, 201, "{body}");
+    let trashed = serde_json::from_str::<Value>(&body).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (st, _) = send(s, "DELETE", &format!("/memories/{trashed}"), OWNER, None);
+    assert_eq!(st, 200);
+    let (st, body) = send(
+        s,
+        "POST",
+        "/episodes",
+        OWNER,
+        Some(json!({"session_id": "sess-owner", "role": "user",
+                    "content": "Remember that Quokkazyx opens the vault"})),
+    );
+    assert_eq!(st, 201, "{body}");
+    let (st, body) = send(
+        s,
+        "POST",
+        "/facts",
+        OWNER,
+        Some(
+            json!({"subject": "Quokkazyx", "predicate": "opens", "object": "the vault",
+                    "namespace": OWNER}),
+        ),
+    );
+    assert!(st < 300, "{st} {body}");
+    let (st, body) = send(
+        s,
+        "POST",
+        "/consolidate",
+        OWNER,
+        Some(json!({"namespace": OWNER})),
+    );
+    assert_eq!(st, 200, "{body}");
+    id
+}
+
+/// Every read route, asked as `ns` for what the owner planted: (route,
+/// status, body).
+fn reads(s: &Server, ns: &str, id: &str) -> Vec<(String, u16, String)> {
+    let gets = [
+        "/stats".to_string(),
+        "/memories?limit=100".into(),
+        format!("/memories/{id}"),
+        format!("/memories/{id}/history"),
+        "/trash".into(),
+        "/sessions".into(),
+        "/sessions/sess-owner".into(),
+        "/entities/Quokkazyx".into(),
+        format!("/export?namespace={ns}"),
+        format!("/audit?namespace={ns}&limit=100"),
+        format!("/decisions?namespace={ns}&limit=100"),
+        format!("/search?q={SECRET}"),
+        "/recent?hours=48".into(),
+        "/resume?hours=48".into(),
+        format!("/resume?hours=48&context={SECRET}"),
+        "/topics".into(),
+        "/triggers".into(),
+        format!("/triggers/{SECRET}"),
+        "/facts?entity=Quokkazyx".into(),
+        "/facts?subject=Quokkazyx".into(),
+        "/facts/graph?entity=Quokkazyx&hops=2".into(),
+        "/facts/conflicts".into(),
+        "/facts/history?subject=Quokkazyx".into(),
+    ];
+    let mut out: Vec<(String, u16, String)> = gets
+        .iter()
+        .map(|p| {
+            let (st, body) = send(s, "GET", p, ns, None);
+            (format!("GET {p}"), st, body)
+        })
+        .collect();
+    let posts = [
+        (
+            "/recall",
+            json!({"query": "vault codename Quokkazyx", "include_episodes": true}),
+        ),
+        (
+            "/recall",
+            json!({"query": "Quokkazyx", "episodes_only": true}),
+        ),
+        (
+            "/context",
+            json!({"prompt": "What is the vault codename Quokkazyx?", "namespace": ns}),
+        ),
+        ("/topic", json!({"ids": ["kb1", "kp1"], "namespace": ns})),
+    ];
+    for (p, body) in posts {
+        let (st, text) = send(s, "POST", p, ns, Some(body.clone()));
+        out.push((format!("POST {p} {body}"), st, text));
+    }
+    out
+}
+
+#[test]
+fn no_read_route_shows_another_namespace_what_its_owner_sees() {
+    let s = start(None);
+    let id = plant(&s);
+
+    let intruder = reads(&s, INTRUDER, &id);
+    for (route, st, body) in &intruder {
+        assert!(*st < 500, "{route} as the intruder: {st} {body}");
+        // An answer may echo what the intruder sent (the secret word it
+        // searched for, the id it asked about); the words below are only in
+        // the owner's data.
+        let body = body.replace(&format!("`{id}`"), "");
+        let lower = body.to_lowercase();
+        for marker in LEAK_MARKERS {
+            assert!(
+                !lower.contains(marker),
+                "{route} as the intruder shows the owner's {marker:?}: {body}"
+            );
+        }
+        assert!(!body.contains(&id), "{route} shows the owner's id: {body}");
+    }
+    // Nor does an answer tell the owner's id from an unknown one.
+    let unknown = "mem_00000000000000000000000000";
+    for path in ["/memories/{}", "/memories/{}/history"] {
+        let (st_owned, owned) = send(&s, "GET", &path.replace("{}", &id), INTRUDER, None);
+        let (st_unknown, none) = send(&s, "GET", &path.replace("{}", unknown), INTRUDER, None);
+        assert_eq!(st_owned, st_unknown, "{path}: {owned} / {none}");
+        assert_eq!(owned.replace(&id, unknown), none, "{path}");
+    }
+
+    // The positive control: the owner's reads show the secret on the routes
+    // that hold it.
+    let owner = reads(&s, OWNER, &id);
+    let shown: Vec<&str> = owner
+        .iter()
+        .filter(|(_, st, body)| *st < 300 && body.to_lowercase().contains(SECRET))
+        .map(|(route, _, _)| route.as_str())
+        .collect();
+    for must in [
+        "GET /memories?limit=100",
+        "GET /memories/",
+        "/history",
+        "GET /trash",
+        "GET /sessions/sess-owner",
+        "GET /export",
+        "GET /search",
+        "GET /recent",
+        "GET /facts?subject",
+        "POST /recall",
+    ] {
+        assert!(
+            shown.iter().any(|r| r.contains(must)),
+            "the owner should see the secret through {must}; shown through {shown:?}"
+        );
+    }
+    eprintln!(
+        "isolation: {} read routes asked from another namespace, 0 leaks; the owner sees the secret through {} of them",
+        intruder.len(),
+        shown.len()
+    );
+    assert!(
+        shown.len() >= 12,
+        "the owner sees the secret through {} routes: {shown:?}",
+        shown.len()
+    );
+}
