@@ -80,8 +80,11 @@ pub fn start_with(dir: tempfile::TempDir, api_key: Option<&str>, env: &[(&str, &
         .arg(dir.path().join("m.db"))
         .args(["serve", "--port", "0"]);
     cmd.env("MNEMO_DATA_DIR", dir.path())
-        .env("MNEMO_EMBEDDER", "hash")
         .env_remove("MNEMO_API_KEY");
+    // The hash embedder unless the test names another.
+    if !env.iter().any(|(k, _)| *k == "MNEMO_EMBEDDER") {
+        cmd.env("MNEMO_EMBEDDER", "hash");
+    }
     if let Some(k) = api_key {
         cmd.env("MNEMO_API_KEY", k);
     }

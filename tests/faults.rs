@@ -1,0 +1,156 @@
+//! An embedding provider that fails (issue 20, faults), over real HTTP on
+//! 127.0.0.1: a provider that answers 429 forever, 500, garbage, the wrong
+//! number of vectors, or hangs past the timeout. For each, writes are
+//! acknowledged and stored, recall answers in bounded time from the other
+//! channels with a warning, and the rows wait for their vectors; once the
+//! provider is back, the background embedding gives every row its vector —
+//! nothing is dropped.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::llm_server::{Recorded, Reply, Scripted};
+use common::server::*;
+use serde_json::{Value, json};
+
+const DIM: usize = 8;
+
+/// A healthy provider: one-hot 8-d vectors on the text length.
+fn healthy(req: &Recorded) -> Reply {
+    let inputs = req.body["input"].as_array().cloned().unwrap_or_default();
+    let data: Vec<Value> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let mut v = vec![0.01f32; DIM];
+            v[t.as_str().unwrap_or("").len() % DIM] = 1.0;
+            json!({"index": i, "embedding": v})
+        })
+        .collect();
+    Reply::json(200, json!({"data": data, "model": "emb"}))
+}
+
+fn missing_vectors(s: &Server) -> i64 {
+    let (_, v) = call(ureq::get(&format!("{}/health", s.base)), None);
+    v["missing_vectors"].as_i64().unwrap()
+}
+
+#[test]
+fn a_failing_embedding_provider_costs_time_bounds_and_vectors_later_never_data() {
+    let provider = Scripted::start();
+    provider.respond_with(healthy);
+    let url = format!("{}/v1", provider.base);
+    let dim = DIM.to_string();
+    let mut env = vec![
+        ("MNEMO_EMBEDDER", "http"),
+        ("MNEMO_EMBEDDING_URL", url.as_str()),
+        ("MNEMO_EMBEDDING_MODEL", "emb"),
+        ("MNEMO_EMBEDDING_DIM", dim.as_str()),
+        ("MNEMO_LLM_LEVEL", "off"),
+        ("MNEMO_LLM_TIMEOUT_SECS", "1"),
+        ("MNEMO_LLM_RETRIES", "1"),
+        ("MNEMO_LLM_BACKOFF_MS", "10"),
+    ];
+    env.extend(NO_CRON);
+    let s = start_with(tempfile::tempdir().unwrap(), None, &env);
+    let (st, v) = post(
+        &s,
+        "/memories",
+        json!({"content": "the provider works today"}),
+    );
+    assert_eq!(st, 201, "{v}");
+
+    type Fault = (&'static str, fn(&Recorded) -> Reply);
+    let faults: [Fault; 5] = [
+        ("429 forever", |_| {
+            let mut r = Reply::json(429, json!({"error": "slow down"}));
+            r.headers.push(("Retry-After".into(), "0".into()));
+            r
+        }),
+        ("500", |_| Reply::json(500, json!({"error": "boom"}))),
+        ("garbage", |_| Reply {
+            status: 200,
+            body: "<html>not json".into(),
+            headers: Vec::new(),
+        }),
+        ("too few vectors", |_| {
+            Reply::json(200, json!({"data": [], "model": "emb"}))
+        }),
+        ("a hang past the timeout", |req| {
+            std::thread::sleep(Duration::from_millis(2_500));
+            healthy(req)
+        }),
+    ];
+    let mut stored = vec!["the provider works today".to_string()];
+    for (i, (fault, reply)) in faults.into_iter().enumerate() {
+        provider.respond_with(reply);
+        let text = format!(
+            "written while the provider fails number{i} {}",
+            fault.replace(' ', "-")
+        );
+        let started = Instant::now();
+        let (st, v) = post(&s, "/memories", json!({"content": text}));
+        assert_eq!(st, 201, "{fault}: the write is acknowledged: {v}");
+        stored.push(text);
+        let (st, r) = post(&s, "/recall", json!({"query": format!("number{i}")}));
+        let took = started.elapsed();
+        assert_eq!(st, 200, "{fault}: {r}");
+        assert!(
+            r["hits"].as_array().unwrap().iter().any(|h| h["content"]
+                .as_str()
+                .unwrap_or("")
+                .contains(&format!("number{i}"))),
+            "{fault}: found by its words: {r}"
+        );
+        assert!(
+            r["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|w| w.as_str().unwrap_or("").contains("vector channel")),
+            "{fault}: the recall says its vector channel is missing: {r}"
+        );
+        assert!(
+            took < Duration::from_secs(20),
+            "{fault}: write and recall took {took:?}"
+        );
+        assert!(
+            missing_vectors(&s) >= 1,
+            "{fault}: the row waits for its vector"
+        );
+    }
+
+    // The provider is back: every row gets its vector, none was dropped.
+    provider.respond_with(healthy);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while missing_vectors(&s) > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "vectors still missing after 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let (_, list) = call(ureq::get(&format!("{}/memories?limit=100", s.base)), None);
+    let mut listed: Vec<String> = list["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect();
+    listed.sort();
+    stored.sort();
+    assert_eq!(listed, stored, "every acknowledged write is stored");
+    let (st, r) = post(&s, "/recall", json!({"query": "number3"}));
+    assert_eq!(st, 200);
+    assert!(
+        r["channels_run"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c == "vector"),
+        "the vector channel runs again: {r}"
+    );
+}
