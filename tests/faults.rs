@@ -1,10 +1,15 @@
-//! An embedding provider that fails (issue 20, faults), over real HTTP on
-//! 127.0.0.1: a provider that answers 429 forever, 500, garbage, the wrong
-//! number of vectors, or hangs past the timeout. For each, writes are
-//! acknowledged and stored, recall answers in bounded time from the other
-//! channels with a warning, and the rows wait for their vectors; once the
-//! provider is back, the background embedding gives every row its vector —
-//! nothing is dropped.
+//! Providers that fail (issue 20, faults), over real HTTP on 127.0.0.1.
+//!
+//! An embedding provider that answers 429 forever, 500, garbage, the wrong
+//! number of vectors, or hangs past the timeout: writes are acknowledged
+//! and stored, recall answers in bounded time from the other channels with
+//! a warning, and the rows wait for their vectors; once the provider is
+//! back, the background embedding gives every row its vector.
+//!
+//! An LLM that answers 429 forever, 500, a truncated tool call, garbage, or
+//! hangs: a consolidation cycle ends in bounded time, applies no fact and
+//! leaves the session pending; once the LLM answers, the same turns become
+//! facts. Nothing is dropped either way.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -152,5 +157,125 @@ fn a_failing_embedding_provider_costs_time_bounds_and_vectors_later_never_data()
             .iter()
             .any(|c| c == "vector"),
         "the vector channel runs again: {r}"
+    );
+}
+
+fn llm_fault(which: usize) -> fn(&Recorded) -> Reply {
+    match which {
+        0 => |_| {
+            let mut r = Reply::json(429, json!({"error": "rate limited"}));
+            r.headers.push(("Retry-After".into(), "0".into()));
+            r
+        },
+        1 => |_| Reply::json(500, json!({"error": "boom"})),
+        2 => |_| {
+            Reply {
+            status: 200,
+            body: "{\"choices\": [{\"message\": {\"tool_calls\": [{\"function\": {\"name\": \"save_facts\", \"arguments\": \"{\\\"facts\\\": [\"}}]}}]}".into(),
+            headers: Vec::new(),
+        }
+        },
+        3 => |_| Reply {
+            status: 200,
+            body: "not json at all".into(),
+            headers: Vec::new(),
+        },
+        _ => |_| {
+            std::thread::sleep(Duration::from_millis(2_500));
+            Reply::json(500, json!({"error": "too late"}))
+        },
+    }
+}
+
+fn pending_sessions(s: &Server) -> Vec<String> {
+    let (_, v) = call(
+        ureq::get(&format!("{}/sessions?pending=true", s.base)),
+        None,
+    );
+    v["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_failing_llm_leaves_the_session_for_later_and_drops_nothing() {
+    let llm = Scripted::start();
+    let env = llm_env(
+        "auto",
+        &llm.base,
+        &[
+            ("MNEMO_LLM_TIMEOUT_SECS", "1"),
+            ("MNEMO_LLM_BACKOFF_MS", "10"),
+        ],
+    );
+    let s = start_with(tempfile::tempdir().unwrap(), None, &env);
+    for text in [
+        "I moved to Lisbon last spring",
+        "My sister Anna lives in Porto",
+    ] {
+        let (st, v) = post(
+            &s,
+            "/episodes",
+            json!({"session_id": "s1", "role": "user", "content": text}),
+        );
+        assert_eq!(st, 201, "{v}");
+    }
+    for which in 0..5 {
+        llm.respond_with(llm_fault(which));
+        let started = Instant::now();
+        let (st, report) = post(&s, "/consolidate", json!({"session_idle_minutes": 0}));
+        let took = started.elapsed();
+        assert!(
+            st == 200 || st == 503,
+            "fault {which}: a report or a typed error: {st} {report}"
+        );
+        assert!(took < Duration::from_secs(30), "fault {which}: {took:?}");
+        assert_eq!(
+            pending_sessions(&s),
+            ["s1"],
+            "fault {which}: the session waits for a working LLM: {report}"
+        );
+        let (_, stats) = call(ureq::get(&format!("{}/stats", s.base)), None);
+        assert_eq!(
+            stats["active"], 0,
+            "fault {which}: no fact half-applied: {stats}"
+        );
+        assert_eq!(stats["episodes"], 2, "fault {which}: the turns are kept");
+    }
+    // The LLM answers again: the same turns become facts.
+    llm.respond_with(|req| {
+        let tool = req.body["tool_choice"]["function"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        match tool.as_str() {
+            "save_facts" => common::llm_server::tool_reply(
+                "save_facts",
+                json!({"facts": [
+                    {"content": "The user lives in Lisbon", "subject": "user",
+                     "predicate": "lives in", "object": "Lisbon", "turns": [0]},
+                    {"content": "The user's sister Anna lives in Porto", "subject": "Anna",
+                     "predicate": "lives in", "object": "Porto", "turns": [1]}
+                ]}),
+            ),
+            other => common::llm_server::tool_reply(other, json!({"decisions": []})),
+        }
+    });
+    let (st, report) = post(&s, "/consolidate", json!({"session_idle_minutes": 0}));
+    assert_eq!(st, 200, "{report}");
+    assert!(pending_sessions(&s).is_empty(), "{report}");
+    let (_, stats) = call(ureq::get(&format!("{}/stats", s.base)), None);
+    assert_eq!(stats["active"], 2, "both facts, once: {stats}");
+    let (_, r) = post(&s, "/recall", json!({"query": "where does Anna live"}));
+    assert!(
+        r["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["content"] == "The user's sister Anna lives in Porto"),
+        "{r}"
     );
 }
