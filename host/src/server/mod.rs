@@ -116,6 +116,14 @@ pub fn router(engine_config: Config, api_key: Option<String>) -> anyhow::Result<
 }
 
 pub fn serve(config: Config, args: ServeArgs) -> anyhow::Result<()> {
+    // A file-size limit (RLIMIT_FSIZE) reached by a write is an error that
+    // write reports ("database or disk is full"), not a signal that kills
+    // the server in the middle of every request.
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to SIG_IGN takes no pointers.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     let api_key = config.api_key.clone();
     let host = args.host.unwrap_or_else(|| config.host.clone());
     let port = args.port.unwrap_or(config.port);
