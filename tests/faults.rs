@@ -1,13 +1,13 @@
 //! Providers that fail (issue 20, faults), over real HTTP on 127.0.0.1.
 //!
 //! An embedding provider that answers 429 forever, 500, garbage, the wrong
-//! number of vectors, or hangs past the timeout: writes are acknowledged
+//! number of vectors, closes the connection, or hangs past the timeout: writes are acknowledged
 //! and stored, recall answers in bounded time from the other channels with
 //! a warning, and the rows wait for their vectors; once the provider is
 //! back, the background embedding gives every row its vector.
 //!
-//! An LLM that answers 429 forever, 500, a truncated tool call, garbage, or
-//! hangs: a consolidation cycle ends in bounded time, applies no fact and
+//! An LLM that answers 429 forever, 500, a truncated tool call, garbage,
+//! closes the connection, or hangs: a consolidation cycle ends in bounded time, applies no fact and
 //! leaves the session pending; once the LLM answers, the same turns become
 //! facts. Nothing is dropped either way.
 
@@ -69,7 +69,7 @@ fn a_failing_embedding_provider_costs_time_bounds_and_vectors_later_never_data()
     assert_eq!(st, 201, "{v}");
 
     type Fault = (&'static str, fn(&Recorded) -> Reply);
-    let faults: [Fault; 5] = [
+    let faults: [Fault; 6] = [
         ("429 forever", |_| {
             let mut r = Reply::json(429, json!({"error": "slow down"}));
             r.headers.push(("Retry-After".into(), "0".into()));
@@ -81,6 +81,7 @@ fn a_failing_embedding_provider_costs_time_bounds_and_vectors_later_never_data()
             body: "<html>not json".into(),
             headers: Vec::new(),
         }),
+        ("a closed connection", |_| Reply::hang_up()),
         ("too few vectors", |_| {
             Reply::json(200, json!({"data": [], "model": "emb"}))
         }),
@@ -180,6 +181,7 @@ fn llm_fault(which: usize) -> fn(&Recorded) -> Reply {
             body: "not json at all".into(),
             headers: Vec::new(),
         },
+        4 => |_| Reply::hang_up(),
         _ => |_| {
             std::thread::sleep(Duration::from_millis(2_500));
             Reply::json(500, json!({"error": "too late"}))
@@ -223,7 +225,7 @@ fn a_failing_llm_leaves_the_session_for_later_and_drops_nothing() {
         );
         assert_eq!(st, 201, "{v}");
     }
-    for which in 0..5 {
+    for which in 0..6 {
         llm.respond_with(llm_fault(which));
         let started = Instant::now();
         let (st, report) = post(&s, "/consolidate", json!({"session_idle_minutes": 0}));

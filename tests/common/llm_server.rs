@@ -33,6 +33,15 @@ pub struct Reply {
 }
 
 impl Reply {
+    /// The connection closed without an answer.
+    pub fn hang_up() -> Self {
+        Self {
+            status: 0,
+            body: String::new(),
+            headers: Vec::new(),
+        }
+    }
+
     pub fn json(status: u16, body: Value) -> Self {
         Self {
             status,
@@ -72,6 +81,11 @@ impl Scripted {
                         None => Reply::json(500, serde_json::json!({"error": "no scripted reply"})),
                     }
                 });
+                if reply.status == 0 {
+                    // Hang up without an answer.
+                    let _ = stream.shutdown(std::net::Shutdown::Both);
+                    continue;
+                }
                 let mut head = format!(
                     "HTTP/1.1 {} Scripted\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
                     reply.status,
