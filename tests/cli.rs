@@ -459,6 +459,38 @@ fn eval_and_bench_run_on_small_inputs() {
             .all(|r| !r["figure"].as_str().unwrap().ends_with("errors")),
         "no recall failed: {served}"
     );
+
+    // The mixed load (issue 20), in its short form: 8 clients for 5 s.
+    let load: serde_json::Value = serde_json::from_str(&ok(&mnemo(
+        d,
+        &[
+            "bench",
+            "load",
+            "--clients",
+            "8",
+            "--seconds",
+            "5",
+            "--memories",
+            "200",
+            "--json",
+        ],
+    )))
+    .unwrap();
+    let value = |figure: &str| -> String {
+        load.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["figure"] == figure)
+            .and_then(|r| r["value"].as_str().map(String::from))
+            .unwrap_or_else(|| panic!("{figure}: {load}"))
+    };
+    assert_eq!(value("all: errors"), "0", "{load}");
+    assert_eq!(value("all: lock timeouts"), "0", "{load}");
+    for kind in ["recall", "remember", "turn", "context", "resume", "list"] {
+        let done = value(&format!("{kind}: done / errors"));
+        assert!(!done.starts_with("0 "), "{kind} ran: {load}");
+        assert!(done.ends_with(" / 0"), "{kind}: {load}");
+    }
 }
 
 #[test]

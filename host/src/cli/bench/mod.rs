@@ -15,6 +15,7 @@ use mnemo_host::runtime::Runtime;
 use mnemo_host::{Config, Mnemo};
 
 mod fill;
+mod load;
 mod serve;
 mod stalls;
 mod stubs;
@@ -35,6 +36,11 @@ enum BenchCommand {
     /// the ANN index after a restart, and (with --stalls) recall during
     /// background embedding and an LLM cycle.
     Serve(serve::ServeBenchArgs),
+    /// Many clients mixing recalls, writes, turns, context, resume, lists
+    /// and consolidations against one `mnemo serve` on 127.0.0.1: requests
+    /// and errors per kind, p50/p99, lock timeouts (default: 32 clients for
+    /// 10 minutes).
+    Load(load::LoadBenchArgs),
 }
 
 /// The in-process figures (`mnemo bench` alone).
@@ -151,6 +157,7 @@ fn config_in(dir: &Path, name: &str) -> Config {
 pub fn run(base: &Config, args: BenchArgs) -> anyhow::Result<()> {
     match args.command {
         Some(BenchCommand::Serve(a)) => serve::run(base, a),
+        Some(BenchCommand::Load(a)) => load::run(a),
         None => run_core(base, args.core),
     }
 }

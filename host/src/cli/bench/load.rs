@@ -1,0 +1,249 @@
+//! `mnemo bench load`: many clients mixing every kind of request against
+//! one `mnemo serve` on 127.0.0.1 for a while (issue 20's load run) —
+//! recalls, remembers, dialogue turns, context injection, resume, lists and
+//! consolidation cycles — and the answers counted: errors (anything but a
+//! success), lock timeouts among them (an answer naming a locked or busy
+//! database), and latency per kind. `--clients 32 --seconds 600` is the
+//! long form; CI runs a short one (`tests/cli.rs`).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::serve::{Server, query, stub_env, xorshift};
+use super::{Corpus, Table, percentile, work_dir};
+
+#[derive(clap::Args)]
+pub struct LoadBenchArgs {
+    /// Concurrent clients.
+    #[arg(long, default_value_t = 32)]
+    clients: usize,
+    /// Seconds of load.
+    #[arg(long, default_value_t = 600)]
+    seconds: u64,
+    /// Memories stored before the load starts.
+    #[arg(long, default_value_t = 1_000)]
+    memories: usize,
+    /// Seed of the corpus and of each client's choices.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Work folder (default: a fresh temporary one, removed afterwards).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Print the rows as one JSON array at the end instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The kinds of request and their share of the load, in percent.
+const MIX: [(&str, u64); 7] = [
+    ("recall", 40),
+    ("remember", 20),
+    ("turn", 12),
+    ("context", 10),
+    ("resume", 8),
+    ("list", 8),
+    ("consolidate", 2),
+];
+/// Dimension of the stub embedder's vectors.
+const DIM: usize = 64;
+
+/// What one client saw: per kind, the latencies of successes, and every
+/// failure's status and message.
+#[derive(Default)]
+struct Seen {
+    ok: BTreeMap<&'static str, Vec<Duration>>,
+    failed: Vec<(&'static str, u16, String)>,
+}
+
+pub fn run(args: LoadBenchArgs) -> anyhow::Result<()> {
+    let (dir, _tmp) = work_dir(args.dir.as_ref())?;
+    let stubs = super::stubs::start(DIM, Duration::from_secs(2))?;
+    let db = dir.join("load.db");
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+    }
+    let server = Server::start(&db, &dir, &stub_env(&stubs.base, DIM))?;
+    let mut corpus = Corpus::new(args.seed);
+    let texts: Arc<Vec<String>> = Arc::new(
+        (0..args.memories.max(1))
+            .map(|_| corpus.sentence(8, 30))
+            .collect(),
+    );
+    super::fill::fill(&server.base, &texts, 4)?;
+
+    let clients = args.clients.max(1);
+    let deadline = Instant::now() + Duration::from_secs(args.seconds.max(1));
+    let started = Instant::now();
+    let handles: Vec<_> = (0..clients)
+        .map(|c| {
+            let (base, texts, seed) = (server.base.clone(), texts.clone(), args.seed);
+            std::thread::spawn(move || client(c, &base, &texts, seed, deadline))
+        })
+        .collect();
+    let mut seen = Seen::default();
+    for h in handles {
+        let s = h
+            .join()
+            .map_err(|_| anyhow::anyhow!("a load client panicked"))?;
+        for (k, v) in s.ok {
+            seen.ok.entry(k).or_default().extend(v);
+        }
+        seen.failed.extend(s.failed);
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    report(&args, clients, seconds, seen)
+}
+
+fn client(c: usize, base: &str, texts: &[String], seed: u64, deadline: Instant) -> Seen {
+    let agent = ureq::AgentBuilder::new()
+        .timeout(Duration::from_secs(120))
+        .build();
+    let mut rng = (seed ^ 0x9E37_79B9_7F4A_7C15).wrapping_mul(c as u64 + 1) | 1;
+    let mut corpus = Corpus::new(seed ^ (c as u64 + 7));
+    let mut seen = Seen::default();
+    let mut n = 0u64;
+    while Instant::now() < deadline {
+        n += 1;
+        let r = xorshift(&mut rng);
+        let mut pick = r % 100;
+        let kind = MIX
+            .iter()
+            .find(|(_, share)| {
+                if pick < *share {
+                    true
+                } else {
+                    pick -= share;
+                    false
+                }
+            })
+            .map_or("recall", |(k, _)| *k);
+        let session = format!("load-{c}-{}", n / 20);
+        let q = query(texts, r >> 7);
+        let started = Instant::now();
+        let answer = match kind {
+            "remember" => post(
+                &agent,
+                base,
+                "/memories",
+                json!({"content": format!("{} (client {c}, write {n})", corpus.sentence(8, 30))}),
+            ),
+            "turn" => post(
+                &agent,
+                base,
+                "/episodes",
+                json!({"session_id": session, "role": "user", "content": corpus.sentence(6, 20)}),
+            ),
+            "context" => post(
+                &agent,
+                base,
+                "/context",
+                json!({"prompt": q, "session_id": session}),
+            ),
+            "resume" => get(&agent, base, "/resume"),
+            "list" => get(&agent, base, "/memories?limit=20"),
+            "consolidate" => post(&agent, base, "/consolidate", json!({})),
+            _ => post(&agent, base, "/recall", json!({"query": q, "limit": 10})),
+        };
+        match answer {
+            Ok(()) => seen.ok.entry(kind).or_default().push(started.elapsed()),
+            Err((status, message)) => seen.failed.push((kind, status, message)),
+        }
+    }
+    seen
+}
+
+type Answer = Result<(), (u16, String)>;
+
+fn post(agent: &ureq::Agent, base: &str, path: &str, body: serde_json::Value) -> Answer {
+    answer(
+        agent
+            .post(&format!("{base}{path}"))
+            .set("Content-Type", "application/json")
+            .send_string(&body.to_string()),
+    )
+}
+
+fn get(agent: &ureq::Agent, base: &str, path: &str) -> Answer {
+    answer(agent.get(&format!("{base}{path}")).call())
+}
+
+fn answer(res: Result<ureq::Response, ureq::Error>) -> Answer {
+    match res {
+        Ok(r) => {
+            // Read the whole answer: a body cut short is a failure too.
+            r.into_string().map(drop).map_err(|e| (0, e.to_string()))
+        }
+        Err(ureq::Error::Status(code, r)) => Err((code, r.into_string().unwrap_or_default())),
+        Err(e) => Err((0, e.to_string())),
+    }
+}
+
+fn report(args: &LoadBenchArgs, clients: usize, seconds: f64, seen: Seen) -> anyhow::Result<()> {
+    let mut t = Table {
+        json: args.json,
+        rows: Vec::new(),
+    };
+    t.note(&format!(
+        "mnemo bench load: {clients} clients over HTTP on 127.0.0.1 for {seconds:.0} s, {} memories stored first, {DIM}-d stub vectors, LLM off",
+        args.memories
+    ));
+    let how = format!("{clients} clients, {seconds:.0} s");
+    for (kind, _) in MIX {
+        let mut times = seen.ok.get(kind).cloned().unwrap_or_default();
+        times.sort();
+        let errors = seen.failed.iter().filter(|(k, _, _)| *k == kind).count();
+        t.row(
+            &format!("{kind}: done / errors"),
+            format!("{} / {errors}", times.len()),
+            "requests",
+            &how,
+        );
+        if !times.is_empty() {
+            let ms = |q: f64| percentile(&times, q).as_secs_f64() * 1e3;
+            t.row(
+                &format!("{kind}: p50 / p99"),
+                format!("{:.1} / {:.1}", ms(0.5), ms(0.99)),
+                "ms",
+                &how,
+            );
+        }
+    }
+    let done: usize = seen.ok.values().map(Vec::len).sum();
+    let busy = seen
+        .failed
+        .iter()
+        .filter(|(_, _, m)| {
+            let m = m.to_lowercase();
+            m.contains("locked") || m.contains("busy")
+        })
+        .count();
+    t.row(
+        "all: requests/s",
+        format!("{:.0}", done as f64 / seconds),
+        "requests/s",
+        &how,
+    );
+    t.row(
+        "all: errors",
+        seen.failed.len().to_string(),
+        "",
+        "any answer but a success",
+    );
+    t.row(
+        "all: lock timeouts",
+        busy.to_string(),
+        "",
+        "errors naming a locked or busy database (SQLITE_BUSY)",
+    );
+    for (kind, status, message) in seen.failed.iter().take(5) {
+        t.note(&format!("error: {kind}: {status} {message}"));
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&t.rows)?);
+    }
+    Ok(())
+}
