@@ -9,7 +9,6 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 
@@ -47,17 +46,7 @@ fn serve(dir: &std::path::Path, limit: Option<u64>) -> (Child, String) {
         }
     }
     let mut child = cmd.spawn().unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = loop {
-        let line = lines
-            .next()
-            .expect("server exited before listening")
-            .unwrap();
-        if let Some(rest) = line.strip_prefix("mnemo listening on ") {
-            break rest.split_whitespace().next().unwrap().to_string();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
+    let base = listening(&mut child);
     (child, base)
 }
 

@@ -94,6 +94,17 @@ pub fn start_with(dir: tempfile::TempDir, api_key: Option<&str>, env: &[(&str, &
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let base = listening(&mut child);
+    Server {
+        child,
+        base,
+        dir: Some(dir),
+    }
+}
+
+/// The base URL a spawned `mnemo serve` (stderr piped) listens on, once it
+/// says so; the rest of its stderr is drained in the background.
+pub fn listening(child: &mut std::process::Child) -> String {
     let stderr = child.stderr.take().unwrap();
     let mut lines = BufReader::new(stderr).lines();
     let base = loop {
@@ -106,11 +117,7 @@ pub fn start_with(dir: tempfile::TempDir, api_key: Option<&str>, env: &[(&str, &
         }
     };
     std::thread::spawn(move || for _ in lines {});
-    Server {
-        child,
-        base,
-        dir: Some(dir),
-    }
+    base
 }
 
 /// (status, JSON body) for any request; 4xx/5xx are answers, not errors.
