@@ -32,7 +32,8 @@ pub fn centroid<'a>(vectors: impl IntoIterator<Item = &'a [f32]>, dim: usize) ->
     for v in vectors {
         add(&mut sum, v);
     }
-    normalized(&sum)
+    normalize(&mut sum);
+    sum
 }
 
 /// `sum += v`, element by element.

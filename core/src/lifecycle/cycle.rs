@@ -379,11 +379,7 @@ impl<P: Ports> Engine<P> {
         // One namespace and every layer named, newest change first: a seek
         // per layer in the (namespace, layer, modified_at) index, not a walk
         // of the store.
-        let namespaces = match namespace {
-            Some(ns) => vec![ns.to_string()],
-            None => storage.active_namespaces()?,
-        };
-        for ns in namespaces {
+        for ns in self.covered(namespace)? {
             let touched = storage.list_memories(&ListQuery {
                 namespaces: vec![ns],
                 layers: Layer::ALL.to_vec(),
@@ -398,6 +394,15 @@ impl<P: Ports> Engine<P> {
             }
         }
         Ok(false)
+    }
+
+    /// The namespaces a cycle over `namespace` covers: that one, or (`None`)
+    /// every namespace with an active memory.
+    pub(super) fn covered(&self, namespace: Option<&str>) -> CoreResult<Vec<String>> {
+        match namespace {
+            Some(ns) => Ok(vec![ns.to_string()]),
+            None => self.ports().storage().active_namespaces(),
+        }
     }
 
     /// When the last cycle covering `namespace` finished: for one namespace

@@ -8,8 +8,6 @@
 use std::collections::BTreeMap;
 
 use super::review_rules::{judge, layer_down, layer_up, reviewable};
-
-/// Memories read per page while looking for reviewable ones.
 use crate::engine::Engine;
 use crate::error::{CoreError, CoreResult};
 use crate::model::*;

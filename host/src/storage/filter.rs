@@ -9,7 +9,7 @@ pub struct Sql {
     pub params: Vec<Value>,
 }
 
-pub(super) fn placeholders(n: usize) -> String {
+fn placeholders(n: usize) -> String {
     vec!["?"; n].join(",")
 }
 

@@ -188,23 +188,6 @@ impl SqliteStore {
         sql(rows.collect())
     }
 
-    /// The namespaces with an active memory: one index seek per namespace
-    /// (`idx_memories_ns_state` puts a namespace's active rows first),
-    /// not a scan of the memories.
-    pub fn active_namespaces(&self) -> R<Vec<String>> {
-        let mut stmt = sql(self.conn.prepare_cached(
-            "WITH RECURSIVE ns(name) AS ( \
-               SELECT (SELECT MIN(namespace) FROM memories WHERE valid_until IS NULL) \
-               UNION ALL \
-               SELECT (SELECT MIN(namespace) FROM memories \
-                       WHERE namespace > ns.name AND valid_until IS NULL) \
-               FROM ns WHERE ns.name IS NOT NULL) \
-             SELECT name FROM ns WHERE name IS NOT NULL",
-        ))?;
-        let rows = sql(stmt.query_map([], |r| r.get::<_, String>(0)))?;
-        sql(rows.collect())
-    }
-
     pub fn tag_counts(&self, namespaces: &[String], prefix: &str) -> R<Vec<(String, u64)>> {
         let mut params: Vec<Value> = vec![Value::Text(format!("{}%", like_escape(prefix)))];
         let ns = if namespaces.is_empty() {

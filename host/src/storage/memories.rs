@@ -73,7 +73,7 @@ impl SqliteStore {
         if !q.any_tags.is_empty() {
             clause.push_str(&format!(
                 " AND EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE value IN ({}))",
-                super::filter::placeholders(q.any_tags.len())
+                in_list(q.any_tags.len())
             ));
             w.params
                 .extend(q.any_tags.iter().map(|t| Value::Text(t.clone())));
@@ -99,6 +99,23 @@ impl SqliteStore {
             &format!("{clause} ORDER BY {order} LIMIT ? OFFSET ?"),
             w.params,
         )
+    }
+
+    /// The namespaces with an active memory: one index seek per namespace
+    /// (`idx_memories_ns_state` puts a namespace's active rows first),
+    /// not a scan of the memories.
+    pub fn active_namespaces(&self) -> R<Vec<String>> {
+        let mut stmt = sql(self.conn.prepare_cached(
+            "WITH RECURSIVE ns(name) AS ( \
+               SELECT (SELECT MIN(namespace) FROM memories WHERE valid_until IS NULL) \
+               UNION ALL \
+               SELECT (SELECT MIN(namespace) FROM memories \
+                       WHERE namespace > ns.name AND valid_until IS NULL) \
+               FROM ns WHERE ns.name IS NOT NULL) \
+             SELECT name FROM ns WHERE name IS NOT NULL",
+        ))?;
+        let rows = sql(stmt.query_map([], |r| r.get::<_, String>(0)))?;
+        sql(rows.collect())
     }
 
     /// One more access for each of `ids` (kept for the writer on a reader).

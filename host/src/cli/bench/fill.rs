@@ -21,8 +21,8 @@ const REMEMBERED: usize = 10_000;
 const IMPORT_CHUNK: usize = 20_000;
 
 /// Two consolidation cycles (LLM off): the first caps the Buffer the fill
-/// left (its evictions are what changed), the next finds nothing to do but
-/// still reads every active memory and rebuilds the topic trees.
+/// left (its evictions are what changed), the next finds nothing to do
+/// (it reads its candidates and keeps the cached topic trees).
 pub(super) fn cycle_rows(
     t: &mut Table,
     base: &str,

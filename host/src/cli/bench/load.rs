@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::serve::{Server, query, stub_env, xorshift};
+use super::serve::{Server, fresh, query, stub_env, xorshift};
 use super::{Corpus, Table, percentile, work_dir};
 
 #[derive(clap::Args)]
@@ -50,6 +50,8 @@ const MIX: [(&str, u64); 7] = [
 ];
 /// Dimension of the stub embedder's vectors.
 const DIM: usize = 64;
+/// Clients storing the memories before the load.
+const FILL_CLIENTS: usize = 4;
 
 /// What one client saw: per kind, the latencies of successes, and every
 /// failure's status and message.
@@ -62,10 +64,7 @@ struct Seen {
 pub fn run(args: LoadBenchArgs) -> anyhow::Result<()> {
     let (dir, _tmp) = work_dir(args.dir.as_ref())?;
     let stubs = super::stubs::start(DIM, Duration::from_secs(2))?;
-    let db = dir.join("load.db");
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
-    }
+    let db = fresh(&dir, "load.db");
     let server = Server::start(&db, &dir, &stub_env(&stubs.base, DIM))?;
     let mut corpus = Corpus::new(args.seed);
     let texts: Arc<Vec<String>> = Arc::new(
@@ -73,7 +72,7 @@ pub fn run(args: LoadBenchArgs) -> anyhow::Result<()> {
             .map(|_| corpus.sentence(8, 30))
             .collect(),
     );
-    super::fill::fill(&server.base, &texts, 4)?;
+    super::fill::fill(&server.base, &texts, FILL_CLIENTS)?;
 
     let clients = args.clients.max(1);
     let deadline = Instant::now() + Duration::from_secs(args.seconds.max(1));

@@ -218,6 +218,15 @@ pub(super) fn no_cron() -> Vec<(String, String)> {
     .collect()
 }
 
+/// `dir/name`, with any database of that name (and its WAL) removed.
+pub(super) fn fresh(dir: &Path, name: &str) -> PathBuf {
+    let db = dir.join(name);
+    for f in db_files(&db) {
+        let _ = std::fs::remove_file(f);
+    }
+    db
+}
+
 fn db_files(db: &Path) -> Vec<PathBuf> {
     let name = db.file_name().map(|n| n.to_string_lossy().to_string());
     let Some(name) = name else {
@@ -441,7 +450,6 @@ impl Server {
         Ok(Self { child, base })
     }
 
-    /// (VmRSS, VmHWM) in MB.
     /// (VmRSS, VmHWM, RssAnon) in MB. VmRSS counts the database pages
     /// SQLite maps (file-backed, reclaimable); RssAnon is the server's own
     /// memory.

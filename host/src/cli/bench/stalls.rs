@@ -18,7 +18,7 @@ use mnemo_host::config::EmbedderChoice;
 use serde_json::{Value, json};
 
 use super::fill::fill;
-use super::serve::{Load, ServeBenchArgs, Server, no_cron, recall_until, stub_env};
+use super::serve::{Load, ServeBenchArgs, Server, fresh, no_cron, recall_until, stub_env};
 use super::{Corpus, Table, percentile};
 
 /// Memories in each stall store.
@@ -60,14 +60,6 @@ fn local_env(model: &Path) -> Vec<(String, String)> {
     ];
     env.extend(no_cron());
     env
-}
-
-fn fresh(dir: &Path, name: &str) -> std::path::PathBuf {
-    let db = dir.join(name);
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
-    }
-    db
 }
 
 fn p99_rows(t: &mut Table, what: &str, quiet: &Load, busy: &Load, how: &str) {
