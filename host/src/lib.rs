@@ -15,6 +15,7 @@ pub mod plugins;
 pub mod ports;
 pub mod runtime;
 pub mod scheduler;
+pub mod server;
 pub mod simulate;
 pub mod storage;
 pub mod transfer;

@@ -2,7 +2,6 @@
 
 mod cli;
 mod mcp;
-mod server;
 
 fn main() -> std::process::ExitCode {
     cli::main()

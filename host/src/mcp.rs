@@ -388,7 +388,7 @@ fn handle(m: &mut Mnemo, msg: &Value) -> Option<Value> {
             let args = params.get("arguments").cloned().unwrap_or(json!({}));
             match call_tool(m, name, &args) {
                 Ok(mut v) => response(&id, {
-                    crate::server::json::tidy(&mut v);
+                    mnemo_host::server::json::tidy(&mut v);
                     json!({ "content": [{ "type": "text", "text": v.to_string() }], "structuredContent": v, "isError": false })
                 }),
                 Err(msg) => response(

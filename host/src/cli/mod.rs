@@ -49,7 +49,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the HTTP server.
-    Serve(crate::server::ServeArgs),
+    Serve(mnemo_host::server::ServeArgs),
     /// Speak the Model Context Protocol over stdio (agent tools).
     Mcp,
     /// Store a memory (it lands in Buffer; a duplicate reinforces the existing one).
@@ -175,7 +175,7 @@ pub fn main() -> ExitCode {
 
 fn run(cli: Cli, config: Config) -> Out {
     if let Command::Serve(args) = cli.command {
-        return crate::server::serve(config, args).map_err(Into::into);
+        return mnemo_host::server::serve(config, args).map_err(Into::into);
     }
     if let Command::Mcp = cli.command {
         return crate::mcp::run(&config).map_err(Into::into);

@@ -19,6 +19,7 @@ use wasmtime::{Config, Store};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::ports::HostPorts;
+use crate::storage::READ_ONLY;
 use bindings::mnemo::core::types;
 use bindings::{Mnemo as Bindings, MnemoPre};
 pub use cache::LoadReport;
@@ -240,7 +241,11 @@ impl CoreInstance {
             unreachable_state()
         };
         self.calls += 1;
-        let tx = Transaction::begin(&store.data().ports.store, mode)
+        let db = &store.data().ports.store;
+        if mode == Mode::Write && db.is_read_only() {
+            return Err(CallError::Core(CoreError::Unavailable(READ_ONLY.into())));
+        }
+        let tx = Transaction::begin(db, mode)
             .map_err(|e| CallError::Core(CoreError::Storage(format!("{e:#}"))))?;
         if let Some(fuel) = self.runtime.fuel {
             store
@@ -279,6 +284,9 @@ impl CoreInstance {
         &mut self,
         f: impl FnOnce(&mut Self) -> Result<R, E>,
     ) -> Result<R, E> {
+        if self.ports().store.is_read_only() {
+            return Err(E::from(anyhow::anyhow!(READ_ONLY)));
+        }
         let tx = Transaction::begin(&self.ports().store, Mode::Write)?;
         let result = f(self);
         let ended = tx.finish(self.ports(), result.is_ok());
@@ -288,6 +296,18 @@ impl CoreInstance {
                 log_failed_rollback(ended);
                 Err(e)
             }
+        }
+    }
+
+    /// The mode of a read whose only writes are its effects (an access
+    /// counted, a renewal, an injection logged): a write, except on a
+    /// read-only database, where the effects are kept aside like a
+    /// reader's (`storage/reader.rs`) and the read is served.
+    fn effects_only(&self) -> Mode {
+        if self.ports().store.is_read_only() {
+            Mode::Read
+        } else {
+            Mode::Write
         }
     }
 
@@ -306,7 +326,11 @@ impl CoreInstance {
     }
 
     pub fn recall(&mut self, req: RecallRequest) -> Result<RecallResponse, CallError> {
-        let mode = if req.dry { Mode::Read } else { Mode::Write };
+        let mode = if req.dry {
+            Mode::Read
+        } else {
+            self.effects_only()
+        };
         let req = req.cross();
         self.call(mode, |a, s| a.mnemo_core_engine().call_recall(s, &req))
     }
@@ -431,9 +455,8 @@ impl CoreInstance {
     pub fn resume(&mut self, req: ResumeRequest) -> Result<ResumeBlock, CallError> {
         let req = req.cross();
         // A write: what resume shows renews its life.
-        self.call(Mode::Write, |a, s| {
-            a.mnemo_core_engine().call_resume(s, &req)
-        })
+        let mode = self.effects_only();
+        self.call(mode, |a, s| a.mnemo_core_engine().call_resume(s, &req))
     }
 
     pub fn context(
@@ -443,7 +466,8 @@ impl CoreInstance {
         session_id: Option<&str>,
         limit: u32,
     ) -> Result<ContextBlock, CallError> {
-        self.call(Mode::Write, |a, s| {
+        let mode = self.effects_only();
+        self.call(mode, |a, s| {
             a.mnemo_core_engine()
                 .call_context(s, namespace, prompt, session_id, limit)
         })

@@ -23,18 +23,23 @@
 //! - **The topic watcher** looks at the write counter and, once writes have
 //!   been quiet for `TOPIC_DEBOUNCE`, asks for a (planned) topic rebuild.
 //!
+//! A database that cannot be written (`storage::open_connection`) is served
+//! read-only: the readers answer as usual (without counting accesses), every
+//! write is refused with a typed `read_only` error, and nothing runs in the
+//! background.
+//!
 //! wasmtime stores and SQLite connections are blocking, so handlers send
 //! jobs and await replies; the async executor never blocks.
 
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
+use crate::embedding::Embeddings;
+use crate::llm::rehearsal::{Answers, Script};
+use crate::storage::SqliteStore;
+use crate::{Config, Mnemo};
 use anyhow::Context;
 use mnemo_core::model::ConsolidateReport;
-use mnemo_host::embedding::Embeddings;
-use mnemo_host::llm::rehearsal::{Answers, Script};
-use mnemo_host::storage::SqliteStore;
-use mnemo_host::{Config, Mnemo};
 
 use super::error::ApiError;
 
@@ -70,6 +75,8 @@ pub(super) struct Engines {
     planner: mpsc::Sender<Job>,
     /// Whether LLM steps run at all; without them nothing is rehearsed.
     llm_on: bool,
+    /// The database cannot be written: writes are refused.
+    read_only: bool,
 }
 
 impl Engines {
@@ -95,6 +102,7 @@ impl Engines {
                         watcher: m.ports().store.reader()?,
                         embeddings: m.ports().embeddings.share(),
                         llm_on: m.llm_on(),
+                        read_only: m.ports().store.is_read_only(),
                     })
                 });
             let _ = made_tx.send(made);
@@ -105,18 +113,38 @@ impl Engines {
         let made = made_rx
             .recv()
             .context("the writer died while making the readers")??;
+        // Read-only: a read's effects are dropped, not handed to the writer.
+        let effects_to = (!made.read_only).then_some(writer_tx.clone());
         for (i, instance) in made.readers.into_iter().enumerate() {
-            spawn_reader(i, instance, read_rx.clone(), writer_tx.clone())?;
+            spawn_reader(i, instance, read_rx.clone(), effects_to.clone())?;
         }
-        spawn_embedder(made.store, made.embeddings, writer_tx.clone())?;
+        if !made.read_only {
+            spawn_embedder(made.store, made.embeddings, writer_tx.clone())?;
+        }
         let engines = Self {
             writer: writer_tx,
             readers: read_tx,
             planner: spawn_planner(made.planner)?,
             llm_on: made.llm_on,
+            read_only: made.read_only,
         };
-        spawn_topic_watcher(made.watcher, engines.clone())?;
+        if !made.read_only {
+            spawn_topic_watcher(made.watcher, engines.clone())?;
+        }
         Ok(engines)
+    }
+
+    /// Whether the database is served read-only.
+    pub(super) fn read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// The refusal of a write to a read-only database.
+    fn refused(&self) -> Result<(), ApiError> {
+        if self.read_only {
+            return Err(ApiError::read_only());
+        }
+        Ok(())
     }
 
     /// A write that may call the LLM, planned then applied: rehearsed on
@@ -129,10 +157,13 @@ impl Engines {
         f: Planned<R>,
         done: impl FnOnce(R) + Send + 'static,
     ) -> bool {
+        if self.read_only {
+            return false;
+        }
         if !self.llm_on {
             return self.later(Box::new(move |m| done(f(m, false))));
         }
-        let at = mnemo_host::ledger::now_ms();
+        let at = crate::ledger::now_ms();
         let script = Arc::new(Script::default());
         let writer = self.writer.clone();
         let rehearse: Job = Box::new(move |p| {
@@ -160,6 +191,7 @@ impl Engines {
         &self,
         f: impl Fn(&mut Mnemo, bool) -> R + Send + Sync + 'static,
     ) -> Result<R, ApiError> {
+        self.refused()?;
         let (tx, rx) = tokio::sync::oneshot::channel();
         if !self.planned(Arc::new(f), move |r| {
             let _ = tx.send(r);
@@ -184,6 +216,7 @@ impl Engines {
         &self,
         f: impl FnOnce(&mut Mnemo) -> R + Send + 'static,
     ) -> Result<R, ApiError> {
+        self.refused()?;
         on(&self.writer, f).await
     }
 
@@ -215,7 +248,7 @@ impl Engines {
 
     /// Queues `job` on the writer without waiting (work after a reply).
     pub(super) fn later(&self, job: Job) -> bool {
-        self.writer.send(job).is_ok()
+        !self.read_only && self.writer.send(job).is_ok()
     }
 
     /// Seed 003's session-switch trigger: distil the sessions a new one left
@@ -223,17 +256,15 @@ impl Engines {
     pub(super) fn consolidate_sessions_later(&self, namespace: &str, ids: &[String]) {
         let (namespace, ids) = (namespace.to_string(), ids.to_vec());
         let distil: Planned<_> = Arc::new(move |m, _| m.consolidate_sessions(&namespace, &ids));
-        let done = |outcome: Result<ConsolidateReport, mnemo_host::runtime::CallError>| {
-            match outcome {
-                Ok(r) => tracing::info!(
-                    sessions = r.sessions.len(),
-                    facts = r.facts_added,
-                    warnings = r.warnings.len(),
-                    "consolidated the sessions a new one left open"
-                ),
-                Err(e) => {
-                    tracing::warn!(error = %format!("{e:#}"), "session consolidation failed; the nightly run retries")
-                }
+        let done = |outcome: Result<ConsolidateReport, crate::runtime::CallError>| match outcome {
+            Ok(r) => tracing::info!(
+                sessions = r.sessions.len(),
+                facts = r.facts_added,
+                warnings = r.warnings.len(),
+                "consolidated the sessions a new one left open"
+            ),
+            Err(e) => {
+                tracing::warn!(error = %format!("{e:#}"), "session consolidation failed; the nightly run retries")
             }
         };
         if !self.planned(distil, done) {
@@ -262,6 +293,7 @@ struct Made {
     watcher: SqliteStore,
     embeddings: Embeddings,
     llm_on: bool,
+    read_only: bool,
 }
 
 async fn on<R: Send + 'static>(
@@ -364,7 +396,7 @@ fn spawn_reader(
     i: usize,
     mut mnemo: Mnemo,
     jobs: Arc<Mutex<mpsc::Receiver<Job>>>,
-    writer: mpsc::Sender<Job>,
+    writer: Option<mpsc::Sender<Job>>,
 ) -> anyhow::Result<()> {
     std::thread::Builder::new()
         .name(format!("mnemo-reader-{i}"))
@@ -377,9 +409,9 @@ fn spawn_reader(
                 let Ok(job) = job else { return };
                 job(&mut mnemo);
                 let effects = mnemo.ports().store.take_effects();
-                if effects.is_empty() {
+                let Some(writer) = writer.as_ref().filter(|_| !effects.is_empty()) else {
                     continue;
-                }
+                };
                 let apply: Job = Box::new(move |m| {
                     let done = m.atomically(|m| -> anyhow::Result<()> {
                         m.ports().store.apply_effects(&effects)?;
@@ -420,7 +452,7 @@ fn spawn_embedder(
             loop {
                 std::thread::sleep(BACKFILL_EVERY);
                 loop {
-                    let batch = match mnemo_host::backfill::pending(&store, BACKFILL_BATCH) {
+                    let batch = match crate::backfill::pending(&store, BACKFILL_BATCH) {
                         Ok(b) if b.is_empty() => break,
                         Ok(b) => b,
                         Err(e) => {
@@ -428,7 +460,7 @@ fn spawn_embedder(
                             break;
                         }
                     };
-                    let embedded = match pool.install(|| mnemo_host::backfill::embed(&embeddings, batch)) {
+                    let embedded = match pool.install(|| crate::backfill::embed(&embeddings, batch)) {
                         Ok(e) => e,
                         Err(e) => {
                             tracing::warn!(error = %format!("{e:#}"), "embedding backfill failed; will retry");
@@ -439,7 +471,7 @@ fn spawn_embedder(
                     // embedded twice.
                     let (done_tx, done_rx) = mpsc::channel();
                     let job: Job = Box::new(move |m| {
-                        let _ = done_tx.send(mnemo_host::backfill::store(m, &embedded));
+                        let _ = done_tx.send(crate::backfill::store(m, &embedded));
                     });
                     if writer.send(job).is_err() {
                         return;

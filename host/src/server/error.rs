@@ -2,12 +2,12 @@
 //! "message"}}` under a matching status — and the body parsing that tells a
 //! syntax error (400) from a body of the wrong shape (422).
 
+use crate::runtime::CallError;
 use axum::Json;
 use axum::body::Bytes;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use mnemo_core::CoreError;
-use mnemo_host::runtime::CallError;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
@@ -29,6 +29,17 @@ impl ApiError {
     }
     pub fn unavailable(m: &str) -> Self {
         Self::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", m)
+    }
+
+    /// A write to a database that cannot be written (503: the server is up
+    /// and serves reads; the write may succeed once the database can be
+    /// written and the server restarted).
+    pub fn read_only() -> Self {
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "read_only",
+            crate::storage::READ_ONLY,
+        )
     }
 
     /// A storage failure outside the core (a read the host serves itself).

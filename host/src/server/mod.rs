@@ -9,12 +9,14 @@
 
 mod engine;
 mod error;
-pub(crate) mod json;
+pub mod json;
 mod routes;
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use crate::Config;
+use crate::scheduler::{self, Schedule, Ticker};
 use anyhow::Context;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
@@ -22,8 +24,6 @@ use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use mnemo_host::Config;
-use mnemo_host::scheduler::{self, Schedule, Ticker};
 
 use engine::Engines;
 use error::ApiError;
@@ -59,7 +59,9 @@ pub fn router(engine_config: Config, api_key: Option<String>) -> anyhow::Result<
         engine: Engines::spawn(engine_config)?,
         api_key,
     };
-    spawn_scheduler(state.engine.clone(), schedule)?;
+    if !state.engine.read_only() {
+        spawn_scheduler(state.engine.clone(), schedule)?;
+    }
     Ok(Router::new()
         .route("/health", get(health))
         .route("/openapi.json", get(openapi))
@@ -279,7 +281,7 @@ fn spawn_scheduler(engine: Engines, schedule: Schedule) -> anyhow::Result<()> {
         .spawn(move || {
             loop {
                 std::thread::sleep(SCHEDULER_POLL);
-                for guard in ticker.tick(mnemo_host::ledger::now_ms()) {
+                for guard in ticker.tick(crate::ledger::now_ms()) {
                     let task = guard.task();
                     let work: engine::Planned<()> = std::sync::Arc::new(move |m, rehearsal| {
                         if rehearsal {

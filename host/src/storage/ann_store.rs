@@ -108,7 +108,9 @@ impl SqliteStore {
             dimension,
         };
         let loaded = ann_file::load_all(&persist);
-        self.ann().persist_to(Some(persist));
+        // A read-only database's graphs are read, and new ones kept in memory.
+        let read_only = self.is_read_only();
+        self.ann().persist_to((!read_only).then_some(persist));
         // Per partition, the oldest point's version: the log is needed after it.
         let mut keep: std::collections::HashMap<Key, i64> = std::collections::HashMap::new();
         for (key, seg) in loaded {
@@ -118,6 +120,9 @@ impl SqliteStore {
             self.ann().install_loaded(key, seg);
         }
         self.ann_sync();
+        if read_only {
+            return Ok(());
+        }
         // Changes at or before every loaded segment's oldest point, and those
         // of partitions without segments (a future build snapshots them),
         // are no longer needed.

@@ -47,8 +47,17 @@ fn register_sqlite_vec() {
     });
 }
 
-/// Opens (creating if needed) and migrates the database at `path`.
-pub fn open_connection(path: &Path) -> anyhow::Result<Connection> {
+/// What a write to a database that cannot be written is told.
+pub const READ_ONLY: &str = "the database cannot be written (a read-only file or file system): reads are served, writes are refused";
+
+/// Opens (creating if needed) and migrates the database at `path`. A
+/// database that exists but cannot be written (a read-only file system, a
+/// file without write permission) opens read-only instead (see
+/// [`open_read_only`]); the flag says which: `(connection, read_only)`.
+pub fn open_connection(path: &Path) -> anyhow::Result<(Connection, bool)> {
+    if path.exists() && !writable(path) {
+        return Ok((open_read_only(path)?, true));
+    }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
@@ -57,6 +66,64 @@ pub fn open_connection(path: &Path) -> anyhow::Result<Connection> {
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "OFF")?;
     migrations::migrate(&mut conn).with_context(|| format!("migrating {}", path.display()))?;
+    Ok((conn, false))
+}
+
+/// Whether the database file, and the folder its WAL and shared-memory
+/// files live in, can be written (`access(2)`: a read-only mount refuses
+/// root too). An in-memory database is always writable.
+fn writable(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let ok = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            // SAFETY: a NUL-terminated path; access only reads it.
+            .map(|c| unsafe { libc::access(c.as_ptr(), libc::W_OK) } == 0)
+            .unwrap_or(false)
+    };
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    ok(path) && ok(dir)
+}
+
+/// A connection that never writes, to a database mnemo cannot write: the
+/// schema must already be current (a migration is a write). SQLite opens a
+/// WAL database read-only when its `-shm` file exists or can be made;
+/// otherwise (a read-only folder) as `immutable`, reading the last WAL
+/// frames without shared memory — right for a database nobody writes.
+pub(crate) fn open_read_only(path: &Path) -> anyhow::Result<Connection> {
+    use rusqlite::OpenFlags;
+    register_sqlite_vec();
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    // A URI's path escapes what would end it or start a query.
+    let file = path
+        .to_string_lossy()
+        .replace('%', "%25")
+        .replace('?', "%3f")
+        .replace('#', "%23");
+    let try_open = |params: &str| -> rusqlite::Result<Connection> {
+        let conn = Connection::open_with_flags(format!("file:{file}?{params}"), flags)?;
+        // The first read is what fails when the WAL cannot be opened.
+        conn.query_row("PRAGMA user_version", [], |r| r.get::<_, u32>(0))?;
+        Ok(conn)
+    };
+    let conn = try_open("mode=ro")
+        .or_else(|_| try_open("immutable=1"))
+        .with_context(|| format!("opening database {} read-only", path.display()))?;
+    let version: u32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    anyhow::ensure!(
+        version == migrations::current_version(),
+        "{} is read-only and has schema version {version}; this mnemo needs {} (open it once where it can be written, to migrate)",
+        path.display(),
+        migrations::current_version()
+    );
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.pragma_update(None, "query_only", true)?;
+    tune(&conn)?;
+    register_functions(&conn)?;
     Ok(conn)
 }
 

@@ -51,21 +51,25 @@ impl SqliteStore {
     /// A read-only connection to the same database, sharing this store's
     /// vector state and HNSW graphs. The database must be a file (WAL).
     pub fn reader(&self) -> anyhow::Result<SqliteStore> {
-        self.read_only(Role::Reader(RefCell::new(Vec::new())))
+        self.beside(Role::Reader(RefCell::new(Vec::new())))
     }
 
     /// A read-only connection whose writes succeed and are forgotten.
     pub fn rehearsal(&self) -> anyhow::Result<SqliteStore> {
-        self.read_only(Role::Rehearsal)
+        self.beside(Role::Rehearsal)
     }
 
-    fn read_only(&self, role: Role) -> anyhow::Result<SqliteStore> {
+    fn beside(&self, role: Role) -> anyhow::Result<SqliteStore> {
         anyhow::ensure!(
             self.path.to_str() != Some(":memory:"),
             "an in-memory database has no readers: serve needs a database file"
         );
-        let conn = super::connect(&self.path)
-            .with_context(|| format!("opening a reader on {}", self.path.display()))?;
+        let conn = if self.is_read_only() {
+            super::open_read_only(&self.path)
+        } else {
+            super::connect(&self.path)
+        }
+        .with_context(|| format!("opening a reader on {}", self.path.display()))?;
         conn.pragma_update(None, "query_only", true)?;
         Ok(SqliteStore {
             conn,

@@ -39,6 +39,8 @@ pub(super) struct Shared {
     ann: Mutex<AnnIndex>,
     /// Rows per vector partition as last counted, and writes since.
     partition_rows: Mutex<HashMap<(Target, String), (usize, usize)>>,
+    /// The database could not be written when it was opened (`open_connection`).
+    read_only: bool,
 }
 
 /// A lock whose holder panicked still guards consistent data here (every
@@ -91,8 +93,12 @@ pub(super) fn fts_match(terms: &[String]) -> Option<String> {
 impl SqliteStore {
     /// Opens the database; vectors stay disabled until [`Self::lock_embedder`].
     pub fn open(path: &Path) -> anyhow::Result<Self> {
+        let (conn, read_only) = open_connection(path)?;
+        if read_only {
+            tracing::warn!(db = %path.display(), "the database cannot be written: opened read-only; writes are refused");
+        }
         Ok(Self {
-            conn: open_connection(path)?,
+            conn,
             path: path.to_path_buf(),
             shared: Arc::new(Shared {
                 vectors: RwLock::new(VectorState::Disabled {
@@ -100,8 +106,15 @@ impl SqliteStore {
                 }),
                 ann: Mutex::new(AnnIndex::new(Some(ANN_MIN_ROWS))),
                 partition_rows: Mutex::new(HashMap::new()),
+                read_only,
             }),
-            role: super::reader::Role::Writer,
+            // A read-only database is written by no one: its "writer" keeps a
+            // read's effects aside like a reader (and they are dropped).
+            role: if read_only {
+                super::reader::Role::Reader(std::cell::RefCell::new(Vec::new()))
+            } else {
+                super::reader::Role::Writer
+            },
         })
     }
 
@@ -173,6 +186,11 @@ impl SqliteStore {
             dimension,
         });
         Ok(())
+    }
+
+    /// Whether the database was opened read-only (it cannot be written).
+    pub fn is_read_only(&self) -> bool {
+        self.shared.read_only
     }
 
     pub fn vector_state(&self) -> VectorState {

@@ -32,6 +32,7 @@ pub(in crate::server) async fn health(State(s): State<AppState>) -> ApiResult {
     let integrity = integrity?;
     Ok(Json(json!({
         "status": "ok",
+        "read_only": s.engine.read_only(),
         "core_version": version?,
         "missing_vectors": integrity.missing_vectors,
         "integrity": integrity,
@@ -94,7 +95,7 @@ pub(in crate::server) async fn export(
         .engine
         .read(move |m| {
             let mut out = Vec::new();
-            mnemo_host::transfer::export(m, &mut out, ns.as_deref(), q.vectors).map(|_| out)
+            crate::transfer::export(m, &mut out, ns.as_deref(), q.vectors).map(|_| out)
         })
         .await?
         .map_err(ApiError::storage)?;
@@ -104,7 +105,7 @@ pub(in crate::server) async fn export(
 pub(in crate::server) async fn import(State(s): State<AppState>, body: Bytes) -> ApiResult {
     let counts = s
         .engine
-        .run(move |m| mnemo_host::transfer::import(m, std::io::Cursor::new(body), |_, _| {}))
+        .run(move |m| crate::transfer::import(m, std::io::Cursor::new(body), |_, _| {}))
         .await?
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_input", format!("{e:#}")))?;
     Ok(Json(counts).into_response())

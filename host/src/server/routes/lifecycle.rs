@@ -8,7 +8,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use mnemo_core::model::*;
 
-use mnemo_host::storage::DecisionFilter;
+use crate::storage::DecisionFilter;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -120,7 +120,7 @@ pub(in crate::server) async fn review(State(s): State<AppState>, body: Bytes) ->
     } else {
         parse(&body)?
     };
-    let review = move |m: &mut mnemo_host::Mnemo| {
+    let review = move |m: &mut crate::Mnemo| {
         m.review(req.namespace.as_deref(), req.dry)
             .map_err(ApiError::from)
     };

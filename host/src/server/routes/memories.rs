@@ -158,7 +158,7 @@ pub(in crate::server) async fn memory_history(
     let ns = namespace(&headers, "");
     let (memory, versions) = s
         .engine
-        .read(move |m| -> Result<_, mnemo_host::runtime::CallError> {
+        .read(move |m| -> Result<_, crate::runtime::CallError> {
             Ok((m.get(&ns, &id)?, m.history(&ns, &id)?))
         })
         .await??;

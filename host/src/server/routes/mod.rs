@@ -23,7 +23,7 @@ pub(super) use recall::*;
 
 use axum::http::HeaderMap;
 
-use mnemo_host::runtime::CallError;
+use crate::runtime::CallError;
 
 use serde::Deserialize;
 
