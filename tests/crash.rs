@@ -1,12 +1,16 @@
-//! Crash safety (issue 20's short form): `mnemo serve` is killed with
-//! SIGKILL at a random moment while three clients write memories and dialogue
-//! turns; after a restart on the same file every acknowledged write is
-//! there and the indexes agree with the rows (`/health` integrity); and a
-//! consolidation cycle killed mid-way (a slow scripted LLM) is applied
-//! whole or not at all, and the next cycle does all of it; and an import
-//! killed mid-way stores nothing, and runs again whole. The
-//! long form is `MNEMO_CRASH_ROUNDS=20 cargo test -p mnemo-host --test
-//! crash -- --nocapture`; both print their figures.
+//! Crash safety (issue 20): `mnemo serve` is killed with SIGKILL at a
+//! moment that differs from round to round while three clients remember
+//! memories and ingest dialogue turns; after a restart on the same file
+//! every acknowledged memory and turn is there and the indexes agree with
+//! the rows (`/health` integrity). A consolidation cycle killed mid-way (a
+//! slow scripted LLM; after 1 to 5 of its 6 calls) is applied whole or not
+//! at all, and the next cycle does all of it. An import killed mid-way (at a
+//! WAL size that differs per round) stores nothing, and runs again whole.
+//!
+//! CI runs the short form (3 rounds of writes, 1 cycle, 1 import); the long
+//! form is `MNEMO_CRASH_ROUNDS=20 cargo test -p mnemo-host --test crash --
+//! --nocapture --test-threads 1` (20 rounds of each). Both print their
+//! figures. The HNSW index across a kill is `tests/ann.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -20,9 +24,24 @@ use common::llm_server::tool_reply;
 use common::server::*;
 use serde_json::json;
 
+/// Rounds of the long form (`MNEMO_CRASH_ROUNDS`), else `short`.
+fn rounds(short: u64) -> u64 {
+    std::env::var("MNEMO_CRASH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(short)
+}
+
+/// Acknowledged ids: memories, and dialogue turns.
+#[derive(Default)]
+struct Acked {
+    memories: Vec<String>,
+    turns: Vec<String>,
+}
+
 /// Writes until the server stops answering; returns the acknowledged ids.
-fn writer(base: String, who: usize, stop: Arc<AtomicBool>) -> Vec<String> {
-    let mut acked = Vec::new();
+fn writer(base: String, who: usize, stop: Arc<AtomicBool>) -> Acked {
+    let mut acked = Acked::default();
     let mut n = 0;
     while !stop.load(Ordering::SeqCst) {
         n += 1;
@@ -33,7 +52,7 @@ fn writer(base: String, who: usize, stop: Arc<AtomicBool>) -> Vec<String> {
         match memory {
             Ok(r) => {
                 let v: serde_json::Value = r.into_json().unwrap();
-                acked.push(v["id"].as_str().unwrap().to_string());
+                acked.memories.push(v["id"].as_str().unwrap().to_string());
             }
             Err(ureq::Error::Status(code, r)) => panic!("{code}: {}", r.into_string().unwrap()),
             Err(_) => break, // the server is gone
@@ -41,31 +60,60 @@ fn writer(base: String, who: usize, stop: Arc<AtomicBool>) -> Vec<String> {
         let turn = ureq::post(&format!("{base}/episodes")).send_json(json!({
             "session_id": format!("w{who}"), "role": "user", "content": format!("turn {n} of writer {who}")
         }));
-        if let Err(ureq::Error::Transport(_)) = turn {
-            break;
+        match turn {
+            Ok(r) => {
+                let v: serde_json::Value = r.into_json().unwrap();
+                acked
+                    .turns
+                    .push(v["episode"]["id"].as_str().unwrap().to_string());
+            }
+            Err(ureq::Error::Status(code, r)) => panic!("{code}: {}", r.into_string().unwrap()),
+            Err(_) => break,
         }
     }
     acked
 }
 
+/// The turns of the writers' sessions the server has.
+fn stored_turns(base: &str) -> std::collections::HashSet<String> {
+    let mut ids = std::collections::HashSet::new();
+    for who in 0..3 {
+        let mut offset = 0;
+        loop {
+            let (st, v) = call(
+                ureq::get(&format!("{base}/sessions/w{who}?offset={offset}&limit=500")),
+                None,
+            );
+            if st == 404 {
+                break;
+            }
+            let page = v["episodes"].as_array().unwrap();
+            ids.extend(page.iter().map(|e| e["id"].as_str().unwrap().to_string()));
+            if page.len() < 500 {
+                break;
+            }
+            offset += 500;
+        }
+    }
+    ids
+}
+
 #[test]
 fn acknowledged_writes_survive_kill_9() {
-    let rounds: u64 = std::env::var("MNEMO_CRASH_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(3);
     let mut dir = tempfile::tempdir().unwrap();
-    let mut all_acked: Vec<String> = Vec::new();
-    for round in 0..rounds {
+    let mut all_acked = Acked::default();
+    for round in 0..rounds(3) {
         let server = start_in(dir, None);
         let stop = Arc::new(AtomicBool::new(false));
-        let acked = Arc::new(Mutex::new(Vec::new()));
+        let acked = Arc::new(Mutex::new(Acked::default()));
         let handles: Vec<_> = (0..3)
             .map(|who| {
                 let (base, stop, acked) = (server.base.clone(), stop.clone(), acked.clone());
                 std::thread::spawn(move || {
                     let ids = writer(base, who, stop);
-                    acked.lock().unwrap().extend(ids);
+                    let mut acked = acked.lock().unwrap();
+                    acked.memories.extend(ids.memories);
+                    acked.turns.extend(ids.turns);
                 })
             })
             .collect();
@@ -76,36 +124,56 @@ fn acknowledged_writes_survive_kill_9() {
         for h in handles {
             h.join().unwrap();
         }
-        all_acked.extend(acked.lock().unwrap().drain(..));
+        let mut acked = acked.lock().unwrap();
+        all_acked.memories.append(&mut acked.memories);
+        all_acked.turns.append(&mut acked.turns);
         // After the restart: every write acknowledged so far is there.
         let server = start_in(dir, None);
         let missing: Vec<&String> = all_acked
+            .memories
             .iter()
             .filter(|id| call(ureq::get(&format!("{}/memories/{id}", server.base)), None).0 != 200)
             .collect();
+        let turns = stored_turns(&server.base);
+        let missing_turns = all_acked
+            .turns
+            .iter()
+            .filter(|id| !turns.contains(*id))
+            .count();
         let (_, health) = call(ureq::get(&format!("{}/health", server.base)), None);
         let i = &health["integrity"];
         println!(
-            "round {}: {} acknowledged memory writes so far, {} missing; integrity {i}",
+            "round {}: {} memories and {} turns acknowledged so far, {} and {missing_turns} missing; integrity {i}",
             round + 1,
-            all_acked.len(),
+            all_acked.memories.len(),
+            all_acked.turns.len(),
             missing.len()
         );
         assert!(missing.is_empty(), "lost after kill -9: {missing:?}");
+        assert_eq!(missing_turns, 0, "turns lost after kill -9");
         assert_eq!(i["memories"], i["memory_fts_rows"], "{health}");
         assert_eq!(i["episodes"], i["episode_fts_rows"], "{health}");
         assert_eq!(i["orphan_links"], 0, "{health}");
         dir = server.crash();
     }
     assert!(
-        all_acked.len() > 10,
-        "the writers wrote: {}",
-        all_acked.len()
+        all_acked.memories.len() > 10 && all_acked.turns.len() > 10,
+        "the writers wrote: {} memories, {} turns",
+        all_acked.memories.len(),
+        all_acked.turns.len()
     );
 }
 
 #[test]
 fn a_cycle_killed_mid_way_leaves_nothing_half_applied() {
+    // Killed after 2 of its 6 LLM calls, then 1, 3, 4, 5, ... in the long form.
+    for round in 0..rounds(1) {
+        kill_a_cycle(round, [2, 1, 3, 4, 5][round as usize % 5]);
+    }
+}
+
+/// One round: a cycle of six slow LLM calls, killed after `after` answers.
+fn kill_a_cycle(round: u64, after: usize) {
     // A slow LLM: each chunk of dialogue takes 250 ms to turn into a fact.
     let llm = common::llm_server::Scripted::start();
     llm.respond_with(|req| {
@@ -150,15 +218,15 @@ fn a_cycle_killed_mid_way_leaves_nothing_half_applied() {
             Err(ureq::Error::Transport(_)) => 0,
         }
     });
-    // Kill once the cycle is mid-way: two of its six LLM answers given.
+    // Kill once the cycle is mid-way: `after` of its six LLM answers given.
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while llm.requests().len() < 2 && std::time::Instant::now() < deadline {
+    while llm.requests().len() < after && std::time::Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
     let dir = server.crash();
     let asked = llm.requests().len();
     assert!(
-        (2..6).contains(&asked),
+        (after..6).contains(&asked),
         "killed mid-way: {asked} of 6 calls"
     );
     let finished = cycle.join().unwrap() == 200;
@@ -181,7 +249,8 @@ fn a_cycle_killed_mid_way_leaves_nothing_half_applied() {
     for ns in namespaces {
         let (consolidated, facts) = state(ns);
         println!(
-            "after the kill ({asked} of 6 LLM calls made, cycle answered: {finished}): {ns} consolidated {consolidated}, {facts} facts"
+            "round {}: after the kill ({asked} of 6 LLM calls made, cycle answered: {finished}): {ns} consolidated {consolidated}, {facts} facts",
+            round + 1
         );
         assert_eq!(
             consolidated, finished,
@@ -210,8 +279,17 @@ const IMPORTED: u64 = 40_000;
 
 #[test]
 fn an_import_killed_mid_way_writes_nothing_and_runs_again_whole() {
-    // A dump of 40,000 memories: long enough to kill the server inside it
-    // (an import runs at ~12,000 memories/s).
+    let dump = dump();
+    // Killed once the WAL holds 1 MB, then other sizes in the long form.
+    for round in 0..rounds(1) {
+        let wal = [1_000_000, 300_000, 2_000_000, 600_000, 4_000_000][round as usize % 5];
+        kill_an_import(round, &dump, wal);
+    }
+}
+
+/// A dump of 40,000 memories: long enough to kill the server inside its
+/// import (an import runs at ~12,000 memories/s).
+fn dump() -> String {
     let mut dump = String::from(
         r#"{"kind":"mnemo-export","version":1,"embedding_model":null,"dimension":null}"#,
     );
@@ -232,8 +310,13 @@ fn an_import_killed_mid_way_writes_nothing_and_runs_again_whole() {
         );
         dump.push('\n');
     }
+    dump
+}
+
+/// One round: the import killed once the WAL has grown to `wal_bytes`.
+fn kill_an_import(round: u64, dump: &str, wal_bytes: u64) {
     let server = start(None);
-    let (base, body) = (server.base.clone(), dump.clone());
+    let (base, body) = (server.base.clone(), dump.to_string());
     let import = std::thread::spawn(move || {
         match ureq::post(&format!("{base}/import")).send_string(&body) {
             Ok(r) => r.status(),
@@ -244,7 +327,7 @@ fn an_import_killed_mid_way_writes_nothing_and_runs_again_whole() {
     // Kill once the import has started writing (the store grew).
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     let wal = |s: &Server| std::fs::metadata(s.dir().join("m.db-wal")).map_or(0, |m| m.len());
-    while wal(&server) < 1_000_000 && std::time::Instant::now() < deadline {
+    while wal(&server) < wal_bytes && std::time::Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
     let dir = server.crash();
@@ -252,13 +335,16 @@ fn an_import_killed_mid_way_writes_nothing_and_runs_again_whole() {
     let server = start_in(dir, None);
     let (_, stats) = call(ureq::get(&format!("{}/stats", server.base)), None);
     let total = stats["total"].as_u64().unwrap();
-    println!("after the kill: {total} of {IMPORTED} imported (import answered: {answered})");
+    println!(
+        "round {}: killed at a {wal_bytes}-byte WAL: {total} of {IMPORTED} imported (import answered: {answered})",
+        round + 1
+    );
     assert!(total == 0 || total == IMPORTED, "half an import: {total}");
     // An import that answered is whole (one that committed may still have
     // lost its answer to the kill).
     assert!(!answered || total == IMPORTED, "answered, yet {total}");
     // The same dump again: all of it, once.
-    let (st, counts) = call(ureq::post(&format!("{}/import", server.base)), Some(&dump));
+    let (st, counts) = call(ureq::post(&format!("{}/import", server.base)), Some(dump));
     assert_eq!(st, 200, "{counts}");
     let (_, stats) = call(ureq::get(&format!("{}/stats", server.base)), None);
     assert_eq!(stats["total"], IMPORTED);
