@@ -42,6 +42,17 @@ pub use engine::Engine;
 pub use error::{CoreError, CoreResult};
 pub use write::entities::merge_mentions;
 
+/// What the fuzz targets (`fuzz/`) drive directly: the tokeniser (CJK
+/// segmentation included) and the parser of every LLM answer.
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing {
+    pub use crate::prompts::{
+        Verdict, compress, distill, expand, extract, gate, merge, naming, ner, reconcile,
+        reflection, rerank, review, triage,
+    };
+    pub use crate::text::{contains_cjk, name_candidates, token_set};
+}
+
 /// The tokenizer the full-text index and its queries share: a host stores
 /// [`search_text::index_text`] in its index and the core queries it with the
 /// same tokens (CJK segmented, seed 004 §9).

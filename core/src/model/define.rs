@@ -1,24 +1,34 @@
 //! `define!`: turns the lists of `records.rs`, `api.rs` and `enums.rs` into
 //! Rust types. Records get `pub` fields; enums get `ALL`, `as_str`,
 //! `FromStr` (case-insensitive, a typed error naming the accepted values)
-//! and `Display`.
+//! and `Display`. With the `fuzzing` feature every type is `Arbitrary`, so
+//! the fuzz targets (`fuzz/`) build any record the WIT boundary carries.
 
 macro_rules! define {
     (records $( $(#[$m:meta])* $iface:ident :: $name:ident {
         $( $(#[$fm:meta])* $f:ident : $t:ty ),* $(,)?
     } )*) => {
-        $( $(#[$m])* pub struct $name { $( $(#[$fm])* pub $f: $t, )* } )*
+        $(
+            $(#[$m])*
+            #[cfg_attr(feature = "fuzzing", derive(arbitrary::Arbitrary))]
+            pub struct $name { $( $(#[$fm])* pub $f: $t, )* }
+        )*
     };
     (variants $( $(#[$m:meta])* $iface:ident :: $name:ident {
         $( $v:ident ( $t:ty ) ),+ $(,)?
     } )*) => {
-        $( $(#[$m])* pub enum $name { $( $v($t), )+ } )*
+        $(
+            $(#[$m])*
+            #[cfg_attr(feature = "fuzzing", derive(arbitrary::Arbitrary))]
+            pub enum $name { $( $v($t), )+ }
+        )*
     };
     (enums $( $(#[$m:meta])* $iface:ident :: $name:ident {
         $( $variant:ident => $s:literal ),+ $(,)?
     } )*) => { $(
         $(#[$m])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[cfg_attr(feature = "fuzzing", derive(arbitrary::Arbitrary))]
         #[serde(rename_all = "kebab-case")]
         pub enum $name { $($variant),+ }
 

@@ -487,6 +487,48 @@ fn an_imported_duplicate_keeps_its_tags_layer_kind_attributes_and_protection() {
 }
 
 #[test]
+fn an_import_line_with_attributes_that_are_not_an_object_is_refused() {
+    // Found by `fuzz/` (core_exports): stored, such text broke every later
+    // SQL JSON function over the row (enrichment, renewal).
+    let e = engine();
+    for bad in ["not json", "[1, 2]", "{\"open\": "] {
+        let memory = Memory {
+            attributes: bad.into(),
+            ..Memory::new("mem_x".into(), "default".into(), "a note".into(), 0, 0)
+        };
+        let line = ImportItem::Memory(MemoryLine {
+            memory,
+            vector: None,
+        });
+        assert!(
+            matches!(e.import(line), Err(CoreError::InvalidInput(_))),
+            "{bad}"
+        );
+        let episode = Episode {
+            id: "ep_x".into(),
+            namespace: "default".into(),
+            session_id: "s".into(),
+            source_role: "user".into(),
+            content: "a turn".into(),
+            event_time: 0,
+            created_at: 0,
+            valid_until: None,
+            invalid_reason: None,
+            attributes: bad.into(),
+        };
+        let line = ImportItem::Episode(EpisodeLine {
+            episode,
+            vector: None,
+        });
+        assert!(
+            matches!(e.import(line), Err(CoreError::InvalidInput(_))),
+            "{bad}"
+        );
+    }
+    assert!(e.get("default", "mem_x").is_err(), "nothing stored");
+}
+
+#[test]
 fn an_edit_the_embedder_cannot_embed_forgets_the_stale_vector() {
     use crate::ports::Storage;
     let e = engine();

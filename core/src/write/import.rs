@@ -19,6 +19,7 @@ impl<P: Ports> Engine<P> {
                 memory.namespace = validate::namespace(&memory.namespace)?;
                 validate::content(&memory.content)?;
                 memory.tags = validate::tags(&memory.tags)?;
+                memory.attributes = validate::attributes(Some(&memory.attributes))?;
                 if !storage
                     .get_memories(std::slice::from_ref(&memory.id))?
                     .is_empty()
@@ -57,6 +58,7 @@ impl<P: Ports> Engine<P> {
             }) => {
                 episode.namespace = validate::namespace(&episode.namespace)?;
                 validate::content(&episode.content)?;
+                episode.attributes = validate::attributes(Some(&episode.attributes))?;
                 if !storage
                     .get_episodes(std::slice::from_ref(&episode.id))?
                     .is_empty()

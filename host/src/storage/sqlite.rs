@@ -83,7 +83,9 @@ pub(super) fn like_escape(s: &str) -> String {
 pub(super) fn fts_match(terms: &[String]) -> Option<String> {
     let quoted: Vec<String> = terms
         .iter()
-        .map(|t| t.trim())
+        // FTS5 reads a NUL as the end of the query: it would cut a string.
+        .map(|t| t.replace('\0', " "))
+        .map(|t| t.trim().to_string())
         .filter(|t| !t.is_empty())
         .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
         .collect();

@@ -423,6 +423,21 @@ fn full_text<S: Storage>(s: &S) {
             .unwrap()
             .is_empty()
     );
+    // Terms are words, whatever they hold: query syntax, quotes, a NUL
+    // (FTS5 once read it as the end of the query: found by `fuzz/`).
+    let odd = terms(&[
+        "deploy\0\" OR x*",
+        "NEAR(a b)",
+        "col:*",
+        "\"",
+        "\0",
+        "",
+        "script",
+    ]);
+    let hits = s
+        .fts_search(Target::Memories, &odd, &filter(NS), 10, 0.5)
+        .unwrap();
+    assert_eq!(scored(&hits), ["mem_1"], "{odd:?}");
     s.insert_episode(&episode("ep_1", "s1", "we talked about the harbour", HOUR))
         .unwrap();
     let eps = s
