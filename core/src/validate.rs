@@ -109,6 +109,26 @@ pub fn unit_interval(name: &str, v: Option<f32>) -> CoreResult<Option<f32>> {
     }
 }
 
+/// A whole memory from outside (an import line, or a version's snapshot):
+/// what a write checks, plus the numbers it would otherwise compute —
+/// importance and confidence in 0–1, a finite decay rate ≥ 0 (a NaN would
+/// be stored as NULL, and the row could no longer be read).
+pub fn stored_memory(m: &mut crate::model::Memory) -> CoreResult<()> {
+    m.namespace = namespace(&m.namespace)?;
+    content(&m.content)?;
+    m.tags = tags(&m.tags)?;
+    m.attributes = attributes(Some(&m.attributes))?;
+    unit_interval("importance", Some(m.importance))?;
+    unit_interval("confidence", Some(m.confidence))?;
+    if !(m.decay_rate.is_finite() && m.decay_rate >= 0.0) {
+        return Err(CoreError::invalid(format!(
+            "decay_rate must be a finite number ≥ 0, got {}",
+            m.decay_rate
+        )));
+    }
+    Ok(())
+}
+
 /// A project namespace also reads `default` (seed 004 §7).
 pub fn readable_namespaces(namespace: &str) -> Vec<String> {
     let mut out = vec![namespace.to_string()];

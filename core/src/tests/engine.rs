@@ -526,6 +526,33 @@ fn an_import_line_with_attributes_that_are_not_an_object_is_refused() {
         );
     }
     assert!(e.get("default", "mem_x").is_err(), "nothing stored");
+    // Numbers a write would compute (a NaN is stored as NULL, and the row
+    // or version could not be read again: also found by `fuzz/`).
+    let nan = Memory {
+        importance: f32::NAN,
+        ..Memory::new("mem_n".into(), "default".into(), "a note".into(), 0, 0)
+    };
+    let version = MemoryVersion {
+        memory_id: "mem_n".into(),
+        namespace: "default".into(),
+        seq: 1,
+        replaced_at: 0,
+        action: Action::Reinforce,
+        reason: String::new(),
+        memory: Memory {
+            decay_rate: f32::INFINITY,
+            ..nan.clone()
+        },
+    };
+    for line in [
+        ImportItem::Memory(MemoryLine {
+            memory: nan,
+            vector: None,
+        }),
+        ImportItem::Version(VersionLine { version }),
+    ] {
+        assert!(matches!(e.import(line), Err(CoreError::InvalidInput(_))));
+    }
 }
 
 #[test]

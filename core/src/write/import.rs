@@ -16,10 +16,7 @@ impl<P: Ports> Engine<P> {
         let storage = self.ports().storage();
         match item {
             ImportItem::Memory(MemoryLine { mut memory, vector }) => {
-                memory.namespace = validate::namespace(&memory.namespace)?;
-                validate::content(&memory.content)?;
-                memory.tags = validate::tags(&memory.tags)?;
-                memory.attributes = validate::attributes(Some(&memory.attributes))?;
+                validate::stored_memory(&mut memory)?;
                 if !storage
                     .get_memories(std::slice::from_ref(&memory.id))?
                     .is_empty()
@@ -133,6 +130,7 @@ impl<P: Ports> Engine<P> {
                 for part in [&fact.subject, &fact.predicate, &fact.object] {
                     validate::content(part)?;
                 }
+                validate::unit_interval("confidence", Some(fact.confidence))?;
                 let query = |q: FactQuery| storage.query_facts(&q);
                 let by_id = query(FactQuery {
                     id: Some(fact.id.clone()),
@@ -163,7 +161,7 @@ impl<P: Ports> Engine<P> {
             }
             ImportItem::Version(VersionLine { mut version }) => {
                 version.namespace = validate::namespace(&version.namespace)?;
-                version.memory.namespace = validate::namespace(&version.memory.namespace)?;
+                validate::stored_memory(&mut version.memory)?;
                 if version.memory.id != version.memory_id {
                     return Err(crate::CoreError::InvalidInput(format!(
                         "version {} of `{}` holds memory `{}`",
