@@ -53,6 +53,18 @@ pub fn tokens(data: &[u8]) {
     );
 }
 
+/// A letter or digit both tokenizers keep as one: ASCII, Latin, Greek,
+/// Cyrillic, CJK. (A word made only of combining marks — Rust calls some
+/// alphabetic — is nothing to FTS5's unicode61 with diacritics removed, so
+/// a term of those alone finds nothing: found by this target.)
+fn plain_letter(c: char) -> bool {
+    c.is_alphanumeric()
+        && (c.is_ascii()
+            || ('\u{C0}'..='\u{24F}').contains(&c)
+            || ('\u{370}'..='\u{4FF}').contains(&c)
+            || contains_cjk(c.encode_utf8(&mut [0; 4])))
+}
+
 #[derive(Arbitrary, Debug)]
 struct FtsInput {
     query: String,
@@ -97,7 +109,8 @@ pub fn fts_query(data: &[u8]) {
                     .fts_search(Target::Memories, &terms, &filter, 10, 1.0);
             let hits = hits.unwrap_or_else(|e| panic!("the FTS query for {terms:?} failed: {e:#}"));
             assert!(
-                terms.is_empty() || hits.iter().any(|s| s.id == out.memory.id),
+                !terms.iter().any(|t| t.chars().any(plain_letter))
+                    || hits.iter().any(|s| s.id == out.memory.id),
                 "{:?} not found by its words {terms:?}",
                 out.memory.content
             );
