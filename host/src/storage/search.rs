@@ -72,8 +72,10 @@ impl SqliteStore {
         let mut stmt = sql(self.conn.prepare_cached(&format!(
             "SELECT COUNT(*) FROM (SELECT 1 FROM {t}_fts WHERE {t}_fts MATCH ?1 LIMIT ?2)"
         )))?;
+        // In i64: a limit near u32::MAX (any caller of the port) must not wrap.
+        let n = i64::from(n);
         let found: i64 = sql(stmt.query_row(params![query, n + 1], |r| r.get(0)))?;
-        Ok(found > n as i64)
+        Ok(found > n)
     }
 
     pub fn vector_search(
