@@ -50,7 +50,7 @@ pub mod fuzzing {
         Verdict, compress, distill, expand, extract, gate, merge, naming, ner, reconcile,
         reflection, rerank, review, triage,
     };
-    pub use crate::text::{contains_cjk, name_candidates, token_set};
+    pub use crate::text::{MAX_QUERY_TERMS, contains_cjk, name_candidates, token_set};
 }
 
 /// The tokenizer the full-text index and its queries share: a host stores

@@ -12,9 +12,6 @@ use mnemo_core::search_text::{estimate_tokens, fts_terms, index_text, tokens as 
 
 use crate::engine::{typed, with_mnemo};
 
-/// Most query terms `fts_terms` keeps (core/src/text.rs `MAX_QUERY_TERMS`).
-const MAX_QUERY_TERMS: usize = 32;
-
 /// Tokens are non-empty, lower-case, free of whitespace; query terms are
 /// distinct tokens, at most 32, made of letters and digits only (no FTS5
 /// syntax can reach a query); the indexed text tokenises to the same words.
