@@ -1,8 +1,11 @@
 //! The storage contract suite (`mnemo_core::testing::contract`) against the
-//! real SQLite store: the same checks the core's in-memory fake passes.
+//! real stores: a SQLite file and a Postgres database, the same checks the
+//! core's in-memory fake passes.
+
+mod common;
 
 use mnemo_core::testing::contract;
-use mnemo_host::storage::SqliteStore;
+use mnemo_host::storage::{PgStore, SqliteStore};
 
 #[test]
 fn the_sqlite_store_keeps_the_storage_contract() {
@@ -11,6 +14,17 @@ fn the_sqlite_store_keeps_the_storage_contract() {
     contract::all(|| {
         n += 1;
         let store = SqliteStore::open(&dir.path().join(format!("contract-{n}.db"))).unwrap();
+        store
+            .lock_embedder("contract", contract::DIM as u32)
+            .unwrap();
+        store
+    });
+}
+
+#[test]
+fn the_postgres_store_keeps_the_storage_contract() {
+    contract::all(|| {
+        let store = PgStore::open(&common::postgres::fresh_database()).unwrap();
         store
             .lock_embedder("contract", contract::DIM as u32)
             .unwrap();

@@ -13,6 +13,7 @@ mod integrity;
 mod memories;
 mod meta;
 pub mod migrations;
+pub mod postgres;
 mod reader;
 mod rows;
 mod search;
@@ -27,7 +28,9 @@ use anyhow::Context;
 use rusqlite::Connection;
 
 pub use integrity::{DecisionFilter, Integrity};
+pub use postgres::{PgStore, is_postgres_url};
 pub use reader::Effect;
+pub(crate) use rows::content_hash;
 pub use sqlite::{ANN_MIN_ROWS, SqliteStore};
 pub use usage::UsageSummary;
 pub use vectors::VectorState;

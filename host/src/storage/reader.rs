@@ -47,11 +47,48 @@ pub(super) enum Role {
     Rehearsal,
 }
 
+impl Role {
+    /// A reader keeping effects.
+    pub(super) fn reader() -> Self {
+        Role::Reader(RefCell::new(Vec::new()))
+    }
+
+    pub(super) fn is_writer(&self) -> bool {
+        matches!(self, Role::Writer)
+    }
+
+    /// Whether writes succeed without writing (a rehearsal).
+    pub(super) fn absorbs(&self) -> bool {
+        matches!(self, Role::Rehearsal)
+    }
+
+    /// Keeps `effect` on a reader, forgets it in a rehearsal (`true`: the
+    /// caller writes nothing); `false` on the writer, which writes it itself.
+    pub(super) fn defer(&self, effect: impl FnOnce() -> Effect) -> bool {
+        match self {
+            Role::Writer => false,
+            Role::Reader(list) => {
+                list.borrow_mut().push(effect());
+                true
+            }
+            Role::Rehearsal => true,
+        }
+    }
+
+    /// The effects kept since the last call (a reader's; empty otherwise).
+    pub(super) fn take_effects(&self) -> Vec<Effect> {
+        match self {
+            Role::Reader(list) => std::mem::take(&mut *list.borrow_mut()),
+            _ => Vec::new(),
+        }
+    }
+}
+
 impl SqliteStore {
     /// A read-only connection to the same database, sharing this store's
     /// vector state and HNSW graphs. The database must be a file (WAL).
     pub fn reader(&self) -> anyhow::Result<SqliteStore> {
-        self.beside(Role::Reader(RefCell::new(Vec::new())))
+        self.beside(Role::reader())
     }
 
     /// A read-only connection whose writes succeed and are forgotten.
@@ -81,33 +118,23 @@ impl SqliteStore {
 
     /// Whether this connection is read-only (a reader or a rehearsal).
     pub fn is_reader(&self) -> bool {
-        !matches!(self.role, Role::Writer)
+        !self.role.is_writer()
     }
 
     /// Whether writes succeed without writing (a rehearsal).
     pub(super) fn absorbs(&self) -> bool {
-        matches!(self.role, Role::Rehearsal)
+        self.role.absorbs()
     }
 
     /// Keeps `effect` on a reader, forgets it in a rehearsal (`true`: the
     /// caller writes nothing); `false` on the writer, which writes it itself.
     pub(super) fn defer(&self, effect: impl FnOnce() -> Effect) -> bool {
-        match &self.role {
-            Role::Writer => false,
-            Role::Reader(list) => {
-                list.borrow_mut().push(effect());
-                true
-            }
-            Role::Rehearsal => true,
-        }
+        self.role.defer(effect)
     }
 
     /// The effects kept since the last call (a reader's; empty otherwise).
     pub fn take_effects(&self) -> Vec<Effect> {
-        match &self.role {
-            Role::Reader(list) => std::mem::take(&mut *list.borrow_mut()),
-            _ => Vec::new(),
-        }
+        self.role.take_effects()
     }
 
     /// Forgets the effects of a call that failed (its transaction rolled back).

@@ -113,7 +113,7 @@ impl SqliteStore {
             // A read-only database is written by no one: its "writer" keeps a
             // read's effects aside like a reader (and they are dropped).
             role: if read_only {
-                super::reader::Role::Reader(std::cell::RefCell::new(Vec::new()))
+                super::reader::Role::reader()
             } else {
                 super::reader::Role::Writer
             },

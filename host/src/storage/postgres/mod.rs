@@ -1,0 +1,355 @@
+//! Storage over Postgres + pgvector (issue 16): the same port as the SQLite
+//! store, for many mnemo servers on one database. `MNEMO_DATABASE_URL=
+//! postgres://…` (or `--db postgres://…`) selects it.
+//!
+//! One `PgStore` is one connection (the writer's, or a reader's: a pool of
+//! them is the server's reader pool), used from the engine thread that owns
+//! it, so blocking calls never run on the async executor. Readers keep a
+//! read's effects for the writer as SQLite readers do (`reader.rs`).
+//! Namespaces partition every query, as in the SQLite store.
+
+mod memories;
+mod meta;
+pub mod schema;
+mod search;
+mod sql;
+mod vectors;
+
+use std::cell::{RefCell, RefMut};
+use std::sync::{Arc, RwLock};
+
+use anyhow::Context;
+use mnemo_core::CoreResult;
+use mnemo_core::model::*;
+use mnemo_core::ports::Storage;
+use postgres::{Client, NoTls};
+
+use super::reader::{Effect, Role};
+use super::vectors::VectorState;
+
+pub(super) type R<T> = CoreResult<T>;
+
+/// Whether `url` names a Postgres database (else it is a SQLite file).
+pub fn is_postgres_url(url: &str) -> bool {
+    url.starts_with("postgres://") || url.starts_with("postgresql://")
+}
+
+pub struct PgStore {
+    client: RefCell<Client>,
+    url: String,
+    /// The embedding lock's verdict, shared by the writer and its readers.
+    vectors: Arc<RwLock<VectorState>>,
+    role: Role,
+}
+
+fn unpoisoned<T>(r: Result<T, std::sync::PoisonError<T>>) -> T {
+    r.unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+pub(super) fn pg_err(e: postgres::Error) -> mnemo_core::CoreError {
+    // The server's message (with its detail) says more than the client's summary.
+    let text = match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.code().code(), db.message()),
+        None => e.to_string(),
+    };
+    mnemo_core::CoreError::Storage(text)
+}
+
+pub(super) fn pg<T>(r: Result<T, postgres::Error>) -> R<T> {
+    r.map_err(pg_err)
+}
+
+impl PgStore {
+    /// Connects to `url` and migrates its schema; vectors stay disabled
+    /// until [`Self::lock_embedder`].
+    pub fn open(url: &str) -> anyhow::Result<Self> {
+        let mut client = connect(url)?;
+        schema::migrate(&mut client).context("migrating the Postgres schema")?;
+        Ok(Self {
+            client: RefCell::new(client),
+            url: url.to_string(),
+            vectors: Arc::new(RwLock::new(VectorState::Disabled {
+                reason: "no embedder configured".into(),
+            })),
+            role: Role::Writer,
+        })
+    }
+
+    /// Another connection to the same database, sharing the vector state.
+    fn beside(&self, role: Role) -> anyhow::Result<Self> {
+        Ok(Self {
+            client: RefCell::new(connect(&self.url)?),
+            url: self.url.clone(),
+            vectors: Arc::clone(&self.vectors),
+            role,
+        })
+    }
+
+    /// A reader: refuses writes but keeps a read's effects for the writer.
+    pub fn reader(&self) -> anyhow::Result<Self> {
+        self.beside(Role::reader())
+    }
+
+    /// A connection whose writes succeed and are forgotten (`reader.rs`).
+    pub fn rehearsal(&self) -> anyhow::Result<Self> {
+        self.beside(Role::Rehearsal)
+    }
+
+    pub fn is_reader(&self) -> bool {
+        !self.role.is_writer()
+    }
+
+    pub fn take_effects(&self) -> Vec<Effect> {
+        self.role.take_effects()
+    }
+
+    pub fn drop_effects(&self) {
+        drop(self.take_effects());
+    }
+
+    /// Writes effects a reader kept (on the writer, inside a transaction).
+    pub fn apply_effects(&self, effects: &[Effect]) -> R<()> {
+        for e in effects {
+            match e {
+                Effect::Touch(ids, at) => self.touch_memories(ids, *at)?,
+                Effect::Renew(ids, at) => self.renew_memories(ids, *at)?,
+                Effect::Decision(d) => self.log_decision(d)?,
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn db(&self) -> RefMut<'_, Client> {
+        self.client.borrow_mut()
+    }
+
+    pub(super) fn absorbs(&self) -> bool {
+        self.role.absorbs()
+    }
+
+    pub(super) fn defer(&self, effect: impl FnOnce() -> Effect) -> bool {
+        self.role.defer(effect)
+    }
+
+    pub fn vector_state(&self) -> VectorState {
+        unpoisoned(self.vectors.read()).clone()
+    }
+
+    pub(super) fn vectors_on(&self) -> bool {
+        unpoisoned(self.vectors.read()).enabled()
+    }
+
+    fn set_vector_state(&self, state: VectorState) {
+        *unpoisoned(self.vectors.write()) = state;
+    }
+
+    /// Runs `sql` (statements without parameters: `BEGIN`, `COMMIT`, …).
+    pub fn batch(&self, sql: &str) -> anyhow::Result<()> {
+        Ok(self.db().batch_execute(sql)?)
+    }
+
+    /// The connection's URL without its password.
+    pub fn display_url(&self) -> String {
+        redact(&self.url)
+    }
+}
+
+/// `url` with the password (if any) replaced by `***`.
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    match rest.split_once('@') {
+        Some((user, host)) => match user.split_once(':') {
+            Some((name, _)) => format!("{scheme}://{name}:***@{host}"),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    }
+}
+
+/// One connection, set up as every one of mnemo's: UTC, filtered HNSW
+/// searches that keep scanning until the filter is satisfied (pgvector
+/// 0.8's iterative scans), a statement timeout so nothing waits forever.
+fn connect(url: &str) -> anyhow::Result<Client> {
+    let mut client =
+        Client::connect(url, NoTls).with_context(|| format!("connecting to {}", redact(url)))?;
+    client.batch_execute(&format!(
+        "SET TIME ZONE 'UTC'; SET statement_timeout = {STATEMENT_TIMEOUT_MS}; \
+         SET lock_timeout = {LOCK_TIMEOUT_MS}; SET hnsw.ef_search = {HNSW_EF_SEARCH}; \
+         SET hnsw.iterative_scan = relaxed_order;"
+    ))?;
+    Ok(client)
+}
+
+/// Longest a statement may run (ms): a runaway query fails, it does not hang a server.
+const STATEMENT_TIMEOUT_MS: u32 = 30_000;
+/// Longest a statement waits for a row lock (ms), as SQLite's busy timeout (5 s).
+const LOCK_TIMEOUT_MS: u32 = 5_000;
+/// HNSW candidates per search: pgvector's default is 40; 100 keeps recall
+/// at the exact search's on mnemo's partitions (`ranking agreement` test).
+const HNSW_EF_SEARCH: u32 = 100;
+
+/// Text as the full-text index sees it: the core's segmentation (CJK runs
+/// split into words) with diacritics folded away, as FTS5's
+/// `remove_diacritics 2` does (`résumé` is found by `resume`).
+pub(super) fn index_text(text: &str) -> String {
+    fold(&mnemo_core::search_text::index_text(text))
+}
+
+/// Decomposes and drops combining marks; NUL (which Postgres text cannot
+/// hold) becomes a space.
+pub(super) fn fold(text: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    use unicode_normalization::char::is_combining_mark;
+    text.nfd()
+        .filter(|c| !is_combining_mark(*c))
+        .map(|c| if c == '\0' { ' ' } else { c })
+        .nfc()
+        .collect()
+}
+
+/// The port, method by method, over this folder's files.
+impl Storage for PgStore {
+    fn insert_memory(&self, m: &Memory) -> R<()> {
+        PgStore::insert_memory(self, m)
+    }
+    fn update_memory(&self, m: &Memory) -> R<()> {
+        PgStore::update_memory(self, m)
+    }
+    fn get_memories(&self, ids: &[String]) -> R<Vec<Memory>> {
+        PgStore::get_memories(self, ids)
+    }
+    fn find_exact(&self, namespaces: &[String], content: &str) -> R<Option<Memory>> {
+        PgStore::find_exact(self, namespaces, content)
+    }
+    fn list_memories(&self, q: &ListQuery) -> R<Vec<Memory>> {
+        PgStore::list_memories(self, q)
+    }
+    fn touch_memories(&self, ids: &[String], at: Millis) -> R<()> {
+        PgStore::touch_memories(self, ids, at)
+    }
+    fn renew_memories(&self, ids: &[String], at: Millis) -> R<()> {
+        PgStore::renew_memories(self, ids, at)
+    }
+    fn insert_episode(&self, e: &Episode) -> R<()> {
+        PgStore::insert_episode(self, e)
+    }
+    fn get_episodes(&self, ids: &[String]) -> R<Vec<Episode>> {
+        PgStore::get_episodes(self, ids)
+    }
+    fn get_session(&self, namespace: &str, id: &str) -> R<Option<Session>> {
+        PgStore::get_session(self, namespace, id)
+    }
+    fn put_session(&self, s: &Session) -> R<()> {
+        PgStore::put_session(self, s)
+    }
+    fn pending_sessions(&self, namespace: &str, exclude: Option<&str>) -> R<Vec<Session>> {
+        PgStore::pending_sessions(self, namespace, exclude)
+    }
+    fn session_episodes(
+        &self,
+        namespace: &str,
+        session_id: &str,
+        offset: u32,
+        limit: u32,
+    ) -> R<Vec<Episode>> {
+        PgStore::session_episodes(self, namespace, session_id, offset, limit)
+    }
+    fn fts_search(
+        &self,
+        target: Target,
+        terms: &[String],
+        f: &SearchFilter,
+        limit: u32,
+        context_weight: f32,
+    ) -> R<Vec<ScoredId>> {
+        PgStore::fts_search(self, target, terms, f, limit, context_weight)
+    }
+    fn vector_search(
+        &self,
+        target: Target,
+        v: &[f32],
+        f: &SearchFilter,
+        limit: u32,
+    ) -> R<Vec<ScoredId>> {
+        PgStore::vector_search(self, target, v, f, limit)
+    }
+    fn entity_search(
+        &self,
+        target: Target,
+        names: &[String],
+        f: &SearchFilter,
+        limit: u32,
+    ) -> R<Vec<ScoredId>> {
+        PgStore::entity_search(self, target, names, f, limit)
+    }
+    fn put_vector(&self, target: Target, id: &str, v: &[f32]) -> R<()> {
+        PgStore::put_vector(self, target, id, v)
+    }
+    fn get_vectors(&self, target: Target, ids: &[String]) -> R<Vec<(String, Vec<f32>)>> {
+        PgStore::get_vectors(self, target, ids)
+    }
+    fn delete_vector(&self, target: Target, id: &str) -> R<()> {
+        PgStore::delete_vector(self, target, id)
+    }
+    fn vectors_enabled(&self) -> R<bool> {
+        Ok(self.vectors_on())
+    }
+    fn find_entity(&self, namespace: &str, name: &str, t: EntityType) -> R<Option<Entity>> {
+        PgStore::find_entity(self, namespace, name, t)
+    }
+    fn put_entity(&self, e: &Entity) -> R<()> {
+        PgStore::put_entity(self, e)
+    }
+    fn link_entity(&self, target: Target, item_id: &str, entity_id: &str) -> R<()> {
+        PgStore::link_entity(self, target, item_id, entity_id)
+    }
+    fn find_entities(&self, namespaces: &[String], name: &str) -> R<Vec<Entity>> {
+        PgStore::find_entities(self, namespaces, name)
+    }
+    fn linked_items(&self, target: Target, entity_id: &str, limit: u32) -> R<Vec<String>> {
+        PgStore::linked_items(self, target, entity_id, limit)
+    }
+    fn enrichment_candidates(
+        &self,
+        target: Target,
+        max_entities: u32,
+        limit: u32,
+    ) -> R<Vec<EnrichmentCandidate>> {
+        PgStore::enrichment_candidates(self, target, max_entities, limit)
+    }
+    fn mark_enriched(&self, target: Target, id: &str, at: Millis) -> R<()> {
+        PgStore::mark_enriched(self, target, id, at)
+    }
+    fn put_fact(&self, f: &Fact) -> R<()> {
+        PgStore::put_fact(self, f)
+    }
+    fn query_facts(&self, q: &FactQuery) -> R<Vec<Fact>> {
+        PgStore::query_facts(self, q)
+    }
+    fn tag_counts(&self, namespaces: &[String], prefix: &str) -> R<Vec<(String, u64)>> {
+        PgStore::tag_counts(self, namespaces, prefix)
+    }
+    fn stats(&self, namespaces: &[String]) -> R<StoreStats> {
+        PgStore::stats(self, namespaces)
+    }
+    fn active_namespaces(&self) -> R<Vec<String>> {
+        PgStore::active_namespaces(self)
+    }
+    fn log_decision(&self, e: &Decision) -> R<()> {
+        PgStore::log_decision(self, e)
+    }
+    fn put_version(&self, v: &MemoryVersion) -> R<()> {
+        PgStore::put_version(self, v)
+    }
+    fn memory_versions(&self, memory_id: &str) -> R<Vec<MemoryVersion>> {
+        PgStore::memory_versions(self, memory_id)
+    }
+    fn get_meta(&self, key: &str) -> R<Option<String>> {
+        PgStore::get_meta(self, key)
+    }
+    fn set_meta(&self, key: &str, value: &str) -> R<()> {
+        PgStore::set_meta(self, key, value)
+    }
+}

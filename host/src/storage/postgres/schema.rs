@@ -1,0 +1,300 @@
+//! Versioned migrations of the Postgres schema, tracked in `mnemo_schema`.
+//! A released migration is never edited; a change is a new entry at the end.
+//! They run under an advisory lock, so servers starting together on one
+//! database migrate it once.
+//!
+//! The tables mirror the SQLite store's (`storage/migrations.rs`) at its
+//! current version, with Postgres's own machinery for the indexes:
+//! - full text: a `tsvector` per row (`fts`, and for a turn `fts_context`,
+//!   the turn before it in its session) under GIN, in the `mnemo` text
+//!   search configuration (Snowball English stems, no stop words: FTS5's
+//!   `porter unicode61` keeps every word too); the host hands it the text
+//!   the core segments (`index_text`, CJK) with diacritics folded, as FTS5's
+//!   `remove_diacritics 2` does. `fts_len` and `fts_totals` keep what BM25
+//!   needs (document length, row and token counts) without a scan;
+//! - vectors: pgvector `vector(d)` tables under an HNSW cosine index,
+//!   created when the embedder is locked (`vectors.rs`).
+
+use postgres::Client;
+
+/// Key of the advisory lock migrations run under.
+const MIGRATION_LOCK: i64 = 0x6d6e_656d_6f01;
+
+/// Migration `i` takes the schema from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 1: everything the SQLite store keeps at its version 11.
+    r#"
+CREATE EXTENSION IF NOT EXISTS vector;
+
+DO $$ BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_ts_dict WHERE dictname = 'mnemo_stem') THEN
+        CREATE TEXT SEARCH DICTIONARY mnemo_stem (TEMPLATE = snowball, Language = english);
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_ts_config WHERE cfgname = 'mnemo') THEN
+        CREATE TEXT SEARCH CONFIGURATION mnemo (COPY = simple);
+        ALTER TEXT SEARCH CONFIGURATION mnemo
+            ALTER MAPPING FOR asciiword, word, numword, asciihword, hword, numhword,
+                              hword_asciipart, hword_part, hword_numpart
+            WITH mnemo_stem;
+    END IF;
+END $$;
+
+CREATE TABLE memories (
+    seq              BIGSERIAL UNIQUE,
+    id               TEXT PRIMARY KEY,
+    namespace        TEXT NOT NULL,
+    content          TEXT NOT NULL,
+    content_hash     TEXT NOT NULL,
+    kind             TEXT NOT NULL,
+    layer            TEXT NOT NULL,
+    importance       REAL NOT NULL,
+    confidence       REAL NOT NULL,
+    decay_rate       REAL NOT NULL,
+    access_count     BIGINT NOT NULL DEFAULT 0,
+    repetition_count BIGINT NOT NULL DEFAULT 0,
+    created_at       BIGINT NOT NULL,
+    modified_at      BIGINT NOT NULL,
+    last_accessed    BIGINT,
+    event_time       BIGINT NOT NULL,
+    created_epoch    BIGINT NOT NULL DEFAULT 0,
+    valid_until      BIGINT,
+    invalid_reason   TEXT,
+    session_id       TEXT,
+    source           TEXT,
+    source_role      TEXT,
+    tags             JSONB NOT NULL DEFAULT '[]',
+    attributes       TEXT NOT NULL DEFAULT '{}',
+    source_ids       TEXT NOT NULL DEFAULT '[]',
+    supersedes       TEXT,
+    superseded_by    TEXT,
+    fts              TSVECTOR NOT NULL,
+    fts_len          INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX idx_memories_ns_state ON memories(namespace, valid_until, layer);
+CREATE INDEX idx_memories_hash ON memories(namespace, content_hash);
+CREATE INDEX idx_memories_created ON memories(namespace, created_at, id);
+CREATE INDEX idx_memories_created_all ON memories(created_at, id);
+CREATE INDEX idx_memories_layer_modified ON memories(namespace, layer, modified_at);
+CREATE INDEX idx_memories_layer_importance ON memories(namespace, layer, importance);
+CREATE INDEX idx_memories_fts ON memories USING GIN (fts);
+CREATE INDEX idx_memories_tags ON memories USING GIN (tags);
+
+CREATE TABLE episodes (
+    seq            BIGSERIAL UNIQUE,
+    id             TEXT PRIMARY KEY,
+    namespace      TEXT NOT NULL,
+    session_id     TEXT NOT NULL,
+    source_role    TEXT NOT NULL,
+    content        TEXT NOT NULL,
+    event_time     BIGINT NOT NULL,
+    created_at     BIGINT NOT NULL,
+    valid_until    BIGINT,
+    invalid_reason TEXT,
+    attributes     TEXT NOT NULL DEFAULT '{}',
+    fts            TSVECTOR NOT NULL,
+    fts_context    TSVECTOR NOT NULL,
+    fts_len        INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX idx_episodes_session ON episodes(namespace, session_id, event_time, seq);
+CREATE INDEX idx_episodes_fts ON episodes USING GIN (fts);
+CREATE INDEX idx_episodes_fts_context ON episodes USING GIN (fts_context);
+
+-- BM25's collection figures per index: rows and tokens, kept by triggers.
+CREATE TABLE fts_totals (
+    target TEXT PRIMARY KEY,
+    rows   BIGINT NOT NULL,
+    tokens BIGINT NOT NULL
+);
+INSERT INTO fts_totals VALUES ('memories', 0, 0), ('episodes', 0, 0);
+
+CREATE FUNCTION mnemo_tokens(v TSVECTOR) RETURNS INTEGER LANGUAGE sql IMMUTABLE AS
+    $f$ SELECT COALESCE(SUM(COALESCE(cardinality(positions), 1)), 0)::INTEGER FROM unnest(v) $f$;
+
+CREATE FUNCTION mnemo_fts_len() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+    IF TG_TABLE_NAME = 'episodes' THEN
+        NEW.fts_len := mnemo_tokens(NEW.fts) + mnemo_tokens(NEW.fts_context);
+    ELSE
+        NEW.fts_len := mnemo_tokens(NEW.fts);
+    END IF;
+    RETURN NEW;
+END $f$;
+
+CREATE FUNCTION mnemo_fts_totals() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        UPDATE fts_totals SET rows = rows + 1, tokens = tokens + NEW.fts_len WHERE target = TG_TABLE_NAME;
+    ELSIF TG_OP = 'DELETE' THEN
+        UPDATE fts_totals SET rows = rows - 1, tokens = tokens - OLD.fts_len WHERE target = TG_TABLE_NAME;
+    ELSIF NEW.fts_len IS DISTINCT FROM OLD.fts_len THEN
+        UPDATE fts_totals SET tokens = tokens + NEW.fts_len - OLD.fts_len WHERE target = TG_TABLE_NAME;
+    END IF;
+    RETURN NULL;
+END $f$;
+
+CREATE TRIGGER memories_fts_len BEFORE INSERT OR UPDATE OF fts ON memories
+    FOR EACH ROW EXECUTE FUNCTION mnemo_fts_len();
+CREATE TRIGGER episodes_fts_len BEFORE INSERT OR UPDATE OF fts, fts_context ON episodes
+    FOR EACH ROW EXECUTE FUNCTION mnemo_fts_len();
+CREATE TRIGGER memories_fts_totals AFTER INSERT OR UPDATE OF fts OR DELETE ON memories
+    FOR EACH ROW EXECUTE FUNCTION mnemo_fts_totals();
+CREATE TRIGGER episodes_fts_totals AFTER INSERT OR UPDATE OF fts, fts_context OR DELETE ON episodes
+    FOR EACH ROW EXECUTE FUNCTION mnemo_fts_totals();
+
+CREATE TABLE sessions (
+    namespace          TEXT NOT NULL,
+    id                 TEXT NOT NULL,
+    first_seen_at      BIGINT NOT NULL,
+    last_seen_at       BIGINT NOT NULL,
+    turn_count         BIGINT NOT NULL DEFAULT 0,
+    consolidated_at    BIGINT,
+    consolidated_turns BIGINT NOT NULL DEFAULT 0,
+    PRIMARY KEY (namespace, id)
+);
+
+CREATE TABLE entities (
+    seq            BIGSERIAL UNIQUE,
+    id             TEXT PRIMARY KEY,
+    namespace      TEXT NOT NULL,
+    canonical_name TEXT NOT NULL,
+    name_lower     TEXT NOT NULL,
+    entity_type    TEXT NOT NULL,
+    aliases        TEXT NOT NULL DEFAULT '[]',
+    summary        TEXT,
+    mention_count  BIGINT NOT NULL DEFAULT 1,
+    protected      BOOLEAN NOT NULL DEFAULT FALSE
+);
+CREATE INDEX idx_entities_name ON entities(namespace, name_lower, entity_type);
+CREATE TABLE entity_aliases (
+    entity_id   TEXT NOT NULL,
+    alias_lower TEXT NOT NULL,
+    PRIMARY KEY (alias_lower, entity_id)
+);
+CREATE TABLE memory_entities (
+    memory_id TEXT NOT NULL,
+    entity_id TEXT NOT NULL,
+    PRIMARY KEY (memory_id, entity_id)
+);
+CREATE INDEX idx_me_entity ON memory_entities(entity_id);
+CREATE TABLE episode_entities (
+    episode_id TEXT NOT NULL,
+    entity_id  TEXT NOT NULL,
+    PRIMARY KEY (episode_id, entity_id)
+);
+CREATE INDEX idx_ee_entity ON episode_entities(entity_id);
+
+CREATE TABLE facts (
+    id            TEXT PRIMARY KEY,
+    namespace     TEXT NOT NULL,
+    subject       TEXT NOT NULL,
+    predicate     TEXT NOT NULL,
+    object        TEXT NOT NULL,
+    confidence    REAL NOT NULL,
+    valid_from    BIGINT NOT NULL,
+    valid_until   BIGINT,
+    superseded_by TEXT,
+    memory_id     TEXT
+);
+CREATE INDEX idx_facts_subject ON facts(namespace, lower(subject));
+CREATE INDEX idx_facts_object ON facts(namespace, lower(object));
+
+CREATE TABLE metadata (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+-- The changes that matter to topic trees (a memory stored, its text, layer
+-- or validity changed), as in SQLite's migration 7.
+INSERT INTO metadata(key, value) VALUES ('memories_changed', '0');
+CREATE FUNCTION mnemo_memories_changed() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+    IF TG_OP = 'INSERT' OR NEW.content IS DISTINCT FROM OLD.content
+       OR NEW.layer IS DISTINCT FROM OLD.layer OR NEW.valid_until IS DISTINCT FROM OLD.valid_until THEN
+        UPDATE metadata SET value = (value::BIGINT + 1)::TEXT WHERE key = 'memories_changed';
+    END IF;
+    RETURN NULL;
+END $f$;
+CREATE TRIGGER memories_changed AFTER INSERT OR UPDATE ON memories
+    FOR EACH ROW EXECUTE FUNCTION mnemo_memories_changed();
+
+CREATE TABLE llm_usage (
+    id            BIGSERIAL PRIMARY KEY,
+    at            BIGINT NOT NULL,
+    component     TEXT NOT NULL,
+    model         TEXT NOT NULL,
+    input_tokens  BIGINT NOT NULL DEFAULT 0,
+    output_tokens BIGINT NOT NULL DEFAULT 0,
+    duration_ms   BIGINT NOT NULL DEFAULT 0,
+    outcome       TEXT NOT NULL
+);
+
+CREATE TABLE audit_log (
+    id        BIGSERIAL PRIMARY KEY,
+    at        BIGINT NOT NULL,
+    namespace TEXT NOT NULL,
+    action    TEXT NOT NULL,
+    target_id TEXT NOT NULL,
+    detail    TEXT NOT NULL
+);
+CREATE INDEX idx_audit_target ON audit_log(target_id);
+
+CREATE TABLE memory_versions (
+    memory_id   TEXT NOT NULL,
+    seq         BIGINT NOT NULL,
+    namespace   TEXT NOT NULL,
+    replaced_at BIGINT NOT NULL,
+    action      TEXT NOT NULL,
+    reason      TEXT NOT NULL,
+    memory      TEXT NOT NULL,
+    PRIMARY KEY (memory_id, seq)
+);
+CREATE INDEX memory_versions_namespace ON memory_versions(namespace, memory_id);
+
+-- The rows waiting for a vector (the background embedding's next batch).
+CREATE TABLE vector_pending (
+    target TEXT NOT NULL,
+    row    BIGINT NOT NULL,
+    PRIMARY KEY (target, row)
+);
+CREATE FUNCTION mnemo_vector_pending() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+    INSERT INTO vector_pending VALUES (TG_TABLE_NAME, NEW.seq) ON CONFLICT DO NOTHING;
+    RETURN NULL;
+END $f$;
+CREATE TRIGGER memories_vector_pending AFTER INSERT ON memories
+    FOR EACH ROW EXECUTE FUNCTION mnemo_vector_pending();
+CREATE TRIGGER episodes_vector_pending AFTER INSERT ON episodes
+    FOR EACH ROW EXECUTE FUNCTION mnemo_vector_pending();
+"#,
+];
+
+pub fn current_version() -> u32 {
+    MIGRATIONS.len() as u32
+}
+
+/// Brings the schema up to date under the migration lock; refuses a
+/// database from a newer mnemo.
+pub fn migrate(client: &mut Client) -> anyhow::Result<()> {
+    let mut tx = client.transaction()?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+    tx.batch_execute("CREATE TABLE IF NOT EXISTS mnemo_schema (version INTEGER NOT NULL)")?;
+    let version: i32 = match tx.query_opt("SELECT version FROM mnemo_schema", &[])? {
+        Some(row) => row.get(0),
+        None => {
+            tx.execute("INSERT INTO mnemo_schema VALUES (0)", &[])?;
+            0
+        }
+    };
+    let version = u32::try_from(version).unwrap_or(0);
+    if version > current_version() {
+        anyhow::bail!(
+            "the database has schema version {version}, newer than this mnemo ({}); upgrade mnemo",
+            current_version()
+        );
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        tx.batch_execute(sql)?;
+        tx.execute("UPDATE mnemo_schema SET version = $1", &[&(i as i32 + 1)])?;
+    }
+    tx.commit()?;
+    Ok(())
+}

@@ -1,0 +1,333 @@
+//! The three search channels over Postgres: full text ranked by BM25,
+//! cosine KNN through pgvector, and entity links.
+//!
+//! Postgres ranks text with `ts_rank`, which is not BM25; the SQLite store
+//! ranks with FTS5's `bm25()`, and the two backends must rank the same data
+//! alike (issue 16: LoCoMo dev within 0.01). So this file computes FTS5's
+//! formula itself, with its constants: for each query term, idf =
+//! ln((N − n + 0.5) / (n + 0.5)) (at least 1e-6), and the score sums
+//! idf · tf · (k1 + 1) / (tf + k1 · (1 − b + b · D / avgdl)), where tf
+//! weighs a term found in a turn's context (`fts_context`) by
+//! `context_weight`, D is the row's tokens and N, avgdl come from
+//! `fts_totals` (every row of the index, as FTS5 counts them). The
+//! candidate list and the common-term rule are the SQLite store's
+//! (`storage/search.rs`), with the same constants.
+
+use mnemo_core::model::*;
+use pgvector::Vector;
+
+use super::sql::{self, Args, junction, table};
+use super::{PgStore, R, fold, pg};
+use crate::storage::sqlite::{FTS_SCAN_CAP, FTS_SHORTLIST, FTS_SHORTLIST_MIN, FTS_TERM_MAX_DOCS};
+
+/// FTS5's BM25 parameters (`fts5_aux.c`: k1 = 1.2, b = 0.75).
+const BM25_K1: f64 = 1.2;
+const BM25_B: f64 = 0.75;
+/// FTS5's floor for a term in more than half the rows.
+const BM25_MIN_IDF: f64 = 1e-6;
+
+/// One query term: its tsquery (a lexeme, or a phrase of them) and the
+/// lexeme its frequency is counted by.
+struct Term {
+    query: String,
+    lexeme: String,
+}
+
+/// `'lexeme'` as tsquery input reads it back unchanged.
+fn quote_lexeme(l: &str) -> String {
+    format!("'{}'", l.replace('\\', "\\\\").replace('\'', "''"))
+}
+
+impl PgStore {
+    /// The terms as the index sees them (stemmed, folded); a term of
+    /// several words is a phrase, as a quoted FTS5 string is.
+    fn terms(&self, terms: &[String]) -> R<Vec<Term>> {
+        let cleaned: Vec<String> = terms
+            .iter()
+            .map(|t| fold(t.trim()))
+            .filter(|t| !t.trim().is_empty())
+            .collect();
+        if cleaned.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = pg(self.db().query(
+            "SELECT (SELECT array_agg(lexeme ORDER BY positions[1]) FROM unnest(to_tsvector('mnemo', t))) \
+             FROM unnest($1::text[]) WITH ORDINALITY AS q(t, i) ORDER BY i",
+            &[&cleaned],
+        ))?;
+        let mut out: Vec<Term> = Vec::new();
+        for r in rows {
+            let Some(lexemes) = r.get::<_, Option<Vec<String>>>(0) else {
+                continue;
+            };
+            let Some(first) = lexemes.first() else {
+                continue;
+            };
+            let query = lexemes
+                .iter()
+                .map(|l| quote_lexeme(l))
+                .collect::<Vec<_>>()
+                .join(" <-> ");
+            if !out.iter().any(|t| t.query == query) {
+                out.push(Term {
+                    lexeme: first.clone(),
+                    query,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Rows of `t` matching `query` (a tsquery), counted up to `cap`.
+    fn matches(&self, t: &str, query: &str, cap: Option<i64>) -> R<i64> {
+        let m = match_clause(t, "x");
+        let row = match cap {
+            Some(cap) => pg(self.db().query_one(
+                &format!("SELECT COUNT(*) FROM (SELECT 1 FROM {t} x WHERE {m} LIMIT $2) s"),
+                &[&query, &cap],
+            ))?,
+            None => pg(self
+                .db()
+                .query_one(&format!("SELECT COUNT(*) FROM {t} x WHERE {m}"), &[&query]))?,
+        };
+        Ok(row.get(0))
+    }
+
+    pub fn fts_search(
+        &self,
+        target: Target,
+        terms: &[String],
+        f: &SearchFilter,
+        limit: u32,
+        context_weight: f32,
+    ) -> R<Vec<ScoredId>> {
+        let t = table(target);
+        let terms = self.terms(terms)?;
+        if terms.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        // Document frequency of each term; common ones leave a query that
+        // has rarer terms (the SQLite store's `without_common_terms`).
+        let mut counted = Vec::with_capacity(terms.len());
+        for term in terms {
+            let n = self.matches(t, &term.query, Some(FTS_TERM_MAX_DOCS + 1))?;
+            counted.push((term, n));
+        }
+        if counted.len() > 1 && counted.iter().any(|(_, n)| *n <= FTS_TERM_MAX_DOCS) {
+            counted.retain(|(_, n)| *n <= FTS_TERM_MAX_DOCS);
+        }
+        for (term, n) in counted.iter_mut() {
+            if *n > FTS_TERM_MAX_DOCS {
+                *n = self.matches(t, &term.query, None)?;
+            }
+        }
+        let totals = pg(self.db().query_one(
+            "SELECT rows, tokens FROM fts_totals WHERE target = $1",
+            &[&t],
+        ))?;
+        let (rows, tokens): (i64, i64) = (totals.get(0), totals.get(1));
+        let n_rows = rows.max(1) as f64;
+        let avgdl = (tokens.max(1) as f64 / n_rows).max(f64::MIN_POSITIVE);
+        let lexemes: Vec<String> = counted.iter().map(|(t, _)| t.lexeme.clone()).collect();
+        let idf: Vec<f64> = counted
+            .iter()
+            .map(|(_, n)| {
+                let n = *n as f64;
+                ((n_rows - n + 0.5) / (n + 0.5)).ln().max(BM25_MIN_IDF)
+            })
+            .collect();
+        let query = counted
+            .iter()
+            .map(|(t, _)| format!("({})", t.query))
+            .collect::<Vec<_>>()
+            .join(" | ");
+        let cw = match target {
+            Target::Episodes => f64::from(context_weight.max(0.0)),
+            Target::Memories => 0.0,
+        };
+        let shortlist = limit.saturating_mul(FTS_SHORTLIST).max(FTS_SHORTLIST_MIN);
+        let ranked = Ranked {
+            t,
+            query: &query,
+            lexemes: &lexemes,
+            idf: &idf,
+            cw,
+            avgdl,
+        };
+        // First the newest matches, ranked, then filtered; if that leaves
+        // too few and there are more matches, every filtered match.
+        let hits = self.rank(&ranked, target, f, limit, Some(shortlist))?;
+        if hits.len() as u32 >= limit
+            || self.matches(t, &query, Some(i64::from(shortlist) + 1))? <= i64::from(shortlist)
+        {
+            return Ok(hits);
+        }
+        self.rank(&ranked, target, f, limit, None)
+    }
+
+    /// BM25 over the candidates: with a shortlist, the `FTS_SCAN_CAP`
+    /// newest matches, their best `shortlist`, then the filter; without,
+    /// every match the filter admits.
+    fn rank(
+        &self,
+        r: &Ranked<'_>,
+        target: Target,
+        f: &SearchFilter,
+        limit: u32,
+        shortlist: Option<u32>,
+    ) -> R<Vec<ScoredId>> {
+        let t = r.t;
+        let mut args = Args::default();
+        let query = args.add(r.query.to_string());
+        let lexemes = args.add(r.lexemes.to_vec());
+        let idf = args.add(r.idf.to_vec());
+        let avgdl = args.add(r.avgdl);
+        let context_tf = match target {
+            Target::Episodes => format!(
+                " + {}::float8 * COALESCE((SELECT COALESCE(cardinality(u.positions), 1) FROM unnest(c.fts_context) u \
+                 WHERE u.lexeme = q.lex), 0)",
+                args.add(r.cw)
+            ),
+            Target::Memories => String::new(),
+        };
+        let context_col = match target {
+            Target::Episodes => "x.fts_context",
+            Target::Memories => "NULL::tsvector",
+        };
+        // The query is the first parameter: `match_clause` names it `$1`.
+        debug_assert_eq!(query, "$1");
+        let m = match_clause(t, "x");
+        let filter = sql::where_clause(target, "x", f, ListState::Active, &mut args);
+        let (candidates, after) = match shortlist {
+            Some(n) => {
+                let cap = args.add(FTS_SCAN_CAP);
+                let n = args.add(i64::from(n));
+                (
+                    format!("WHERE {m} ORDER BY x.seq DESC LIMIT {cap}"),
+                    format!(
+                        "(SELECT id, s FROM scored ORDER BY s DESC LIMIT {n}) s JOIN {t} x ON x.id = s.id WHERE {filter}"
+                    ),
+                )
+            }
+            None => (format!("WHERE {m} AND {filter}"), "scored s".to_string()),
+        };
+        let limit = args.add(i64::from(limit));
+        let text = format!(
+            "WITH q AS (SELECT * FROM unnest({lexemes}::text[], {idf}::float8[]) AS q(lex, idf)), \
+             c AS (SELECT x.id, x.fts, {context_col} AS fts_context, x.fts_len FROM {t} x {candidates}), \
+             scored AS (SELECT c.id, SUM(q.idf * tf.f * ({BM25_K1} + 1) / \
+                 (tf.f + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * c.fts_len / {avgdl}::float8))) AS s \
+               FROM c CROSS JOIN q CROSS JOIN LATERAL (SELECT \
+                 COALESCE((SELECT COALESCE(cardinality(u.positions), 1) FROM unnest(c.fts) u WHERE u.lexeme = q.lex), 0)\
+                 {context_tf} AS f) tf \
+               WHERE tf.f > 0 GROUP BY c.id) \
+             SELECT s.id, s.s FROM {after} ORDER BY s.s DESC, s.id LIMIT {limit}"
+        );
+        let rows = pg(self.db().query(&text, &args.refs()))?;
+        Ok(rows
+            .iter()
+            .map(|r| ScoredId {
+                id: r.get(0),
+                score: r.get::<_, f64>(1) as f32,
+            })
+            .collect())
+    }
+
+    pub fn vector_search(
+        &self,
+        target: Target,
+        v: &[f32],
+        f: &SearchFilter,
+        limit: u32,
+    ) -> R<Vec<ScoredId>> {
+        if !self.vectors_on() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let t = table(target);
+        let mut args = Args::default();
+        let q = args.add(Vector::from(v.to_vec()));
+        let ns = if f.namespaces.is_empty() {
+            String::new()
+        } else {
+            format!("v.namespace = ANY({}) AND ", args.add(f.namespaces.clone()))
+        };
+        let filter = sql::where_clause(target, "x", f, ListState::Active, &mut args);
+        let limit = args.add(i64::from(limit));
+        // The HNSW index orders by distance; iterative scans (set per
+        // connection) keep reading it until the filter leaves `limit` rows.
+        let rows = pg(self.db().query(
+            &format!(
+                "SELECT x.id, 1 - (v.embedding <=> {q}) AS s FROM vec_{t} v JOIN {t} x ON x.seq = v.row \
+                 WHERE {ns}{filter} ORDER BY v.embedding <=> {q}, x.id LIMIT {limit}"
+            ),
+            &args.refs(),
+        ))?;
+        Ok(rows
+            .iter()
+            .map(|r| ScoredId {
+                id: r.get(0),
+                score: r.get::<_, f64>(1) as f32,
+            })
+            .collect())
+    }
+
+    pub fn entity_search(
+        &self,
+        target: Target,
+        names: &[String],
+        f: &SearchFilter,
+        limit: u32,
+    ) -> R<Vec<ScoredId>> {
+        if names.is_empty() {
+            return Ok(Vec::new());
+        }
+        let t = table(target);
+        let (junction, item_col) = junction(target);
+        let names: Vec<String> = names.iter().map(|n| n.to_lowercase()).collect();
+        let mut args = Args::default();
+        let n = args.add(names);
+        let ns = if f.namespaces.is_empty() {
+            String::new()
+        } else {
+            format!("AND en.namespace = ANY({})", args.add(f.namespaces.clone()))
+        };
+        let filter = sql::where_clause(target, "x", f, ListState::Active, &mut args);
+        let limit = args.add(i64::from(limit));
+        let rows = pg(self.db().query(
+            &format!(
+                "WITH ents AS (SELECT en.id FROM entities en WHERE (en.name_lower = ANY({n}) OR en.id IN \
+                   (SELECT entity_id FROM entity_aliases WHERE alias_lower = ANY({n}))) {ns}) \
+                 SELECT x.id, COUNT(*)::float8 AS c FROM {junction} j JOIN ents ON j.entity_id = ents.id \
+                 JOIN {t} x ON x.id = j.{item_col} WHERE {filter} \
+                 GROUP BY x.id, x.event_time ORDER BY c DESC, x.event_time DESC, x.id LIMIT {limit}"
+            ),
+            &args.refs(),
+        ))?;
+        Ok(rows
+            .iter()
+            .map(|r| ScoredId {
+                id: r.get(0),
+                score: r.get::<_, f64>(1) as f32,
+            })
+            .collect())
+    }
+}
+
+/// What [`PgStore::rank`] ranks by.
+struct Ranked<'a> {
+    t: &'a str,
+    query: &'a str,
+    lexemes: &'a [String],
+    idf: &'a [f64],
+    cw: f64,
+    avgdl: f64,
+}
+
+/// `alias` matches tsquery `$1` (a turn by its own words or its context's).
+fn match_clause(t: &str, alias: &str) -> String {
+    if t == "episodes" {
+        format!("({alias}.fts @@ $1::text::tsquery OR {alias}.fts_context @@ $1::text::tsquery)")
+    } else {
+        format!("{alias}.fts @@ $1::text::tsquery")
+    }
+}

@@ -1,0 +1,242 @@
+//! Vectors in Postgres: pgvector tables (`vec_memories`, `vec_episodes`)
+//! under an HNSW cosine index, the embedding lock (the model and dimension
+//! the store was built with, in `metadata` as in the SQLite store), and the
+//! list of rows waiting for a vector.
+
+use mnemo_core::CoreError;
+use mnemo_core::model::Target;
+use pgvector::Vector;
+use postgres::GenericClient;
+
+use super::sql::table;
+use super::{PgStore, R, pg};
+use crate::storage::vectors::{META_DIMENSION, META_MODEL, VectorState};
+
+/// HNSW build parameters (pgvector's defaults, named: `m` links per node,
+/// `ef_construction` candidates while building).
+const HNSW_M: u32 = 16;
+const HNSW_EF_CONSTRUCTION: u32 = 64;
+
+fn create_tables(db: &mut impl GenericClient, dimension: u32) -> Result<(), postgres::Error> {
+    for t in ["memories", "episodes"] {
+        db.batch_execute(&format!(
+            "CREATE TABLE IF NOT EXISTS vec_{t} (\
+                 row BIGINT PRIMARY KEY, \
+                 namespace TEXT NOT NULL, \
+                 embedding vector({dimension}) NOT NULL); \
+             CREATE INDEX IF NOT EXISTS vec_{t}_hnsw ON vec_{t} USING hnsw (embedding vector_cosine_ops) \
+                 WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION}); \
+             CREATE INDEX IF NOT EXISTS vec_{t}_namespace ON vec_{t} (namespace);"
+        ))?;
+    }
+    Ok(())
+}
+
+fn meta(db: &mut impl GenericClient, key: &str) -> Result<Option<String>, postgres::Error> {
+    Ok(db
+        .query_opt("SELECT value FROM metadata WHERE key = $1", &[&key])?
+        .map(|r| r.get(0)))
+}
+
+fn reset(db: &mut impl GenericClient, model: &str, dimension: u32) -> Result<(), postgres::Error> {
+    db.batch_execute(
+        "DROP TABLE IF EXISTS vec_memories; DROP TABLE IF EXISTS vec_episodes; \
+         DELETE FROM vector_pending; \
+         INSERT INTO vector_pending SELECT 'memories', seq FROM memories WHERE valid_until IS NULL; \
+         INSERT INTO vector_pending SELECT 'episodes', seq FROM episodes WHERE valid_until IS NULL;",
+    )?;
+    create_tables(db, dimension)?;
+    for (key, value) in [
+        (META_DIMENSION, dimension.to_string()),
+        (META_MODEL, model.into()),
+    ] {
+        db.execute(
+            "INSERT INTO metadata(key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            &[&key, &value],
+        )?;
+    }
+    Ok(())
+}
+
+impl PgStore {
+    /// Checks (or sets, on first use) the embedding lock for this embedder,
+    /// in one transaction under the lock's row, so servers starting
+    /// together agree.
+    pub fn lock_embedder(&self, model: &str, dimension: u32) -> anyhow::Result<VectorState> {
+        let state = {
+            let mut db = self.db();
+            let mut tx = db.transaction()?;
+            tx.execute("LOCK TABLE metadata IN SHARE ROW EXCLUSIVE MODE", &[])?;
+            let state = match (meta(&mut tx, META_DIMENSION)?, meta(&mut tx, META_MODEL)?) {
+                (None, _) => {
+                    reset(&mut tx, model, dimension)?;
+                    VectorState::Enabled {
+                        model: model.into(),
+                        dimension,
+                    }
+                }
+                (Some(d), m) => {
+                    let locked = m.unwrap_or_default();
+                    if d != dimension.to_string() {
+                        VectorState::Disabled {
+                            reason: format!(
+                                "embedding dimension {dimension} does not match the database ({d}); run `mnemo reindex --embeddings`"
+                            ),
+                        }
+                    } else if locked != model {
+                        VectorState::Disabled {
+                            reason: format!(
+                                "embedding model `{model}` differs from the one the database was built with (`{locked}`); run `mnemo reindex --embeddings`"
+                            ),
+                        }
+                    } else {
+                        create_tables(&mut tx, dimension)?;
+                        VectorState::Enabled {
+                            model: model.into(),
+                            dimension,
+                        }
+                    }
+                }
+            };
+            tx.commit()?;
+            state
+        };
+        self.set_vector_state(state.clone());
+        Ok(state)
+    }
+
+    /// Forgets every vector and re-locks to a new embedder (`mnemo reindex --embeddings`).
+    pub fn reset_vectors(&self, model: &str, dimension: u32) -> anyhow::Result<()> {
+        {
+            let mut db = self.db();
+            let mut tx = db.transaction()?;
+            reset(&mut tx, model, dimension)?;
+            tx.commit()?;
+        }
+        self.set_vector_state(VectorState::Enabled {
+            model: model.into(),
+            dimension,
+        });
+        Ok(())
+    }
+
+    fn vector_row(&self, target: Target, id: &str) -> R<Option<(i64, String)>> {
+        let t = table(target);
+        let row = pg(self.db().query_opt(
+            &format!("SELECT seq, namespace FROM {t} WHERE id = $1"),
+            &[&id],
+        ))?;
+        Ok(row.map(|r| (r.get(0), r.get(1))))
+    }
+
+    pub fn put_vector(&self, target: Target, id: &str, v: &[f32]) -> R<()> {
+        if self.absorbs() {
+            return Ok(());
+        }
+        let VectorState::Enabled { dimension, .. } = self.vector_state() else {
+            return Ok(());
+        };
+        if v.len() != dimension as usize {
+            return Err(CoreError::Embedding(format!(
+                "vector has {} dimensions; the database expects {dimension}",
+                v.len()
+            )));
+        }
+        let t = table(target);
+        let Some((row, ns)) = self.vector_row(target, id)? else {
+            return Err(CoreError::NotFound(format!("no row `{id}` in {t}")));
+        };
+        let mut db = self.db();
+        pg(db.execute(
+            &format!(
+                "INSERT INTO vec_{t} (row, namespace, embedding) VALUES ($1, $2, $3) \
+                 ON CONFLICT (row) DO UPDATE SET embedding = excluded.embedding"
+            ),
+            &[&row, &ns, &Vector::from(v.to_vec())],
+        ))?;
+        pg(db.execute(
+            "DELETE FROM vector_pending WHERE target = $1 AND row = $2",
+            &[&t, &row],
+        ))?;
+        Ok(())
+    }
+
+    pub fn delete_vector(&self, target: Target, id: &str) -> R<()> {
+        if self.absorbs() || !self.vectors_on() {
+            return Ok(());
+        }
+        let t = table(target);
+        let Some((row, _)) = self.vector_row(target, id)? else {
+            return Ok(());
+        };
+        let mut db = self.db();
+        pg(db.execute(&format!("DELETE FROM vec_{t} WHERE row = $1"), &[&row]))?;
+        pg(db.execute(
+            &format!(
+                "INSERT INTO vector_pending SELECT $1, seq FROM {t} WHERE seq = $2 AND valid_until IS NULL \
+                 ON CONFLICT DO NOTHING"
+            ),
+            &[&t, &row],
+        ))?;
+        Ok(())
+    }
+
+    pub fn get_vectors(&self, target: Target, ids: &[String]) -> R<Vec<(String, Vec<f32>)>> {
+        if !self.vectors_on() || ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let t = table(target);
+        let rows = pg(self.db().query(
+            &format!("SELECT x.id, v.embedding FROM {t} x JOIN vec_{t} v ON v.row = x.seq WHERE x.id = ANY($1)"),
+            &[&ids],
+        ))?;
+        let mut found: std::collections::HashMap<String, Vec<f32>> = rows
+            .iter()
+            .map(|r| (r.get::<_, String>(0), r.get::<_, Vector>(1).to_vec()))
+            .collect();
+        // In the order asked, as the SQLite store answers.
+        Ok(ids
+            .iter()
+            .filter_map(|id| found.remove(id).map(|v| (id.clone(), v)))
+            .collect())
+    }
+
+    /// Active rows of `target` that have no vector yet, oldest first (from
+    /// the waiting list: no scan of the store).
+    pub fn missing_vectors(
+        &self,
+        target: Target,
+        limit: u32,
+    ) -> anyhow::Result<Vec<(String, String)>> {
+        if !self.vectors_on() {
+            return Ok(Vec::new());
+        }
+        let t = table(target);
+        let rows = self.db().query(
+            &format!(
+                "SELECT x.id, x.content FROM vector_pending p JOIN {t} x ON x.seq = p.row \
+                 WHERE p.target = $2 AND x.valid_until IS NULL ORDER BY p.row LIMIT $1"
+            ),
+            &[&i64::from(limit), &t],
+        )?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    /// Whether active row `id` still has text `text` and no vector.
+    pub fn vector_still_missing(
+        &self,
+        target: Target,
+        id: &str,
+        text: &str,
+    ) -> anyhow::Result<bool> {
+        let t = table(target);
+        let row = self.db().query_opt(
+            &format!(
+                "SELECT x.content FROM {t} x JOIN vector_pending p ON p.row = x.seq AND p.target = $2 \
+                 WHERE x.id = $1 AND x.valid_until IS NULL"
+            ),
+            &[&id, &t],
+        )?;
+        Ok(row.map(|r| r.get::<_, String>(0)).as_deref() == Some(text))
+    }
+}
