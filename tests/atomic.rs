@@ -15,7 +15,7 @@ use mnemo_host::runtime::{CallError, Runtime};
 /// only if nothing changed.
 #[allow(clippy::unwrap_used)] // a test helper: a failure here is a failed test
 fn snapshot(m: &Mnemo) -> Vec<String> {
-    let conn = m.ports().store.connection();
+    let conn = m.ports().store.sqlite().unwrap().connection();
     let mut out = Vec::new();
     for table in [
         "memories",
@@ -83,6 +83,8 @@ fn a_failing_remember_leaves_no_row_vector_or_link() {
     // the second new entity fail, so the call dies with writes behind it.
     m.ports()
         .store
+        .sqlite()
+        .unwrap()
         .connection()
         .execute_batch(
             "CREATE TRIGGER refuse_entities BEFORE INSERT ON entities \
@@ -107,6 +109,8 @@ fn a_failing_remember_leaves_no_row_vector_or_link() {
     );
     m.ports()
         .store
+        .sqlite()
+        .unwrap()
         .connection()
         .execute_batch("DROP TRIGGER refuse_entities")
         .unwrap();
@@ -135,13 +139,26 @@ fn a_trap_anywhere_in_a_call_leaves_the_store_as_it_was() {
         let runtime = Runtime::with_fuel(config.cache_dir.as_deref(), Some(fuel)).unwrap();
         let mut m = Mnemo::open_with(&runtime, &config).unwrap();
         let before = snapshot(&m);
-        let changes = m.ports().store.connection().total_changes();
+        let changes = m
+            .ports()
+            .store
+            .sqlite()
+            .unwrap()
+            .connection()
+            .total_changes();
         match m.remember(request(
             "met @bob and @carol in #paris, mail carol@example.com",
         )) {
             Err(CallError::Trap(message)) => {
                 traps += 1;
-                if m.ports().store.connection().total_changes() > changes {
+                if m.ports()
+                    .store
+                    .sqlite()
+                    .unwrap()
+                    .connection()
+                    .total_changes()
+                    > changes
+                {
                     traps_after_a_write += 1;
                 }
                 assert_eq!(
@@ -208,6 +225,8 @@ fn the_ledger_survives_a_rolled_back_call() {
     // last write fail.
     m.ports()
         .store
+        .sqlite()
+        .unwrap()
         .connection()
         .execute_batch(
             "CREATE TRIGGER refuse_touch BEFORE UPDATE ON memories \
@@ -228,6 +247,8 @@ fn the_ledger_survives_a_rolled_back_call() {
     let ledger: i64 = m
         .ports()
         .store
+        .sqlite()
+        .unwrap()
         .connection()
         .query_row(
             "SELECT COUNT(*) FROM llm_usage WHERE component = 'expand'",

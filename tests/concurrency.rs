@@ -10,6 +10,7 @@
 
 mod common;
 
+use mnemo_core::ports::Storage as _;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 

@@ -8,6 +8,7 @@ mod common;
 
 use common::*;
 use mnemo_core::model::*;
+use mnemo_core::ports::Storage as _;
 
 #[test]
 fn export_import_round_trip_is_lossless_and_import_dedups() {

@@ -333,6 +333,8 @@ fn http_embeddings_are_batched_truncated_and_ledgered() {
     let vecs = m
         .ports()
         .store
+        .sqlite()
+        .unwrap()
         .connection()
         .query_row("SELECT COUNT(*) FROM vec_episodes", [], |r| {
             r.get::<_, i64>(0)

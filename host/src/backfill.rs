@@ -6,10 +6,11 @@
 //! a row (`Mnemo::backfill_vectors`).
 
 use mnemo_core::model::Target;
+use mnemo_core::ports::Storage as _;
 
 use crate::Mnemo;
 use crate::embedding::Embeddings;
-use crate::storage::SqliteStore;
+use crate::storage::Store;
 
 /// A row that has no vector yet, with the text to embed.
 #[derive(Debug, Clone)]
@@ -20,7 +21,7 @@ pub struct Pending {
 }
 
 /// Up to `batch` active rows without a vector: memories first, then episodes.
-pub fn pending(store: &SqliteStore, batch: usize) -> anyhow::Result<Vec<Pending>> {
+pub fn pending(store: &Store, batch: usize) -> anyhow::Result<Vec<Pending>> {
     let mut out = Vec::new();
     for target in [Target::Memories, Target::Episodes] {
         let left = batch.saturating_sub(out.len());

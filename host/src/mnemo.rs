@@ -17,7 +17,7 @@ use crate::ner::NerPipeline;
 use crate::plugins::PluginHost;
 use crate::ports::HostPorts;
 use crate::runtime::{CoreInstance, Runtime};
-use crate::storage::{SqliteStore, VectorState};
+use crate::storage::{Store, VectorState};
 
 pub struct Mnemo {
     core: CoreInstance,
@@ -32,7 +32,7 @@ pub struct Mnemo {
 
 /// Builds the providers a configuration names and opens the database.
 pub fn host_ports(config: &Config) -> anyhow::Result<HostPorts> {
-    let store = SqliteStore::open(&config.db_path)?;
+    let store = Store::open(&config.db_path)?;
     store.set_ann(config.ann_min_rows, config.ann_flush_at);
     let ledger = Ledger::default();
     let provider: Box<dyn EmbeddingProvider> = match &config.embedder {
@@ -129,7 +129,7 @@ impl Mnemo {
         self.beside(config, self.core.ports().store.rehearsal()?)
     }
 
-    fn beside(&self, config: &Config, store: SqliteStore) -> anyhow::Result<Self> {
+    fn beside(&self, config: &Config, store: Store) -> anyhow::Result<Self> {
         let base = self.core.ports();
         let runtime = self.core.runtime();
         let ports = HostPorts {

@@ -9,10 +9,10 @@ use crate::embedding::Embeddings;
 use crate::ledger::Ledger;
 use crate::llm::LlmClient;
 use crate::ner::NerPipeline;
-use crate::storage::SqliteStore;
+use crate::storage::Store;
 
 pub struct HostPorts {
-    pub store: SqliteStore,
+    pub store: Store,
     pub embeddings: Embeddings,
     pub llm: LlmClient,
     pub ner: NerPipeline,
@@ -40,13 +40,13 @@ impl HostPorts {
 }
 
 impl Ports for HostPorts {
-    type Storage = SqliteStore;
+    type Storage = Store;
     type Embedder = Embeddings;
     type Llm = LlmClient;
     type Ner = NerPipeline;
     type Clock = HostClock;
 
-    fn storage(&self) -> &SqliteStore {
+    fn storage(&self) -> &Store {
         &self.store
     }
     fn embedder(&self) -> &Embeddings {

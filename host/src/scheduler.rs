@@ -9,6 +9,7 @@
 //! task and logs it with its outcome — tracing, and the decision log (action
 //! `scheduled`, target the task's name, detail the outcome).
 
+use mnemo_core::ports::Storage as _;
 use std::collections::HashSet;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex, PoisonError};

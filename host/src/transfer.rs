@@ -5,6 +5,7 @@
 //! runs every item through the core (which keeps ids, times and counts and
 //! deduplicates) in one transaction: a bad line writes nothing.
 
+use mnemo_core::ports::Storage as _;
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
 

@@ -48,6 +48,8 @@ pub fn recall(m: &mut Mnemo, ns: &str, q: &str) -> RecallResponse {
 pub fn count(m: &Mnemo, sql: &str) -> i64 {
     m.ports()
         .store
+        .sqlite()
+        .expect("a SQLite store")
         .connection()
         .query_row(sql, [], |r| r.get(0))
         .expect("count")

@@ -74,11 +74,21 @@ pub fn start_in(dir: tempfile::TempDir, api_key: Option<&str>) -> Server {
 
 /// The same, with more settings in its environment.
 pub fn start_with(dir: tempfile::TempDir, api_key: Option<&str>, env: &[(&str, &str)]) -> Server {
+    let db = dir.path().join("m.db");
+    start_on(dir, &db.to_string_lossy(), api_key, env)
+}
+
+/// A server on the database `db` (a file, or a `postgres://` URL), with
+/// `dir` as its data folder.
+pub fn start_on(
+    dir: tempfile::TempDir,
+    db: &str,
+    api_key: Option<&str>,
+    env: &[(&str, &str)],
+) -> Server {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_mnemo"));
     cmd.envs(env.iter().copied());
-    cmd.arg("--db")
-        .arg(dir.path().join("m.db"))
-        .args(["serve", "--port", "0"]);
+    cmd.arg("--db").arg(db).args(["serve", "--port", "0"]);
     cmd.env("MNEMO_DATA_DIR", dir.path())
         .env_remove("MNEMO_API_KEY");
     // The hash embedder unless the test names another.

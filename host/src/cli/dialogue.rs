@@ -1,6 +1,7 @@
 //! Commands on dialogue and what an agent reads: ingest, sessions, context,
 //! resume, topics.
 
+use mnemo_core::ports::Storage as _;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 

@@ -185,6 +185,7 @@ impl Config {
         };
         Ok(Self {
             db_path: db_path
+                .or_else(|| s.database_url.clone().map(PathBuf::from))
                 .or_else(|| s.db.clone())
                 .unwrap_or_else(|| data_dir.join("memory.db")),
             cache_dir: Some(data_dir.join("cache")),

@@ -125,8 +125,11 @@ macro_rules! settings {
 }
 
 settings! {
-    /// The database file.
+    /// The database: a SQLite file, or a `postgres://` URL.
     db: PathBuf,
+    /// A Postgres database (`postgres://user:password@host:port/name`):
+    /// many servers on one store. Wins over `db`.
+    database_url: String,
     /// The data directory (database, component cache, model).
     data_dir: PathBuf,
     /// The config file itself (environment only).

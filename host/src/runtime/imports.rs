@@ -1,6 +1,7 @@
 //! The WIT imports of the core world, implemented by delegating to the
 //! host's ports (`crate::ports::HostPorts`) across the conversions.
 
+use mnemo_core::ports::Storage as _;
 use mnemo_core::ports::{Clock, Embedder, Llm, Ner};
 use mnemo_core::{CoreResult, Cross};
 

@@ -1,14 +1,14 @@
-//! The transaction around one engine call: `BEGIN` (a read) or `BEGIN
-//! IMMEDIATE` (a write, so the write lock is taken up front and a busy
-//! database waits instead of failing half-way) when none is open, a
-//! savepoint inside an open one (a batch). Ending it reports a failed
+//! The transaction around one engine call: `BEGIN` (a read) or, on SQLite,
+//! `BEGIN IMMEDIATE` (a write, so the write lock is taken up front and a
+//! busy database waits instead of failing half-way) when none is open, a
+//! savepoint inside an open one (a batch). Postgres takes row locks as it
+//! writes, so a write begins like a read there. Ending it reports a failed
 //! `ROLLBACK` instead of hiding it.
 
 use anyhow::Context;
-use rusqlite::Connection;
 
 use crate::ports::HostPorts;
-use crate::storage::SqliteStore;
+use crate::storage::Store;
 
 /// Whether a call may write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,7 +19,7 @@ pub enum Mode {
 
 const SAVEPOINT: &str = "core_call";
 
-/// An open transaction or savepoint; end it with `commit` or `rollback`.
+/// An open transaction or savepoint; end it with `finish`.
 #[must_use]
 pub struct Transaction {
     nested: bool,
@@ -28,9 +28,12 @@ pub struct Transaction {
 impl Transaction {
     /// On a reader connection every call is a read (`BEGIN`): the writes
     /// it asks for are kept as effects, never taken as a write lock.
-    pub fn begin(store: &SqliteStore, mode: Mode) -> anyhow::Result<Self> {
-        let conn = store.connection();
+    pub fn begin(store: &Store, mode: Mode) -> anyhow::Result<Self> {
         let mode = if store.is_reader() { Mode::Read } else { mode };
+        let conn = match store {
+            Store::Sqlite(s) => s.connection(),
+            Store::Postgres(p) => return Ok(Self { nested: p.begin()? }),
+        };
         let nested = !conn.is_autocommit();
         let sql = match (nested, mode) {
             (true, _) => format!("SAVEPOINT {SAVEPOINT}"),
@@ -42,39 +45,33 @@ impl Transaction {
         Ok(Self { nested })
     }
 
-    pub fn commit(self, conn: &Connection) -> anyhow::Result<()> {
-        let sql = match self.nested {
-            true => format!("RELEASE {SAVEPOINT}"),
-            false => "COMMIT".to_string(),
-        };
-        conn.execute_batch(&sql)
-            .with_context(|| format!("committing the call (`{sql}`)"))
-    }
-
     /// Commits when `ok`, rolls back otherwise; then, once the outermost
     /// transaction has ended, writes the LLM usage ledger — after the
     /// rollback, so the calls a failed call spent stay on record.
     pub fn finish(self, ports: &HostPorts, ok: bool) -> anyhow::Result<()> {
-        let conn = ports.store.connection();
-        let ended = if ok {
-            self.commit(conn)
-        } else {
+        if !ok {
             // A reader's kept effects belong to the call that failed.
             ports.store.drop_effects();
-            self.rollback(conn)
+        }
+        let (ended, outermost) = match &ports.store {
+            Store::Sqlite(s) => {
+                let conn = s.connection();
+                let sql = match (self.nested, ok) {
+                    (true, true) => format!("RELEASE {SAVEPOINT}"),
+                    (true, false) => format!("ROLLBACK TO {SAVEPOINT}; RELEASE {SAVEPOINT}"),
+                    (false, true) => "COMMIT".to_string(),
+                    (false, false) => "ROLLBACK".to_string(),
+                };
+                let ended = conn
+                    .execute_batch(&sql)
+                    .with_context(|| format!("ending the call (`{sql}`)"));
+                (ended, conn.is_autocommit())
+            }
+            Store::Postgres(p) => (p.end(self.nested, ok), p.is_autocommit()),
         };
-        if conn.is_autocommit() {
+        if outermost {
             ports.flush_ledger();
         }
         ended
-    }
-
-    pub fn rollback(self, conn: &Connection) -> anyhow::Result<()> {
-        let sql = match self.nested {
-            true => format!("ROLLBACK TO {SAVEPOINT}; RELEASE {SAVEPOINT}"),
-            false => "ROLLBACK".to_string(),
-        };
-        conn.execute_batch(&sql)
-            .with_context(|| format!("rolling the call back (`{sql}`)"))
     }
 }

@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 
 use crate::embedding::Embeddings;
 use crate::llm::rehearsal::{Answers, Script};
-use crate::storage::SqliteStore;
+use crate::storage::Store;
 use crate::{Config, Mnemo};
 use anyhow::Context;
 use mnemo_core::model::ConsolidateReport;
@@ -289,8 +289,8 @@ impl Primed {
 struct Made {
     readers: Vec<Mnemo>,
     planner: Mnemo,
-    store: SqliteStore,
-    watcher: SqliteStore,
+    store: Store,
+    watcher: Store,
     embeddings: Embeddings,
     llm_on: bool,
     read_only: bool,
@@ -360,7 +360,7 @@ fn spawn_planner(mut mnemo: Mnemo) -> anyhow::Result<mpsc::Sender<Job>> {
 /// Seed 004 §6.4: once writes have been quiet for `TOPIC_DEBOUNCE` (each
 /// write restarts the wait), and at start when no tree is cached, a planned
 /// rebuild of the topic trees (its naming calls rehearsed).
-fn spawn_topic_watcher(store: SqliteStore, engines: Engines) -> anyhow::Result<()> {
+fn spawn_topic_watcher(store: Store, engines: Engines) -> anyhow::Result<()> {
     std::thread::Builder::new()
         .name("mnemo-topics".into())
         .spawn(move || {
@@ -434,7 +434,7 @@ fn spawn_reader(
 /// stored by the writer in one short job. A provider failure is logged and
 /// the rows stay without a vector, so the next round retries them.
 fn spawn_embedder(
-    store: SqliteStore,
+    store: Store,
     embeddings: Embeddings,
     writer: mpsc::Sender<Job>,
 ) -> anyhow::Result<()> {

@@ -151,7 +151,7 @@ pub fn serve(config: Config, args: ServeArgs) -> anyhow::Result<()> {
         eprintln!(
             "mnemo listening on http://{} (database {})",
             listener.local_addr()?,
-            db_path.display()
+            crate::storage::postgres::redact(&db_path.to_string_lossy())
         );
         axum::serve(listener, app)
             .with_graceful_shutdown(async {

@@ -28,8 +28,17 @@ pub struct Row {
 }
 
 impl Sim {
+    /// The simulation's store: always a SQLite file in a temporary folder.
+    fn sqlite(&self) -> anyhow::Result<&crate::storage::SqliteStore> {
+        self.m
+            .ports()
+            .store
+            .sqlite()
+            .ok_or_else(|| anyhow::anyhow!("the simulation runs on a SQLite file"))
+    }
+
     fn decisions(&self) -> anyhow::Result<BTreeMap<String, u64>> {
-        let conn = self.m.ports().store.connection();
+        let conn = self.sqlite()?.connection();
         let mut stmt = conn.prepare("SELECT action, COUNT(*) FROM audit_log GROUP BY action")?;
         let rows = stmt.query_map([], |r| {
             Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
@@ -61,13 +70,15 @@ impl Sim {
 
     /// Remembers which memories are in Core now.
     pub(super) fn note_core(&mut self) -> anyhow::Result<()> {
-        let conn = self.m.ports().store.connection();
+        let conn = self.sqlite()?.connection();
         let mut stmt = conn.prepare(
             "SELECT id, confidence FROM memories WHERE layer = 'core' AND valid_until IS NULL",
         )?;
-        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, f64>(1)?)))?;
-        for row in rows {
-            let (id, confidence) = row?;
+        let rows: Vec<(String, f64)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        drop(stmt);
+        for (id, confidence) in rows {
             self.core_seen.entry(id).or_insert(confidence as f32);
         }
         Ok(())

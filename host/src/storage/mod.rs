@@ -18,6 +18,7 @@ mod reader;
 mod rows;
 mod search;
 mod sqlite;
+mod store;
 mod usage;
 mod vectors;
 
@@ -32,6 +33,7 @@ pub use postgres::{PgStore, is_postgres_url};
 pub use reader::Effect;
 pub(crate) use rows::content_hash;
 pub use sqlite::{ANN_MIN_ROWS, SqliteStore};
+pub use store::Store;
 pub use usage::UsageSummary;
 pub use vectors::VectorState;
 

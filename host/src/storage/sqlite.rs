@@ -199,6 +199,11 @@ impl SqliteStore {
         unpoisoned(self.shared.vectors.read()).clone()
     }
 
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     pub fn connection(&self) -> &Connection {
         &self.conn
     }

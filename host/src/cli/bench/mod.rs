@@ -4,6 +4,7 @@
 //! on the same database, whose ratio is the WASM tax. Prints a table; never
 //! asserts a time.
 
+use mnemo_core::ports::Storage as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

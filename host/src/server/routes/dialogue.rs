@@ -6,6 +6,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use mnemo_core::model::*;
+use mnemo_core::ports::Storage as _;
 
 use serde::Deserialize;
 use serde_json::json;

@@ -8,6 +8,7 @@
 //! read's effects for the writer as SQLite readers do (`reader.rs`).
 //! Namespaces partition every query, as in the SQLite store.
 
+mod host;
 mod memories;
 mod meta;
 pub mod schema;
@@ -15,7 +16,7 @@ mod search;
 mod sql;
 mod vectors;
 
-use std::cell::{RefCell, RefMut};
+use std::cell::{Cell, RefCell, RefMut};
 use std::sync::{Arc, RwLock};
 
 use anyhow::Context;
@@ -40,6 +41,8 @@ pub struct PgStore {
     /// The embedding lock's verdict, shared by the writer and its readers.
     vectors: Arc<RwLock<VectorState>>,
     role: Role,
+    /// Transactions open on the connection: 0, 1 (`BEGIN`), more (savepoints).
+    depth: Cell<u32>,
 }
 
 fn unpoisoned<T>(r: Result<T, std::sync::PoisonError<T>>) -> T {
@@ -72,6 +75,7 @@ impl PgStore {
                 reason: "no embedder configured".into(),
             })),
             role: Role::Writer,
+            depth: Cell::new(0),
         })
     }
 
@@ -82,6 +86,7 @@ impl PgStore {
             url: self.url.clone(),
             vectors: Arc::clone(&self.vectors),
             role,
+            depth: Cell::new(0),
         })
     }
 
@@ -135,6 +140,10 @@ impl PgStore {
         unpoisoned(self.vectors.read()).clone()
     }
 
+    pub fn vectors_enabled(&self) -> R<bool> {
+        Ok(self.vectors_on())
+    }
+
     pub(super) fn vectors_on(&self) -> bool {
         unpoisoned(self.vectors.read()).enabled()
     }
@@ -143,9 +152,39 @@ impl PgStore {
         *unpoisoned(self.vectors.write()) = state;
     }
 
-    /// Runs `sql` (statements without parameters: `BEGIN`, `COMMIT`, …).
-    pub fn batch(&self, sql: &str) -> anyhow::Result<()> {
-        Ok(self.db().batch_execute(sql)?)
+    /// Opens the transaction of one engine call, or a savepoint inside an
+    /// open one (a batch); `true` when nested.
+    pub fn begin(&self) -> anyhow::Result<bool> {
+        let nested = self.depth.get() > 0;
+        let sql = if nested {
+            "SAVEPOINT core_call"
+        } else {
+            "BEGIN"
+        };
+        self.db()
+            .batch_execute(sql)
+            .with_context(|| format!("opening the call's transaction (`{sql}`)"))?;
+        self.depth.set(self.depth.get() + 1);
+        Ok(nested)
+    }
+
+    /// Commits (or rolls back) what [`Self::begin`] opened.
+    pub fn end(&self, nested: bool, commit: bool) -> anyhow::Result<()> {
+        let sql = match (nested, commit) {
+            (true, true) => "RELEASE core_call",
+            (true, false) => "ROLLBACK TO core_call; RELEASE core_call",
+            (false, true) => "COMMIT",
+            (false, false) => "ROLLBACK",
+        };
+        self.depth.set(self.depth.get().saturating_sub(1));
+        self.db()
+            .batch_execute(sql)
+            .with_context(|| format!("ending the call (`{sql}`)"))
+    }
+
+    /// Whether no transaction is open.
+    pub fn is_autocommit(&self) -> bool {
+        self.depth.get() == 0
     }
 
     /// The connection's URL without its password.
@@ -294,7 +333,7 @@ impl Storage for PgStore {
         PgStore::delete_vector(self, target, id)
     }
     fn vectors_enabled(&self) -> R<bool> {
-        Ok(self.vectors_on())
+        PgStore::vectors_enabled(self)
     }
     fn find_entity(&self, namespace: &str, name: &str, t: EntityType) -> R<Option<Entity>> {
         PgStore::find_entity(self, namespace, name, t)

@@ -184,6 +184,7 @@ CREATE TABLE episode_entities (
 CREATE INDEX idx_ee_entity ON episode_entities(entity_id);
 
 CREATE TABLE facts (
+    seq           BIGSERIAL UNIQUE,
     id            TEXT PRIMARY KEY,
     namespace     TEXT NOT NULL,
     subject       TEXT NOT NULL,

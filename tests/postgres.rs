@@ -1,0 +1,123 @@
+//! mnemo on Postgres + pgvector (issue 16), end to end: the real component
+//! over a real Postgres (`common::postgres`), as a library and as
+//! `mnemo serve` processes — several on one database.
+
+mod common;
+
+use common::server::{NO_CRON, call, post, start_on};
+use mnemo_core::model::*;
+use mnemo_host::Mnemo;
+use serde_json::json;
+
+fn open_pg(url: &str, dir: &std::path::Path) -> Mnemo {
+    let mut c = common::config(dir);
+    c.db_path = url.into();
+    Mnemo::open(&c).expect("open mnemo on Postgres")
+}
+
+#[test]
+fn the_engine_on_postgres_remembers_recalls_forgets_and_restores() {
+    let url = common::postgres::fresh_database();
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = open_pg(&url, dir.path());
+    assert!(m.ports().store.is_postgres());
+    let first = common::remember(
+        &mut m,
+        "alice",
+        "Alice's sister lives in Lisbon and teaches piano",
+    );
+    common::remember(&mut m, "alice", "The quarterly report is due on Friday");
+    common::remember(&mut m, "bob", "Bob's sister lives in Oslo");
+    // The same text again reinforces, it does not duplicate.
+    let again = common::remember(
+        &mut m,
+        "alice",
+        "Alice's sister lives in Lisbon and teaches piano",
+    );
+    assert_eq!(again.memory.id, first.memory.id);
+    m.backfill_all(8, |_| {}).unwrap();
+
+    let r = common::recall(&mut m, "alice", "where does the sister live");
+    assert_eq!(r.hits[0].item.id(), first.memory.id, "{:?}", r.hits);
+    assert!(r.channels_run.contains(&Channel::Vector));
+    assert!(r.channels_run.contains(&Channel::Fts));
+    // Namespaces are a hard partition.
+    assert!(r.hits.iter().all(|h| !h.item.content().contains("Oslo")));
+
+    m.delete("alice", &first.memory.id, "test").unwrap();
+    let r = common::recall(&mut m, "alice", "sister Lisbon");
+    assert!(r.hits.iter().all(|h| h.item.id() != first.memory.id));
+    m.restore("alice", &first.memory.id).unwrap();
+    let r = common::recall(&mut m, "alice", "sister Lisbon");
+    assert_eq!(r.hits[0].item.id(), first.memory.id);
+
+    // Turns, indexed with the turn before them.
+    for (i, text) in [
+        "What instrument does your sister teach?",
+        "Piano, mostly to children",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        m.ingest(Turn {
+            namespace: "alice".into(),
+            session_id: "s1".into(),
+            role: if i == 0 { "user" } else { "assistant" }.into(),
+            content: text.into(),
+            event_time: Some(1_700_000_000_000 + i as i64),
+            attributes: None,
+        })
+        .unwrap();
+    }
+    let r = m
+        .recall(RecallRequest {
+            namespace: "alice".into(),
+            query: "which instrument".into(),
+            episodes_only: true,
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(
+        r.hits.iter().any(|h| h.item.content().starts_with("Piano")),
+        "the answer is found by its question: {:?}",
+        r.hits
+    );
+    m.backfill_all(8, |_| {}).unwrap();
+    let health = m.ports().store.integrity().unwrap();
+    assert_eq!((health.orphan_links, health.missing_vectors), (0, 0));
+    assert_eq!(health.memories, 3);
+}
+
+/// Two `mnemo serve` processes on one Postgres database serve the same
+/// memory: a write through one is found through the other, both ways.
+#[test]
+fn two_servers_on_one_postgres_serve_the_same_memory() {
+    let url = common::postgres::fresh_database();
+    let a = start_on(tempfile::tempdir().unwrap(), &url, None, &NO_CRON);
+    let b = start_on(tempfile::tempdir().unwrap(), &url, None, &NO_CRON);
+    let (st, v) = post(
+        &a,
+        "/memories",
+        json!({"content": "The staging database moved to Frankfurt"}),
+    );
+    assert_eq!(st, 201, "{v}");
+    let id = v["id"].as_str().unwrap().to_string();
+    let (st, v) = post(
+        &b,
+        "/recall",
+        json!({"query": "where is the staging database"}),
+    );
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["hits"][0]["id"], id.as_str(), "{v}");
+
+    let (_, v) = post(
+        &b,
+        "/memories",
+        json!({"content": "Deploys freeze on Fridays"}),
+    );
+    let other = v["id"].as_str().unwrap().to_string();
+    let (_, v) = call(ureq::get(&format!("{}/memories/{other}", a.base)), None);
+    assert_eq!(v["content"], "Deploys freeze on Fridays", "{v}");
+    let (_, v) = call(ureq::get(&format!("{}/health", a.base)), None);
+    assert_eq!(v["status"], "ok", "{v}");
+}
