@@ -2,6 +2,8 @@
 //! over a real Postgres (`common::postgres`), as a library and as
 //! `mnemo serve` processes — several on one database.
 
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use common::server::{NO_CRON, call, post, start_on};
@@ -12,7 +14,7 @@ use serde_json::json;
 fn open_pg(url: &str, dir: &std::path::Path) -> Mnemo {
     let mut c = common::config(dir);
     c.db_path = url.into();
-    Mnemo::open(&c).expect("open mnemo on Postgres")
+    Mnemo::open(&c).unwrap()
 }
 
 #[test]
@@ -120,4 +122,39 @@ fn two_servers_on_one_postgres_serve_the_same_memory() {
     assert_eq!(v["content"], "Deploys freeze on Fridays", "{v}");
     let (_, v) = call(ureq::get(&format!("{}/health", a.base)), None);
     assert_eq!(v["status"], "ok", "{v}");
+}
+
+/// Servers sharing a database split the background work: one leads each
+/// job (and hands it on when its connection ends), and each scheduled
+/// minute of a task is claimed by exactly one of them.
+#[test]
+fn servers_on_one_postgres_run_background_work_once() {
+    use mnemo_host::storage::{Lead, PgStore};
+    let url = common::postgres::fresh_database();
+    let a = PgStore::open(&url).unwrap();
+    let b = PgStore::open(&url).unwrap();
+    assert!(a.lead(Lead::Backfill));
+    assert!(a.lead(Lead::Backfill), "a leader stays the leader");
+    assert!(!b.lead(Lead::Backfill));
+    assert!(b.lead(Lead::Topics), "each job has its own leader");
+    assert!(!a.lead(Lead::Topics));
+    drop(a);
+    let handed_on = (0..50).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        b.lead(Lead::Backfill)
+    });
+    assert!(handed_on, "a leader that goes away hands the job on");
+
+    let c = PgStore::open(&url).unwrap();
+    let claims: Vec<(bool, bool)> = (100..103)
+        .map(|slot| {
+            (
+                b.claim_slot("consolidate", slot).unwrap(),
+                c.claim_slot("consolidate", slot).unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(claims, vec![(true, false); 3], "each minute runs once");
+    assert!(c.claim_slot("fade", 100).unwrap(), "tasks are claimed apart");
+    assert!(!b.claim_slot("consolidate", 99).unwrap(), "an earlier minute is past");
 }

@@ -322,6 +322,43 @@ pub fn run(m: &mut Mnemo, task: Task) -> String {
     outcome
 }
 
+/// The scheduled minutes this server claimed, when it shares a Postgres
+/// database with others (`storage/postgres/coordinate.rs`); a SQLite file
+/// has one server, which runs every task it schedules.
+pub struct Claims(Option<crate::storage::PgStore>);
+
+impl Claims {
+    /// A connection of its own to `db` when it is Postgres.
+    pub fn open(db: &std::path::Path) -> anyhow::Result<Self> {
+        match db.to_str().filter(|d| crate::storage::is_postgres_url(d)) {
+            Some(url) => Ok(Self(Some(crate::storage::PgStore::open(url)?))),
+            None => Ok(Self(None)),
+        }
+    }
+
+    /// Whether this server runs `task` in minute `slot` (a failed claim is
+    /// logged and skips the run: the next minute due asks again).
+    pub fn claim(&self, task: Task, slot: i64) -> bool {
+        let Some(pg) = &self.0 else {
+            return true;
+        };
+        match pg.claim_slot(task.name(), slot) {
+            Ok(true) => true,
+            Ok(false) => {
+                tracing::info!(
+                    task = task.name(),
+                    "scheduled task runs on another server this time"
+                );
+                false
+            }
+            Err(e) => {
+                tracing::warn!(task = task.name(), error = %format!("{e:#}"), "could not claim the scheduled run; skipped");
+                false
+            }
+        }
+    }
+}
+
 /// `task`'s work without its log lines: the rehearsal of a planned run
 /// (whose writes are forgotten; only its LLM answers are kept).
 pub fn rehearse(m: &mut Mnemo, task: Task) {

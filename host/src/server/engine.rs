@@ -376,6 +376,11 @@ fn spawn_topic_watcher(store: Store, engines: Engines) -> anyhow::Result<()> {
                 if due.is_none_or(|d| d > Instant::now()) {
                     continue;
                 }
+                // On a shared Postgres, one server rebuilds for all (the
+                // trees are stored, so every server serves them).
+                if !store.lead(crate::storage::Lead::Topics) {
+                    continue;
+                }
                 due = None;
                 let rebuild: Planned<_> = Arc::new(|m, _| m.rebuild_topics(None));
                 let sent = engines.planned(rebuild, |outcome| match outcome {
@@ -452,7 +457,11 @@ fn spawn_embedder(
             loop {
                 std::thread::sleep(BACKFILL_EVERY);
                 loop {
-                    let batch = match crate::backfill::pending(&store, BACKFILL_BATCH) {
+                    // On a shared Postgres, one server embeds for all.
+                if !store.lead(crate::storage::Lead::Backfill) {
+                    break;
+                }
+                let batch = match crate::backfill::pending(&store, BACKFILL_BATCH) {
                         Ok(b) if b.is_empty() => break,
                         Ok(b) => b,
                         Err(e) => {

@@ -55,12 +55,13 @@ struct AppState {
 
 pub fn router(engine_config: Config, api_key: Option<String>) -> anyhow::Result<Router> {
     let schedule = engine_config.schedule.clone();
+    let db = engine_config.db_path.clone();
     let state = AppState {
         engine: Engines::spawn(engine_config)?,
         api_key,
     };
     if !state.engine.read_only() {
-        spawn_scheduler(state.engine.clone(), schedule)?;
+        spawn_scheduler(state.engine.clone(), schedule, &db)?;
     }
     Ok(Router::new()
         .route("/health", get(health))
@@ -271,18 +272,29 @@ async fn auth(State(state): State<AppState>, req: Request, next: Next) -> Respon
 /// Runs the scheduled tasks as planned writes (rehearsed on the planner,
 /// applied on the writer: `engine.rs`): the scheduler thread only watches
 /// the clock (`scheduler::Ticker`); `scheduler::run` does and logs the work.
-fn spawn_scheduler(engine: Engines, schedule: Schedule) -> anyhow::Result<()> {
+fn spawn_scheduler(
+    engine: Engines,
+    schedule: Schedule,
+    db: &std::path::Path,
+) -> anyhow::Result<()> {
     if schedule.tasks.is_empty() {
         return Ok(());
     }
+    let claims = scheduler::Claims::open(db)?;
     let mut ticker = Ticker::new(schedule);
     std::thread::Builder::new()
         .name("mnemo-scheduler".into())
         .spawn(move || {
             loop {
                 std::thread::sleep(SCHEDULER_POLL);
-                for guard in ticker.tick(crate::ledger::now_ms()) {
+                let now = crate::ledger::now_ms();
+                for guard in ticker.tick(now) {
                     let task = guard.task();
+                    // Servers sharing a Postgres database run each scheduled
+                    // minute of a task once, on the first to claim it.
+                    if !claims.claim(task, now / 60_000) {
+                        continue;
+                    }
                     let work: engine::Planned<()> = std::sync::Arc::new(move |m, rehearsal| {
                         if rehearsal {
                             // Fading asks no LLM: nothing to rehearse.

@@ -29,7 +29,7 @@ use anyhow::Context;
 use rusqlite::Connection;
 
 pub use integrity::{DecisionFilter, Integrity};
-pub use postgres::{PgStore, is_postgres_url};
+pub use postgres::{Lead, PgStore, is_postgres_url};
 pub use reader::Effect;
 pub(crate) use rows::content_hash;
 pub use sqlite::{ANN_MIN_ROWS, SqliteStore};

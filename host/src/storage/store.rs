@@ -12,7 +12,7 @@ use mnemo_core::model::*;
 use mnemo_core::ports::Storage;
 
 use super::export::LinkedEntity;
-use super::postgres::{PgStore, is_postgres_url};
+use super::postgres::{Lead, PgStore, is_postgres_url};
 use super::reader::Effect;
 use super::sqlite::R;
 use super::{DecisionFilter, Integrity, SqliteStore, UsageSummary, VectorState};
@@ -74,6 +74,15 @@ impl Store {
             Store::Sqlite(s) => Store::Sqlite(s.rehearsal()?),
             Store::Postgres(p) => Store::Postgres(Box::new(p.rehearsal()?)),
         })
+    }
+
+    /// Whether this server runs background `job` (on Postgres, one of the
+    /// servers sharing the database does; a SQLite file has one server).
+    pub fn lead(&self, job: Lead) -> bool {
+        match self {
+            Store::Sqlite(_) => true,
+            Store::Postgres(p) => p.lead(job),
+        }
     }
 
     pub fn is_reader(&self) -> bool {

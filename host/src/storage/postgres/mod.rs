@@ -8,6 +8,7 @@
 //! read's effects for the writer as SQLite readers do (`reader.rs`).
 //! Namespaces partition every query, as in the SQLite store.
 
+mod coordinate;
 mod host;
 mod memories;
 mod meta;
@@ -24,6 +25,8 @@ use mnemo_core::CoreResult;
 use mnemo_core::model::*;
 use mnemo_core::ports::Storage;
 use postgres::{Client, NoTls};
+
+pub use coordinate::Lead;
 
 use super::reader::{Effect, Role};
 use super::vectors::VectorState;
@@ -43,6 +46,8 @@ pub struct PgStore {
     role: Role,
     /// Transactions open on the connection: 0, 1 (`BEGIN`), more (savepoints).
     depth: Cell<u32>,
+    /// The background jobs this connection leads (`coordinate.rs`).
+    leading: Cell<u8>,
 }
 
 fn unpoisoned<T>(r: Result<T, std::sync::PoisonError<T>>) -> T {
@@ -76,6 +81,7 @@ impl PgStore {
             })),
             role: Role::Writer,
             depth: Cell::new(0),
+            leading: Cell::new(0),
         })
     }
 
@@ -87,6 +93,7 @@ impl PgStore {
             vectors: Arc::clone(&self.vectors),
             role,
             depth: Cell::new(0),
+            leading: Cell::new(0),
         })
     }
 
