@@ -398,12 +398,11 @@ fn a_background_vector_is_stored_only_for_the_text_it_was_computed_from() {
     // Only the unchanged row takes its vector.
     assert_eq!(mnemo_host::backfill::store(&mut m, &embedded).unwrap(), 1);
     let with_vector = |m: &mnemo_host::Mnemo, id: &str| {
-        count(
-            m,
-            &format!(
-                "SELECT COUNT(*) FROM vec_memories v JOIN memories x ON x.rowid = v.rowid WHERE x.id = '{id}'"
-            ),
-        )
+        m.ports()
+            .store
+            .get_vectors(Target::Memories, &[id.to_string()])
+            .unwrap()
+            .len()
     };
     assert_eq!(with_vector(&m, &kept.id), 1);
     assert_eq!(with_vector(&m, &edited.id), 0);

@@ -173,10 +173,24 @@ fn reads(s: &Server, ns: &str, id: &str) -> Vec<(String, u16, String)> {
 
 #[test]
 fn no_read_route_shows_another_namespace_what_its_owner_sees() {
-    let s = start(None);
-    let id = plant(&s);
+    check(&start(None), "SQLite");
+}
 
-    let intruder = reads(&s, INTRUDER, &id);
+/// The same over Postgres (issue 16): every query there takes the
+/// namespace too.
+#[test]
+fn no_read_route_shows_another_namespace_what_its_owner_sees_on_postgres() {
+    let db = common::postgres::fresh_database();
+    check(
+        &start_on(tempfile::tempdir().unwrap(), &db, None, &[]),
+        "Postgres",
+    );
+}
+
+fn check(s: &Server, backend: &str) {
+    let id = plant(s);
+
+    let intruder = reads(s, INTRUDER, &id);
     for (route, st, body) in &intruder {
         assert!(*st < 500, "{route} as the intruder: {st} {body}");
         // An answer may echo what the intruder sent (the secret word it
@@ -195,15 +209,15 @@ fn no_read_route_shows_another_namespace_what_its_owner_sees() {
     // Nor does an answer tell the owner's id from an unknown one.
     let unknown = "mem_00000000000000000000000000";
     for path in ["/memories/{}", "/memories/{}/history"] {
-        let (st_owned, owned) = send(&s, "GET", &path.replace("{}", &id), INTRUDER, None);
-        let (st_unknown, none) = send(&s, "GET", &path.replace("{}", unknown), INTRUDER, None);
+        let (st_owned, owned) = send(s, "GET", &path.replace("{}", &id), INTRUDER, None);
+        let (st_unknown, none) = send(s, "GET", &path.replace("{}", unknown), INTRUDER, None);
         assert_eq!(st_owned, st_unknown, "{path}: {owned} / {none}");
         assert_eq!(owned.replace(&id, unknown), none, "{path}");
     }
 
     // The positive control: the owner's reads show the secret on the routes
     // that hold it.
-    let owner = reads(&s, OWNER, &id);
+    let owner = reads(s, OWNER, &id);
     let shown: Vec<&str> = owner
         .iter()
         .filter(|(_, st, body)| *st < 300 && body.to_lowercase().contains(SECRET))
@@ -227,7 +241,7 @@ fn no_read_route_shows_another_namespace_what_its_owner_sees() {
         );
     }
     eprintln!(
-        "isolation: {} read routes asked from another namespace, 0 leaks; the owner sees the secret through {} of them",
+        "isolation ({backend}): {} read routes asked from another namespace, 0 leaks; the owner sees the secret through {} of them",
         intruder.len(),
         shown.len()
     );

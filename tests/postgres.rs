@@ -155,6 +155,12 @@ fn servers_on_one_postgres_run_background_work_once() {
         })
         .collect();
     assert_eq!(claims, vec![(true, false); 3], "each minute runs once");
-    assert!(c.claim_slot("fade", 100).unwrap(), "tasks are claimed apart");
-    assert!(!b.claim_slot("consolidate", 99).unwrap(), "an earlier minute is past");
+    assert!(
+        c.claim_slot("fade", 100).unwrap(),
+        "tasks are claimed apart"
+    );
+    assert!(
+        !b.claim_slot("consolidate", 99).unwrap(),
+        "an earlier minute is past"
+    );
 }

@@ -7,7 +7,7 @@ use std::process::{Command, Output, Stdio};
 pub fn mnemo(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_mnemo"))
         .arg("--db")
-        .arg(dir.join("m.db"))
+        .arg(super::database_in(dir, "m.db"))
         .args(args)
         .env("MNEMO_DATA_DIR", dir)
         .env("MNEMO_EMBEDDER", "hash")

@@ -17,8 +17,24 @@ pub fn cache_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("component-cache")
 }
 
+/// The database of the test whose folder is `dir`: the file `name` in it,
+/// or with `MNEMO_TEST_BACKEND=postgres`, a fresh Postgres database, the
+/// same one each time for the same folder (a restart finds its data).
+pub fn database_in(dir: &Path, name: &str) -> String {
+    if std::env::var("MNEMO_TEST_BACKEND").as_deref() != Ok("postgres") {
+        return dir.join(name).to_string_lossy().into_owned();
+    }
+    let note = dir.join(format!("{name}.postgres-url"));
+    if let Ok(url) = std::fs::read_to_string(&note) {
+        return url;
+    }
+    let url = postgres::fresh_database();
+    std::fs::write(&note, &url).expect("noting the test database");
+    url
+}
+
 pub fn config(dir: &Path) -> Config {
-    let mut c = Config::with_hash_embedder(dir.join("memory.db"), dir.to_path_buf());
+    let mut c = Config::with_hash_embedder(database_in(dir, "memory.db").into(), dir.to_path_buf());
     c.cache_dir = Some(cache_dir());
     c
 }
@@ -45,14 +61,25 @@ pub fn recall(m: &mut Mnemo, ns: &str, q: &str) -> RecallResponse {
     .expect("recall")
 }
 
+/// One number `sql` reads from the test's database (SQLite's names; on
+/// Postgres a row's full-text entry is a column of the row itself).
 pub fn count(m: &Mnemo, sql: &str) -> i64 {
-    m.ports()
-        .store
-        .sqlite()
-        .expect("a SQLite store")
-        .connection()
-        .query_row(sql, [], |r| r.get(0))
-        .expect("count")
+    match &m.ports().store {
+        mnemo_host::storage::Store::Sqlite(s) => s
+            .connection()
+            .query_row(sql, [], |r| r.get(0))
+            .expect("count"),
+        mnemo_host::storage::Store::Postgres(p) => {
+            let sql = sql
+                .replace("memories_fts", "memories")
+                .replace("episodes_fts", "episodes");
+            ::postgres::Client::connect(p.url(), ::postgres::NoTls)
+                .expect("connecting to count")
+                .query_one(&sql, &[])
+                .expect("count")
+                .get(0)
+        }
+    }
 }
 
 /// An LLM configuration at level `auto` pointed at a scripted server's base

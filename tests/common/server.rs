@@ -74,8 +74,8 @@ pub fn start_in(dir: tempfile::TempDir, api_key: Option<&str>) -> Server {
 
 /// The same, with more settings in its environment.
 pub fn start_with(dir: tempfile::TempDir, api_key: Option<&str>, env: &[(&str, &str)]) -> Server {
-    let db = dir.path().join("m.db");
-    start_on(dir, &db.to_string_lossy(), api_key, env)
+    let db = super::database_in(dir.path(), "m.db");
+    start_on(dir, &db, api_key, env)
 }
 
 /// A server on the database `db` (a file, or a `postgres://` URL), with

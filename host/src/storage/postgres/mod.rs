@@ -194,6 +194,11 @@ impl PgStore {
         self.depth.get() == 0
     }
 
+    /// The database's URL (with its password, if it has one).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
     /// The connection's URL without its password.
     pub fn display_url(&self) -> String {
         redact(&self.url)
