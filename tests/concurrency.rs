@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use common::llm_server::{Scripted, tool_reply};
 use common::server::*;
-use common::{count, open, remember};
+use common::{open, remember};
 use mnemo_core::model::*;
 use mnemo_core::ports::Embedder;
 use serde_json::{Value, json};
