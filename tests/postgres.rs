@@ -164,3 +164,101 @@ fn servers_on_one_postgres_run_background_work_once() {
         "an earlier minute is past"
     );
 }
+
+/// `mnemo migrate` copies a store from SQLite to Postgres and back without
+/// losing anything: the export of each copy (vectors included) is the
+/// export of the original, line for line.
+#[test]
+fn migrate_copies_a_store_to_postgres_and_back_losslessly() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.db");
+    let export = |db: &str| {
+        let mut c = common::config(dir.path());
+        c.db_path = db.into();
+        let m = Mnemo::open(&c).unwrap();
+        let mut out = Vec::new();
+        mnemo_host::transfer::export(&m, &mut out, None, true).unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    {
+        let mut c = common::config(dir.path());
+        c.db_path = file.clone();
+        let mut m = Mnemo::open(&c).unwrap();
+        let kept = common::remember(&mut m, "alice", "Marta from Lisbon leads the platform team");
+        common::remember(&mut m, "alice", "The offsite is in Porto in June");
+        let gone = common::remember(&mut m, "bob", "Bob drafts the budget");
+        m.update(
+            "alice",
+            &kept.memory.id,
+            MemoryPatch {
+                content: Some("Marta from Lisbon leads the data platform team".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        m.delete("bob", &gone.memory.id, "wrong person").unwrap();
+        for (i, text) in ["Where is the offsite?", "In Porto, the second week of June"]
+            .into_iter()
+            .enumerate()
+        {
+            m.ingest(Turn {
+                namespace: "alice".into(),
+                session_id: "s1".into(),
+                role: "user".into(),
+                content: text.into(),
+                event_time: Some(1_700_000_000_000 + i as i64),
+                attributes: None,
+            })
+            .unwrap();
+        }
+        m.add_fact(FactInput {
+            namespace: "alice".into(),
+            subject: "Marta".into(),
+            predicate: "lives_in".into(),
+            object: "Lisbon".into(),
+            ..Default::default()
+        })
+        .unwrap();
+        m.backfill_all(16, |_| {}).unwrap();
+    }
+    let original = export(&file.to_string_lossy());
+    assert!(original.contains("data platform") && original.contains("\"vector\""));
+
+    let pg = common::postgres::fresh_database();
+    let run = |from: &str, to: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mnemo"))
+            .args(["migrate", "--from", from, "--to", to, "--json"])
+            .env("MNEMO_DATA_DIR", dir.path())
+            .env("MNEMO_EMBEDDER", "hash")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let copied = run(&file.to_string_lossy(), &pg);
+    assert_eq!(copied["memories"], 3, "{copied}");
+    assert_eq!(copied["episodes"], 2, "{copied}");
+    assert_eq!(copied["versions"], 1, "{copied}");
+    assert_eq!(export(&pg), original, "SQLite → Postgres");
+
+    // A store that is not empty is refused.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mnemo"))
+        .args(["migrate", "--from", &file.to_string_lossy(), "--to", &pg])
+        .env("MNEMO_EMBEDDER", "hash")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not empty"));
+
+    let back = dir.path().join("back.db");
+    run(&pg, &back.to_string_lossy());
+    assert_eq!(
+        export(&back.to_string_lossy()),
+        original,
+        "Postgres → SQLite"
+    );
+}

@@ -8,6 +8,7 @@ pub mod embedding;
 pub mod http;
 pub mod ledger;
 pub mod llm;
+pub mod migrate;
 pub mod mnemo;
 pub mod native;
 pub mod ner;

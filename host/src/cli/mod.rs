@@ -108,6 +108,8 @@ enum Command {
     Context(ContextArgs),
     /// Write the weekly reflection (at most one in six days unless --force).
     Reflect(ReflectArgs),
+    /// Copy a whole store between a SQLite file and Postgres (either way), then verify the counts.
+    Migrate(store::MigrateArgs),
     /// Facts: add a triple, query, walk the graph, list conflicts or history.
     #[command(subcommand)]
     Facts(FactsCommand),
@@ -189,6 +191,9 @@ fn run(cli: Cli, config: Config) -> Out {
     if let Command::Simulate(cmd) = cli.command {
         return simulate::run(&config, cmd);
     }
+    if let Command::Migrate(a) = cli.command {
+        return store::migrate(a);
+    }
     if let Command::Bench(args) = cli.command {
         return bench::run(&config, args).map_err(Into::into);
     }
@@ -230,6 +235,7 @@ fn run(cli: Cli, config: Config) -> Out {
         | Command::Ner(_)
         | Command::Eval(_)
         | Command::Simulate(_)
+        | Command::Migrate(_)
         | Command::Mcp => Ok(()),
     }
 }

@@ -185,3 +185,57 @@ pub(super) fn backfill_with_progress(mnemo: &mut Mnemo) -> anyhow::Result<usize>
     bar.finish_and_clear();
     Ok(n)
 }
+
+#[derive(Args)]
+pub struct MigrateArgs {
+    /// The store to copy: a SQLite file or a `postgres://` URL.
+    #[arg(long)]
+    from: PathBuf,
+    /// The empty store to copy into: a `postgres://` URL or a SQLite file.
+    #[arg(long)]
+    to: PathBuf,
+    /// Print what was copied as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `mnemo migrate`: everything from one backend into another, with a
+/// progress bar per kind, then the counts verified (`migrate.rs`).
+pub(super) fn migrate(a: MigrateArgs) -> Out {
+    let mut bar: Option<(&'static str, indicatif::ProgressBar)> = None;
+    let copied = mnemo_host::migrate::migrate(&a.from, &a.to, |what, done, total| {
+        if bar.as_ref().is_none_or(|(w, _)| *w != what) {
+            if let Some((_, b)) = bar.take() {
+                b.finish();
+            }
+            bar = Some((what, progress(total, what)));
+        }
+        if let Some((_, b)) = &bar {
+            b.set_position(done);
+        }
+    });
+    if let Some((_, b)) = bar {
+        b.finish();
+    }
+    let c = copied?;
+    if a.json {
+        return print_json(&c);
+    }
+    println!(
+        "copied and verified: {} memories ({} vectors), {} turns ({} vectors), {} sessions, {} entities ({} links), \
+         {} facts, {} versions, {} decisions, {} usage lines, {} metadata entries",
+        c.memories,
+        c.memory_vectors,
+        c.episodes,
+        c.episode_vectors,
+        c.sessions,
+        c.entities,
+        c.links,
+        c.facts,
+        c.versions,
+        c.decisions,
+        c.usage,
+        c.metadata
+    );
+    Ok(())
+}

@@ -35,7 +35,7 @@ pub(crate) use rows::content_hash;
 pub use sqlite::{ANN_MIN_ROWS, SqliteStore};
 pub use store::Store;
 pub use usage::UsageSummary;
-pub use vectors::VectorState;
+pub use vectors::{META_DIMENSION, META_MODEL, VectorState};
 
 /// Registers sqlite-vec for every connection opened afterwards.
 fn register_sqlite_vec() {

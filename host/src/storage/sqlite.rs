@@ -260,6 +260,15 @@ impl SqliteStore {
 }
 
 impl SqliteStore {
+    /// Every metadata entry, by key.
+    pub fn all_meta(&self) -> anyhow::Result<Vec<(String, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT key, value FROM metadata ORDER BY key")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
     /// Every namespace that holds a memory or an episode.
     pub fn namespaces(&self) -> anyhow::Result<Vec<String>> {
         let mut stmt = self.conn.prepare(

@@ -206,6 +206,29 @@ impl Store {
         both!(self, s => s.namespaces())
     }
 
+    pub fn all_meta(&self) -> anyhow::Result<Vec<(String, String)>> {
+        both!(self, s => s.all_meta())
+    }
+
+    /// Opens a transaction for a batch of writes outside an engine call
+    /// (`mnemo migrate`); end it with [`Self::end_batch`].
+    pub fn begin_batch(&self) -> anyhow::Result<()> {
+        match self {
+            Store::Sqlite(s) => Ok(s.connection().execute_batch("BEGIN IMMEDIATE")?),
+            Store::Postgres(p) => p.begin().map(drop),
+        }
+    }
+
+    pub fn end_batch(&self, commit: bool) -> anyhow::Result<()> {
+        match self {
+            Store::Sqlite(s) => {
+                Ok(s.connection()
+                    .execute_batch(if commit { "COMMIT" } else { "ROLLBACK" })?)
+            }
+            Store::Postgres(p) => p.end(false, commit),
+        }
+    }
+
     pub fn all_memories(&self, ns: Option<&str>) -> anyhow::Result<Vec<Memory>> {
         both!(self, s => s.all_memories(ns))
     }

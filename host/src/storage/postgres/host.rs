@@ -150,6 +150,14 @@ impl PgStore {
             .collect())
     }
 
+    /// Every metadata entry, by key.
+    pub fn all_meta(&self) -> anyhow::Result<Vec<(String, String)>> {
+        let rows = self
+            .db()
+            .query("SELECT key, value FROM metadata ORDER BY key", &[])?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
     /// Every namespace that holds a memory or an episode.
     pub fn namespaces(&self) -> anyhow::Result<Vec<String>> {
         let rows = self.db().query(
