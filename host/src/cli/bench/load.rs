@@ -33,6 +33,14 @@ pub struct LoadBenchArgs {
     /// Work folder (default: a fresh temporary one, removed afterwards).
     #[arg(long)]
     dir: Option<PathBuf>,
+    /// The database to load: an empty `postgres://` database (default: a
+    /// fresh SQLite file in the work folder).
+    #[arg(long)]
+    db: Option<PathBuf>,
+    /// `mnemo serve` processes sharing the database, the clients spread
+    /// over them (more than one needs Postgres).
+    #[arg(long, default_value_t = 1)]
+    servers: usize,
     /// Print the rows as one JSON array at the end instead of the table.
     #[arg(long)]
     json: bool,
@@ -64,8 +72,27 @@ struct Seen {
 pub fn run(args: LoadBenchArgs) -> anyhow::Result<()> {
     let (dir, _tmp) = work_dir(args.dir.as_ref())?;
     let stubs = super::stubs::start(DIM, Duration::from_secs(2))?;
-    let db = fresh(&dir, "load.db");
-    let server = Server::start(&db, &dir, &stub_env(&stubs.base, DIM))?;
+    let db = match &args.db {
+        Some(url) => url.clone(),
+        None => fresh(&dir, "load.db"),
+    };
+    let postgres = db
+        .to_str()
+        .is_some_and(mnemo_host::storage::is_postgres_url);
+    anyhow::ensure!(
+        args.servers <= 1 || postgres,
+        "--servers {} needs a Postgres --db: servers share a store there",
+        args.servers
+    );
+    let servers = (0..args.servers.max(1))
+        .map(|i| {
+            let own = dir.join(format!("server-{i}"));
+            std::fs::create_dir_all(&own)?;
+            Server::start(&db, &own, &stub_env(&stubs.base, DIM))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let bases: Vec<String> = servers.iter().map(|s| s.base.clone()).collect();
+    let server = &servers[0];
     let mut corpus = Corpus::new(args.seed);
     let texts: Arc<Vec<String>> = Arc::new(
         (0..args.memories.max(1))
@@ -79,7 +106,7 @@ pub fn run(args: LoadBenchArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let handles: Vec<_> = (0..clients)
         .map(|c| {
-            let (base, texts, seed) = (server.base.clone(), texts.clone(), args.seed);
+            let (base, texts, seed) = (bases[c % bases.len()].clone(), texts.clone(), args.seed);
             std::thread::spawn(move || client(c, &base, &texts, seed, deadline))
         })
         .collect();
@@ -94,7 +121,12 @@ pub fn run(args: LoadBenchArgs) -> anyhow::Result<()> {
         seen.failed.extend(s.failed);
     }
     let seconds = started.elapsed().as_secs_f64();
-    report(&args, clients, seconds, seen)
+    let backend = if postgres {
+        format!("Postgres, {} server(s)", servers.len())
+    } else {
+        "SQLite, 1 server".to_string()
+    };
+    report(&args, &backend, clients, seconds, seen)
 }
 
 fn client(c: usize, base: &str, texts: &[String], seed: u64, deadline: Instant) -> Seen {
@@ -181,13 +213,19 @@ fn answer(res: Result<ureq::Response, ureq::Error>) -> Answer {
     }
 }
 
-fn report(args: &LoadBenchArgs, clients: usize, seconds: f64, seen: Seen) -> anyhow::Result<()> {
+fn report(
+    args: &LoadBenchArgs,
+    backend: &str,
+    clients: usize,
+    seconds: f64,
+    seen: Seen,
+) -> anyhow::Result<()> {
     let mut t = Table {
         json: args.json,
         rows: Vec::new(),
     };
     t.note(&format!(
-        "mnemo bench load: {clients} clients over HTTP on 127.0.0.1 for {seconds:.0} s, {} memories stored first, {DIM}-d stub vectors, LLM off",
+        "mnemo bench load: {clients} clients over HTTP on 127.0.0.1 for {seconds:.0} s ({backend}), {} memories stored first, {DIM}-d stub vectors, LLM off",
         args.memories
     ));
     let how = format!("{clients} clients, {seconds:.0} s");
@@ -217,7 +255,10 @@ fn report(args: &LoadBenchArgs, clients: usize, seconds: f64, seen: Seen) -> any
         .iter()
         .filter(|(_, _, m)| {
             let m = m.to_lowercase();
-            m.contains("locked") || m.contains("busy")
+            m.contains("locked")
+                || m.contains("busy")
+                || m.contains("lock timeout")
+                || m.contains("deadlock")
         })
         .count();
     t.row(
@@ -236,7 +277,7 @@ fn report(args: &LoadBenchArgs, clients: usize, seconds: f64, seen: Seen) -> any
         "all: lock timeouts",
         busy.to_string(),
         "",
-        "errors naming a locked or busy database (SQLITE_BUSY)",
+        "errors naming a locked or busy database (SQLITE_BUSY; Postgres lock timeouts)",
     );
     for (kind, status, message) in seen.failed.iter().take(5) {
         t.note(&format!("error: {kind}: {status} {message}"));
