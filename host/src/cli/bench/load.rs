@@ -24,7 +24,8 @@ pub struct LoadBenchArgs {
     /// Seconds of load.
     #[arg(long, default_value_t = 600)]
     seconds: u64,
-    /// Memories stored before the load starts.
+    /// Memories stored before the load starts (in a `--db` that holds
+    /// some already, only the rest are added).
     #[arg(long, default_value_t = 1_000)]
     memories: usize,
     /// Seed of the corpus and of each client's choices.
@@ -99,7 +100,15 @@ pub fn run(args: LoadBenchArgs) -> anyhow::Result<()> {
             .map(|_| corpus.sentence(8, 30))
             .collect(),
     );
-    super::fill::fill(&server.base, &texts, FILL_CLIENTS)?;
+    let held = ureq::get(&format!("{}/stats", server.base))
+        .call()?
+        .into_json::<serde_json::Value>()?["active"]
+        .as_u64()
+        .unwrap_or(0) as usize;
+    if held < texts.len() {
+        let rest = Arc::new(texts[held..].to_vec());
+        super::fill::fill(&server.base, &rest, FILL_CLIENTS)?;
+    }
 
     let clients = args.clients.max(1);
     let deadline = Instant::now() + Duration::from_secs(args.seconds.max(1));

@@ -221,14 +221,15 @@ pub fn redact(url: &str) -> String {
 
 /// One connection, set up as every one of mnemo's: UTC, filtered HNSW
 /// searches that keep scanning until the filter is satisfied (pgvector
-/// 0.8's iterative scans), a statement timeout so nothing waits forever.
+/// 0.8's iterative scans, in strict distance order), a statement and a
+/// lock timeout so nothing waits forever.
 fn connect(url: &str) -> anyhow::Result<Client> {
     let mut client =
         Client::connect(url, NoTls).with_context(|| format!("connecting to {}", redact(url)))?;
     client.batch_execute(&format!(
         "SET TIME ZONE 'UTC'; SET statement_timeout = {STATEMENT_TIMEOUT_MS}; \
          SET lock_timeout = {LOCK_TIMEOUT_MS}; SET hnsw.ef_search = {HNSW_EF_SEARCH}; \
-         SET hnsw.iterative_scan = relaxed_order;"
+         SET hnsw.iterative_scan = strict_order;"
     ))?;
     Ok(client)
 }

@@ -10,7 +10,7 @@
 //!   search configuration (Snowball English stems, no stop words: FTS5's
 //!   `porter unicode61` keeps every word too); the host hands it the text
 //!   the core segments (`index_text`, CJK) with diacritics folded, as FTS5's
-//!   `remove_diacritics 2` does. `fts_len` and `fts_totals` keep what BM25
+//!   `remove_diacritics 2` does. `fts_len`, `fts_tf` (each lexeme's count) and `fts_totals` keep what BM25
 //!   needs (document length, row and token counts) without a scan;
 //! - vectors: pgvector `vector(d)` tables under an HNSW cosine index,
 //!   created when the embedder is locked (`vectors.rs`).
@@ -68,7 +68,8 @@ CREATE TABLE memories (
     supersedes       TEXT,
     superseded_by    TEXT,
     fts              TSVECTOR NOT NULL,
-    fts_len          INTEGER NOT NULL DEFAULT 0
+    fts_len          INTEGER NOT NULL DEFAULT 0,
+    fts_tf           JSONB NOT NULL DEFAULT '{}'
 );
 CREATE INDEX idx_memories_ns_state ON memories(namespace, valid_until, layer);
 CREATE INDEX idx_memories_hash ON memories(namespace, content_hash);
@@ -93,7 +94,9 @@ CREATE TABLE episodes (
     attributes     TEXT NOT NULL DEFAULT '{}',
     fts            TSVECTOR NOT NULL,
     fts_context    TSVECTOR NOT NULL,
-    fts_len        INTEGER NOT NULL DEFAULT 0
+    fts_len        INTEGER NOT NULL DEFAULT 0,
+    fts_tf         JSONB NOT NULL DEFAULT '{}',
+    fts_context_tf JSONB NOT NULL DEFAULT '{}'
 );
 CREATE INDEX idx_episodes_session ON episodes(namespace, session_id, event_time, seq);
 CREATE INDEX idx_episodes_fts ON episodes USING GIN (fts);
@@ -110,9 +113,16 @@ INSERT INTO fts_totals VALUES ('memories', 0, 0), ('episodes', 0, 0);
 CREATE FUNCTION mnemo_tokens(v TSVECTOR) RETURNS INTEGER LANGUAGE sql IMMUTABLE AS
     $f$ SELECT COALESCE(SUM(COALESCE(cardinality(positions), 1)), 0)::INTEGER FROM unnest(v) $f$;
 
+-- Each lexeme's count in a vector, for BM25's term frequency: one lookup
+-- per query term instead of a walk of the vector.
+CREATE FUNCTION mnemo_tf(v TSVECTOR) RETURNS JSONB LANGUAGE sql IMMUTABLE AS
+    $f$ SELECT COALESCE(jsonb_object_agg(lexeme, COALESCE(cardinality(positions), 1)), '{}') FROM unnest(v) $f$;
+
 CREATE FUNCTION mnemo_fts_len() RETURNS trigger LANGUAGE plpgsql AS $f$
 BEGIN
+    NEW.fts_tf := mnemo_tf(NEW.fts);
     IF TG_TABLE_NAME = 'episodes' THEN
+        NEW.fts_context_tf := mnemo_tf(NEW.fts_context);
         NEW.fts_len := mnemo_tokens(NEW.fts) + mnemo_tokens(NEW.fts_context);
     ELSE
         NEW.fts_len := mnemo_tokens(NEW.fts);

@@ -184,15 +184,14 @@ impl PgStore {
         let avgdl = args.add(r.avgdl);
         let context_tf = match target {
             Target::Episodes => format!(
-                " + {}::float8 * COALESCE((SELECT COALESCE(cardinality(u.positions), 1) FROM unnest(c.fts_context) u \
-                 WHERE u.lexeme = q.lex), 0)",
+                " + {}::float8 * COALESCE((c.fts_context_tf ->> q.lex)::float8, 0)",
                 args.add(r.cw)
             ),
             Target::Memories => String::new(),
         };
         let context_col = match target {
-            Target::Episodes => "x.fts_context",
-            Target::Memories => "NULL::tsvector",
+            Target::Episodes => "x.fts_context_tf",
+            Target::Memories => "NULL::jsonb",
         };
         // The query is the first parameter: `match_clause` names it `$1`.
         debug_assert_eq!(query, "$1");
@@ -214,12 +213,11 @@ impl PgStore {
         let limit = args.add(i64::from(limit));
         let text = format!(
             "WITH q AS (SELECT * FROM unnest({lexemes}::text[], {idf}::float8[]) AS q(lex, idf)), \
-             c AS (SELECT x.id, x.fts, {context_col} AS fts_context, x.fts_len FROM {t} x {candidates}), \
+             c AS (SELECT x.id, x.fts_tf, {context_col} AS fts_context_tf, x.fts_len FROM {t} x {candidates}), \
              scored AS (SELECT c.id, SUM(q.idf * tf.f * ({BM25_K1} + 1) / \
                  (tf.f + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * c.fts_len / {avgdl}::float8))) AS s \
                FROM c CROSS JOIN q CROSS JOIN LATERAL (SELECT \
-                 COALESCE((SELECT COALESCE(cardinality(u.positions), 1) FROM unnest(c.fts) u WHERE u.lexeme = q.lex), 0)\
-                 {context_tf} AS f) tf \
+                 COALESCE((c.fts_tf ->> q.lex)::float8, 0){context_tf} AS f) tf \
                WHERE tf.f > 0 GROUP BY c.id) \
              SELECT s.id, s.s FROM {after} ORDER BY s.s DESC, s.id LIMIT {limit}"
         );
