@@ -84,6 +84,33 @@ fn the_engine_on_postgres_remembers_recalls_forgets_and_restores() {
         "the answer is found by its question: {:?}",
         r.hits
     );
+    // An edit changes the text's words: the frequencies BM25 reads follow.
+    m.update(
+        "alice",
+        &first.memory.id,
+        MemoryPatch {
+            content: Some("Alice's sister moved to Porto".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let mut db = ::postgres::Client::connect(&url, ::postgres::NoTls).unwrap();
+    let drift: i64 = db
+        .query_one(
+            "WITH truth AS ( \
+               SELECT 'memories' AS target, l AS lexeme, COUNT(*) AS rows FROM memories, \
+                      unnest(mnemo_lexemes(fts, ''::tsvector)) l GROUP BY l \
+               UNION ALL \
+               SELECT 'episodes', l, COUNT(*) FROM episodes, \
+                      unnest(mnemo_lexemes(fts, fts_context)) l GROUP BY l), \
+             kept AS (SELECT target, lexeme, rows FROM fts_df WHERE rows > 0) \
+             SELECT (SELECT COUNT(*) FROM (SELECT * FROM truth EXCEPT SELECT * FROM kept) a) \
+                  + (SELECT COUNT(*) FROM (SELECT * FROM kept EXCEPT SELECT * FROM truth) b)",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(drift, 0, "document frequencies match the rows");
     m.backfill_all(8, |_| {}).unwrap();
     let health = m.ports().store.integrity().unwrap();
     assert_eq!((health.orphan_links, health.missing_vectors), (0, 0));

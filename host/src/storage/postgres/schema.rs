@@ -130,8 +130,44 @@ BEGIN
     RETURN NEW;
 END $f$;
 
+-- Each lexeme's document frequency per index (rows holding it, in their
+-- text or, for a turn, its context), as FTS5 counts a term's doclist: BM25's
+-- idf and the common-term rule read it instead of counting matches.
+CREATE TABLE fts_df (
+    target TEXT NOT NULL,
+    lexeme TEXT NOT NULL,
+    rows   BIGINT NOT NULL,
+    PRIMARY KEY (target, lexeme)
+);
+
+-- The distinct lexemes of two vectors, sorted (every writer locks the
+-- `fts_df` rows it changes in this order: no deadlock between them).
+CREATE FUNCTION mnemo_lexemes(a TSVECTOR, b TSVECTOR) RETURNS TEXT[] LANGUAGE sql IMMUTABLE AS
+    $f$ SELECT COALESCE(array_agg(l ORDER BY l), '{}') FROM
+        (SELECT lexeme AS l FROM unnest(a) UNION SELECT lexeme FROM unnest(b)) s $f$;
+
 CREATE FUNCTION mnemo_fts_totals() RETURNS trigger LANGUAGE plpgsql AS $f$
+DECLARE
+    old_l TEXT[] := '{}';
+    new_l TEXT[] := '{}';
 BEGIN
+    IF TG_TABLE_NAME = 'episodes' THEN
+        IF TG_OP <> 'INSERT' THEN old_l := mnemo_lexemes(OLD.fts, OLD.fts_context); END IF;
+        IF TG_OP <> 'DELETE' THEN new_l := mnemo_lexemes(NEW.fts, NEW.fts_context); END IF;
+    ELSE
+        IF TG_OP <> 'INSERT' THEN old_l := mnemo_lexemes(OLD.fts, ''::TSVECTOR); END IF;
+        IF TG_OP <> 'DELETE' THEN new_l := mnemo_lexemes(NEW.fts, ''::TSVECTOR); END IF;
+    END IF;
+    IF old_l IS DISTINCT FROM new_l THEN
+        INSERT INTO fts_df
+            SELECT TG_TABLE_NAME, l, 1 FROM unnest(new_l) l WHERE NOT (l = ANY(old_l)) ORDER BY l
+            ON CONFLICT (target, lexeme) DO UPDATE SET rows = fts_df.rows + 1;
+        PERFORM 1 FROM fts_df WHERE target = TG_TABLE_NAME
+            AND lexeme = ANY(ARRAY(SELECT l FROM unnest(old_l) l WHERE NOT (l = ANY(new_l)) ORDER BY l))
+            ORDER BY lexeme FOR UPDATE;
+        UPDATE fts_df SET rows = rows - 1 WHERE target = TG_TABLE_NAME
+            AND lexeme = ANY(ARRAY(SELECT l FROM unnest(old_l) l WHERE NOT (l = ANY(new_l))));
+    END IF;
     IF TG_OP = 'INSERT' THEN
         UPDATE fts_totals SET rows = rows + 1, tokens = tokens + NEW.fts_len WHERE target = TG_TABLE_NAME;
     ELSIF TG_OP = 'DELETE' THEN

@@ -31,6 +31,8 @@ const BM25_MIN_IDF: f64 = 1e-6;
 struct Term {
     query: String,
     lexeme: String,
+    /// A phrase (several lexemes): its frequency is counted, not looked up.
+    phrase: bool,
 }
 
 /// `'lexeme'` as tsquery input reads it back unchanged.
@@ -71,9 +73,36 @@ impl PgStore {
             if !out.iter().any(|t| t.query == query) {
                 out.push(Term {
                     lexeme: first.clone(),
+                    phrase: lexemes.len() > 1,
                     query,
                 });
             }
+        }
+        Ok(out)
+    }
+
+    /// Each term with the number of rows of `t` holding it.
+    fn frequencies(&self, t: &str, terms: Vec<Term>) -> R<Vec<(Term, i64)>> {
+        let single: Vec<String> = terms
+            .iter()
+            .filter(|t| !t.phrase)
+            .map(|t| t.lexeme.clone())
+            .collect();
+        let known: std::collections::HashMap<String, i64> = pg(self.db().query(
+            "SELECT lexeme, rows FROM fts_df WHERE target = $1 AND lexeme = ANY($2)",
+            &[&t, &single],
+        ))?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+        let mut out = Vec::with_capacity(terms.len());
+        for term in terms {
+            let n = if term.phrase {
+                self.matches(t, &term.query, None)?
+            } else {
+                known.get(&term.lexeme).copied().unwrap_or(0)
+            };
+            out.push((term, n));
         }
         Ok(out)
     }
@@ -106,20 +135,12 @@ impl PgStore {
         if terms.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
-        // Document frequency of each term; common ones leave a query that
-        // has rarer terms (the SQLite store's `without_common_terms`).
-        let mut counted = Vec::with_capacity(terms.len());
-        for term in terms {
-            let n = self.matches(t, &term.query, Some(FTS_TERM_MAX_DOCS + 1))?;
-            counted.push((term, n));
-        }
+        // Document frequency of each term (a lexeme's from `fts_df`, a
+        // phrase's counted); common ones leave a query that has rarer terms
+        // (the SQLite store's `without_common_terms`).
+        let mut counted = self.frequencies(t, terms)?;
         if counted.len() > 1 && counted.iter().any(|(_, n)| *n <= FTS_TERM_MAX_DOCS) {
             counted.retain(|(_, n)| *n <= FTS_TERM_MAX_DOCS);
-        }
-        for (term, n) in counted.iter_mut() {
-            if *n > FTS_TERM_MAX_DOCS {
-                *n = self.matches(t, &term.query, None)?;
-            }
         }
         let totals = pg(self.db().query_one(
             "SELECT rows, tokens FROM fts_totals WHERE target = $1",
@@ -157,9 +178,7 @@ impl PgStore {
         // First the newest matches, ranked, then filtered; if that leaves
         // too few and there are more matches, every filtered match.
         let hits = self.rank(&ranked, target, f, limit, Some(shortlist))?;
-        if hits.len() as u32 >= limit
-            || self.matches(t, &query, Some(i64::from(shortlist) + 1))? <= i64::from(shortlist)
-        {
+        if hits.len() as u32 >= limit || !self.more_than(t, &query, &counted, shortlist)? {
             return Ok(hits);
         }
         self.rank(&ranked, target, f, limit, None)
@@ -229,6 +248,20 @@ impl PgStore {
                 score: r.get::<_, f64>(1) as f32,
             })
             .collect())
+    }
+
+    /// Whether more than `n` rows match `query`, the OR of `counted`: known
+    /// from the frequencies when one term alone has more, or all together
+    /// have at most `n`; counted otherwise.
+    fn more_than(&self, t: &str, query: &str, counted: &[(Term, i64)], n: u32) -> R<bool> {
+        let n = i64::from(n);
+        if counted.iter().any(|(_, df)| *df > n) {
+            return Ok(true);
+        }
+        if counted.iter().map(|(_, df)| *df).sum::<i64>() <= n {
+            return Ok(false);
+        }
+        Ok(self.matches(t, query, Some(n + 1))? > n)
     }
 
     pub fn vector_search(
