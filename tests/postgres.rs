@@ -95,22 +95,32 @@ fn the_engine_on_postgres_remembers_recalls_forgets_and_restores() {
     )
     .unwrap();
     let mut db = ::postgres::Client::connect(&url, ::postgres::NoTls).unwrap();
-    let drift: i64 = db
-        .query_one(
+    let drift = |db: &mut ::postgres::Client| -> i64 {
+        db.query_one(
             "WITH truth AS ( \
                SELECT 'memories' AS target, l AS lexeme, COUNT(*) AS rows FROM memories, \
                       unnest(mnemo_lexemes(fts, ''::tsvector)) l GROUP BY l \
                UNION ALL \
                SELECT 'episodes', l, COUNT(*) FROM episodes, \
                       unnest(mnemo_lexemes(fts, fts_context)) l GROUP BY l), \
-             kept AS (SELECT target, lexeme, rows FROM fts_df WHERE rows > 0) \
+             kept AS (SELECT target, lexeme, SUM(rows) AS rows FROM \
+               (SELECT * FROM fts_df UNION ALL SELECT * FROM fts_df_delta) s \
+               GROUP BY target, lexeme HAVING SUM(rows) > 0) \
              SELECT (SELECT COUNT(*) FROM (SELECT * FROM truth EXCEPT SELECT * FROM kept) a) \
                   + (SELECT COUNT(*) FROM (SELECT * FROM kept EXCEPT SELECT * FROM truth) b)",
             &[],
         )
         .unwrap()
+        .get(0)
+    };
+    assert_eq!(drift(&mut db), 0, "document frequencies match the rows");
+    m.ports().store.fold_counts().unwrap();
+    assert_eq!(drift(&mut db), 0, "and still do once folded");
+    let pending: i64 = db
+        .query_one("SELECT COUNT(*) FROM fts_df_delta", &[])
+        .unwrap()
         .get(0);
-    assert_eq!(drift, 0, "document frequencies match the rows");
+    assert_eq!(pending, 0);
     m.backfill_all(8, |_| {}).unwrap();
     let health = m.ports().store.integrity().unwrap();
     assert_eq!((health.orphan_links, health.missing_vectors), (0, 0));

@@ -151,6 +151,7 @@ pub fn migrate(
         dst.set_meta(k, v)
     })?;
 
+    dst.fold_counts()?;
     verify(&src, &dst, &n)?;
     Ok(n)
 }

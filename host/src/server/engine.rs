@@ -457,9 +457,13 @@ fn spawn_embedder(
             loop {
                 std::thread::sleep(BACKFILL_EVERY);
                 loop {
-                    // On a shared Postgres, one server embeds for all.
+                    // On a shared Postgres, one server embeds for all, and
+                // folds the full-text counts the writes left pending.
                 if !store.lead(crate::storage::Lead::Backfill) {
                     break;
+                }
+                if let Err(e) = store.fold_counts() {
+                    tracing::warn!(error = %format!("{e:#}"), "folding the full-text counts failed; will retry");
                 }
                 let batch = match crate::backfill::pending(&store, BACKFILL_BATCH) {
                         Ok(b) if b.is_empty() => break,

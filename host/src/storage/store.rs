@@ -165,6 +165,15 @@ impl Store {
         self.sqlite().map(SqliteStore::ann_status)
     }
 
+    /// Folds the pending changes of Postgres's full-text counts (in the
+    /// background: `server/engine.rs`); nothing to do on SQLite.
+    pub fn fold_counts(&self) -> anyhow::Result<u64> {
+        match self {
+            Store::Sqlite(_) => Ok(0),
+            Store::Postgres(p) => p.fold_counts(),
+        }
+    }
+
     pub fn memories_changed(&self) -> u64 {
         both!(self, s => s.memories_changed())
     }

@@ -337,13 +337,26 @@ impl PgStore {
             .collect()
     }
 
-    /// The topic-relevant change counter (`memories_changed`, kept by a trigger).
+    /// The topic-relevant change counter (the `memories_changed`
+    /// sequence, moved by a trigger).
     pub fn memories_changed(&self) -> u64 {
-        self.get_meta("memories_changed")
-            .ok()
-            .flatten()
-            .and_then(|v| v.parse().ok())
+        self.db()
+            .query_one(
+                "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM memories_changed",
+                &[],
+            )
+            .map(|r| r.get::<_, i64>(0).max(0) as u64)
             .unwrap_or(0)
+    }
+
+    /// Adds the full-text counts' pending changes into their folded
+    /// tables (`schema.rs`); how many lexemes changed.
+    pub fn fold_counts(&self) -> anyhow::Result<u64> {
+        let n: i64 = self
+            .db()
+            .query_one("SELECT mnemo_fold_counts()", &[])?
+            .get(0);
+        Ok(n.max(0) as u64)
     }
 
     /// Whether memories exist but no topic tree was ever cached.

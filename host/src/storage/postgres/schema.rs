@@ -10,7 +10,7 @@
 //!   search configuration (Snowball English stems, no stop words: FTS5's
 //!   `porter unicode61` keeps every word too); the host hands it the text
 //!   the core segments (`index_text`, CJK) with diacritics folded, as FTS5's
-//!   `remove_diacritics 2` does. `fts_len`, `fts_tf` (each lexeme's count) and `fts_totals` keep what BM25
+//!   `remove_diacritics 2` does. `fts_len`, `fts_tf` (each lexeme's count), `fts_df` and `fts_totals` keep what BM25
 //!   needs (document length, row and token counts) without a scan;
 //! - vectors: pgvector `vector(d)` tables under an HNSW cosine index,
 //!   created when the embedder is locked (`vectors.rs`).
@@ -102,13 +102,54 @@ CREATE INDEX idx_episodes_session ON episodes(namespace, session_id, event_time,
 CREATE INDEX idx_episodes_fts ON episodes USING GIN (fts);
 CREATE INDEX idx_episodes_fts_context ON episodes USING GIN (fts_context);
 
--- BM25's collection figures per index: rows and tokens, kept by triggers.
+-- BM25's collection figures per index (rows and tokens) and each lexeme's
+-- document frequency (rows holding it, in their text or, for a turn, its
+-- context: what FTS5 counts in a term's doclist). The row triggers only
+-- append signed changes to the `_delta` tables — updating one counter row
+-- per write would make a large transaction (an import) quadratic, each
+-- update walking the versions the earlier ones left — and
+-- `mnemo_fold_counts()`, run in the background, adds them into the folded
+-- tables. A reader sums both.
 CREATE TABLE fts_totals (
     target TEXT PRIMARY KEY,
     rows   BIGINT NOT NULL,
     tokens BIGINT NOT NULL
 );
 INSERT INTO fts_totals VALUES ('memories', 0, 0), ('episodes', 0, 0);
+CREATE TABLE fts_totals_delta (
+    target TEXT NOT NULL,
+    rows   BIGINT NOT NULL,
+    tokens BIGINT NOT NULL
+);
+CREATE INDEX fts_totals_delta_target ON fts_totals_delta(target);
+CREATE TABLE fts_df (
+    target TEXT NOT NULL,
+    lexeme TEXT NOT NULL,
+    rows   BIGINT NOT NULL,
+    PRIMARY KEY (target, lexeme)
+);
+CREATE TABLE fts_df_delta (
+    target TEXT NOT NULL,
+    lexeme TEXT NOT NULL,
+    rows   BIGINT NOT NULL
+);
+CREATE INDEX fts_df_delta_lexeme ON fts_df_delta(target, lexeme);
+
+CREATE FUNCTION mnemo_fold_counts() RETURNS BIGINT LANGUAGE plpgsql AS $f$
+DECLARE
+    n BIGINT;
+BEGIN
+    WITH gone AS (DELETE FROM fts_df_delta RETURNING target, lexeme, rows),
+         agg AS (SELECT target, lexeme, SUM(rows) AS rows FROM gone GROUP BY target, lexeme)
+    INSERT INTO fts_df SELECT target, lexeme, rows FROM agg ORDER BY target, lexeme
+        ON CONFLICT (target, lexeme) DO UPDATE SET rows = fts_df.rows + excluded.rows;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    WITH gone AS (DELETE FROM fts_totals_delta RETURNING target, rows, tokens),
+         agg AS (SELECT target, SUM(rows) AS rows, SUM(tokens) AS tokens FROM gone GROUP BY target)
+    UPDATE fts_totals t SET rows = t.rows + agg.rows, tokens = t.tokens + agg.tokens
+        FROM agg WHERE t.target = agg.target;
+    RETURN n;
+END $f$;
 
 CREATE FUNCTION mnemo_tokens(v TSVECTOR) RETURNS INTEGER LANGUAGE sql IMMUTABLE AS
     $f$ SELECT COALESCE(SUM(COALESCE(cardinality(positions), 1)), 0)::INTEGER FROM unnest(v) $f$;
@@ -130,18 +171,7 @@ BEGIN
     RETURN NEW;
 END $f$;
 
--- Each lexeme's document frequency per index (rows holding it, in their
--- text or, for a turn, its context), as FTS5 counts a term's doclist: BM25's
--- idf and the common-term rule read it instead of counting matches.
-CREATE TABLE fts_df (
-    target TEXT NOT NULL,
-    lexeme TEXT NOT NULL,
-    rows   BIGINT NOT NULL,
-    PRIMARY KEY (target, lexeme)
-);
-
--- The distinct lexemes of two vectors, sorted (every writer locks the
--- `fts_df` rows it changes in this order: no deadlock between them).
+-- The distinct lexemes of two vectors.
 CREATE FUNCTION mnemo_lexemes(a TSVECTOR, b TSVECTOR) RETURNS TEXT[] LANGUAGE sql IMMUTABLE AS
     $f$ SELECT COALESCE(array_agg(l ORDER BY l), '{}') FROM
         (SELECT lexeme AS l FROM unnest(a) UNION SELECT lexeme FROM unnest(b)) s $f$;
@@ -159,21 +189,17 @@ BEGIN
         IF TG_OP <> 'DELETE' THEN new_l := mnemo_lexemes(NEW.fts, ''::TSVECTOR); END IF;
     END IF;
     IF old_l IS DISTINCT FROM new_l THEN
-        INSERT INTO fts_df
-            SELECT TG_TABLE_NAME, l, 1 FROM unnest(new_l) l WHERE NOT (l = ANY(old_l)) ORDER BY l
-            ON CONFLICT (target, lexeme) DO UPDATE SET rows = fts_df.rows + 1;
-        PERFORM 1 FROM fts_df WHERE target = TG_TABLE_NAME
-            AND lexeme = ANY(ARRAY(SELECT l FROM unnest(old_l) l WHERE NOT (l = ANY(new_l)) ORDER BY l))
-            ORDER BY lexeme FOR UPDATE;
-        UPDATE fts_df SET rows = rows - 1 WHERE target = TG_TABLE_NAME
-            AND lexeme = ANY(ARRAY(SELECT l FROM unnest(old_l) l WHERE NOT (l = ANY(new_l))));
+        INSERT INTO fts_df_delta
+            SELECT TG_TABLE_NAME, l, 1 FROM unnest(new_l) l WHERE NOT (l = ANY(old_l))
+            UNION ALL
+            SELECT TG_TABLE_NAME, l, -1 FROM unnest(old_l) l WHERE NOT (l = ANY(new_l));
     END IF;
     IF TG_OP = 'INSERT' THEN
-        UPDATE fts_totals SET rows = rows + 1, tokens = tokens + NEW.fts_len WHERE target = TG_TABLE_NAME;
+        INSERT INTO fts_totals_delta VALUES (TG_TABLE_NAME, 1, NEW.fts_len);
     ELSIF TG_OP = 'DELETE' THEN
-        UPDATE fts_totals SET rows = rows - 1, tokens = tokens - OLD.fts_len WHERE target = TG_TABLE_NAME;
+        INSERT INTO fts_totals_delta VALUES (TG_TABLE_NAME, -1, -OLD.fts_len);
     ELSIF NEW.fts_len IS DISTINCT FROM OLD.fts_len THEN
-        UPDATE fts_totals SET tokens = tokens + NEW.fts_len - OLD.fts_len WHERE target = TG_TABLE_NAME;
+        INSERT INTO fts_totals_delta VALUES (TG_TABLE_NAME, 0, NEW.fts_len - OLD.fts_len);
     END IF;
     RETURN NULL;
 END $f$;
@@ -250,13 +276,15 @@ CREATE TABLE metadata (
     value TEXT NOT NULL
 );
 -- The changes that matter to topic trees (a memory stored, its text, layer
--- or validity changed), as in SQLite's migration 7.
-INSERT INTO metadata(key, value) VALUES ('memories_changed', '0');
+-- or validity changed), as in SQLite's migration 7 — counted by a sequence,
+-- which no transaction waits on (a rolled-back change still counts: one
+-- rebuild more).
+CREATE SEQUENCE memories_changed;
 CREATE FUNCTION mnemo_memories_changed() RETURNS trigger LANGUAGE plpgsql AS $f$
 BEGIN
     IF TG_OP = 'INSERT' OR NEW.content IS DISTINCT FROM OLD.content
        OR NEW.layer IS DISTINCT FROM OLD.layer OR NEW.valid_until IS DISTINCT FROM OLD.valid_until THEN
-        UPDATE metadata SET value = (value::BIGINT + 1)::TEXT WHERE key = 'memories_changed';
+        PERFORM nextval('memories_changed');
     END IF;
     RETURN NULL;
 END $f$;

@@ -9,7 +9,8 @@
 //! idf · tf · (k1 + 1) / (tf + k1 · (1 − b + b · D / avgdl)), where tf
 //! weighs a term found in a turn's context (`fts_context`) by
 //! `context_weight`, D is the row's tokens and N, avgdl come from
-//! `fts_totals` (every row of the index, as FTS5 counts them). The
+//! `fts_totals` and each term's row count from `fts_df` (every row of the
+//! index, as FTS5 counts them; `schema.rs` says how they are kept). The
 //! candidate list and the common-term rule are the SQLite store's
 //! (`storage/search.rs`), with the same constants.
 
@@ -89,7 +90,10 @@ impl PgStore {
             .map(|t| t.lexeme.clone())
             .collect();
         let known: std::collections::HashMap<String, i64> = pg(self.db().query(
-            "SELECT lexeme, rows FROM fts_df WHERE target = $1 AND lexeme = ANY($2)",
+            "SELECT lexeme, SUM(rows)::BIGINT FROM ( \
+               SELECT lexeme, rows FROM fts_df WHERE target = $1 AND lexeme = ANY($2) \
+               UNION ALL SELECT lexeme, rows FROM fts_df_delta WHERE target = $1 AND lexeme = ANY($2)) s \
+             GROUP BY lexeme",
             &[&t, &single],
         ))?
         .iter()
@@ -143,7 +147,9 @@ impl PgStore {
             counted.retain(|(_, n)| *n <= FTS_TERM_MAX_DOCS);
         }
         let totals = pg(self.db().query_one(
-            "SELECT rows, tokens FROM fts_totals WHERE target = $1",
+            "SELECT COALESCE(SUM(rows), 0)::BIGINT, COALESCE(SUM(tokens), 0)::BIGINT FROM ( \
+               SELECT rows, tokens FROM fts_totals WHERE target = $1 \
+               UNION ALL SELECT rows, tokens FROM fts_totals_delta WHERE target = $1) s",
             &[&t],
         ))?;
         let (rows, tokens): (i64, i64) = (totals.get(0), totals.get(1));
