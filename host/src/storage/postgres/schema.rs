@@ -151,6 +151,12 @@ BEGIN
     RETURN n;
 END $f$;
 
+-- One term's BM25 summand (FTS5's formula: k1 = 1.2, `search.rs`'s
+-- BM25_K1, so k1 + 1 = 2.2), given its frequency
+-- in the row, its idf and the row's length norm k1 · (1 − b + b · D / avgdl).
+CREATE FUNCTION mnemo_bm25(tf FLOAT8, idf FLOAT8, norm FLOAT8) RETURNS FLOAT8 LANGUAGE sql IMMUTABLE AS
+    $f$ SELECT CASE WHEN tf > 0 THEN idf * tf * 2.2 / (tf + norm) ELSE 0 END $f$;
+
 CREATE FUNCTION mnemo_tokens(v TSVECTOR) RETURNS INTEGER LANGUAGE sql IMMUTABLE AS
     $f$ SELECT COALESCE(SUM(COALESCE(cardinality(positions), 1)), 0)::INTEGER FROM unnest(v) $f$;
 

@@ -21,7 +21,8 @@ use super::sql::{self, Args, junction, table};
 use super::{PgStore, R, fold, pg};
 use crate::storage::sqlite::{FTS_SCAN_CAP, FTS_SHORTLIST, FTS_SHORTLIST_MIN, FTS_TERM_MAX_DOCS};
 
-/// FTS5's BM25 parameters (`fts5_aux.c`: k1 = 1.2, b = 0.75).
+/// FTS5's BM25 parameters (`fts5_aux.c`: k1 = 1.2, b = 0.75); `schema.rs`'s
+/// `mnemo_bm25` multiplies by k1 + 1 = 2.2.
 const BM25_K1: f64 = 1.2;
 const BM25_B: f64 = 0.75;
 /// FTS5's floor for a term in more than half the rows.
@@ -204,16 +205,31 @@ impl PgStore {
         let t = r.t;
         let mut args = Args::default();
         let query = args.add(r.query.to_string());
-        let lexemes = args.add(r.lexemes.to_vec());
-        let idf = args.add(r.idf.to_vec());
         let avgdl = args.add(r.avgdl);
-        let context_tf = match target {
-            Target::Episodes => format!(
-                " + {}::float8 * COALESCE((c.fts_context_tf ->> q.lex)::float8, 0)",
-                args.add(r.cw)
-            ),
+        let cw = match target {
+            Target::Episodes => args.add(r.cw),
             Target::Memories => String::new(),
         };
+        // One BM25 summand per term, each a lookup in the row's lexeme
+        // counts: a single pass over the candidates, no join.
+        let score = r
+            .lexemes
+            .iter()
+            .zip(r.idf)
+            .map(|(lex, idf)| {
+                let (lex, idf) = (args.add(lex.clone()), args.add(*idf));
+                let context = match target {
+                    Target::Episodes => format!(
+                        " + {cw}::float8 * COALESCE((c.fts_context_tf ->> {lex}::text)::float8, 0)"
+                    ),
+                    Target::Memories => String::new(),
+                };
+                format!(
+                    "mnemo_bm25(COALESCE((c.fts_tf ->> {lex}::text)::float8, 0){context}, {idf}::float8, c.norm)"
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" + ");
         let context_col = match target {
             Target::Episodes => "x.fts_context_tf",
             Target::Memories => "NULL::jsonb",
@@ -237,13 +253,9 @@ impl PgStore {
         };
         let limit = args.add(i64::from(limit));
         let text = format!(
-            "WITH q AS (SELECT * FROM unnest({lexemes}::text[], {idf}::float8[]) AS q(lex, idf)), \
-             c AS (SELECT x.id, x.fts_tf, {context_col} AS fts_context_tf, x.fts_len FROM {t} x {candidates}), \
-             scored AS (SELECT c.id, SUM(q.idf * tf.f * ({BM25_K1} + 1) / \
-                 (tf.f + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * c.fts_len / {avgdl}::float8))) AS s \
-               FROM c CROSS JOIN q CROSS JOIN LATERAL (SELECT \
-                 COALESCE((c.fts_tf ->> q.lex)::float8, 0){context_tf} AS f) tf \
-               WHERE tf.f > 0 GROUP BY c.id) \
+            "WITH c AS (SELECT x.id, x.fts_tf, {context_col} AS fts_context_tf, \
+               {BM25_K1} * (1 - {BM25_B} + {BM25_B} * x.fts_len / {avgdl}::float8) AS norm FROM {t} x {candidates}), \
+             scored AS (SELECT c.id, {score} AS s FROM c) \
              SELECT s.id, s.s FROM {after} ORDER BY s.s DESC, s.id LIMIT {limit}"
         );
         let rows = pg(self.db().query(&text, &args.refs()))?;
