@@ -61,6 +61,8 @@ const MIX: [(&str, u64); 7] = [
 const DIM: usize = 64;
 /// Clients storing the memories before the load.
 const FILL_CLIENTS: usize = 4;
+/// Memories of the fill stored through `remember`; the rest are imported.
+const REMEMBERED_FIRST: usize = 10_000;
 
 /// What one client saw: per kind, the latencies of successes, and every
 /// failure's status and message.
@@ -105,9 +107,17 @@ pub fn run(args: LoadBenchArgs) -> anyhow::Result<()> {
         .into_json::<serde_json::Value>()?["active"]
         .as_u64()
         .unwrap_or(0) as usize;
-    if held < texts.len() {
-        let rest = Arc::new(texts[held..].to_vec());
+    // The first `REMEMBERED_FIRST` through `remember` (dedup, embedding),
+    // the rest of a large store through `POST /import`, as `bench serve`
+    // fills one.
+    let remembered = texts.len().min(REMEMBERED_FIRST);
+    if held < remembered {
+        let rest = Arc::new(texts[held..remembered].to_vec());
         super::fill::fill(&server.base, &rest, FILL_CLIENTS)?;
+    }
+    let from = held.max(remembered);
+    if from < texts.len() {
+        super::fill::import(&server.base, &texts[from..], from, DIM)?;
     }
 
     let clients = args.clients.max(1);
