@@ -127,7 +127,12 @@ pub(super) fn fill(base: &str, texts: &Arc<Vec<String>>, clients: usize) -> anyh
 }
 
 /// Stores `texts` through `POST /import`, as a dump with the stub's vectors.
-pub(super) fn import(base: &str, texts: &[String], first_id: usize, dimension: usize) -> anyhow::Result<()> {
+pub(super) fn import(
+    base: &str,
+    texts: &[String],
+    first_id: usize,
+    dimension: usize,
+) -> anyhow::Result<()> {
     use mnemo_core::model::{ImportItem, Memory, MemoryLine};
     use mnemo_host::embedding::{EmbeddingProvider, HashEmbedder};
     let embedder = HashEmbedder::new(dimension);

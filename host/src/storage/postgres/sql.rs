@@ -57,8 +57,11 @@ pub fn where_clause(
         ListState::All => "TRUE".to_string(),
     }];
     if !f.namespaces.is_empty() {
-        let p = args.add(f.namespaces.clone());
-        parts.push(format!("{alias}.namespace = ANY({p})"));
+        parts.push(one_of(
+            &format!("{alias}.namespace"),
+            f.namespaces.clone(),
+            args,
+        ));
     }
     if let Some(s) = f.since {
         let p = args.add(s);
@@ -81,13 +84,11 @@ pub fn where_clause(
     if target == Target::Memories {
         if !f.layers.is_empty() {
             let layers: Vec<String> = f.layers.iter().map(|l| l.as_str().to_string()).collect();
-            let p = args.add(layers);
-            parts.push(format!("{alias}.layer = ANY({p})"));
+            parts.push(one_of(&format!("{alias}.layer"), layers, args));
         }
         if !f.kinds.is_empty() {
             let kinds: Vec<String> = f.kinds.iter().map(|k| k.as_str().to_string()).collect();
-            let p = args.add(kinds);
-            parts.push(format!("{alias}.kind = ANY({p})"));
+            parts.push(one_of(&format!("{alias}.kind"), kinds, args));
         }
         if !f.tags.is_empty() {
             // Every tag: the list contains them all.
@@ -100,6 +101,19 @@ pub fn where_clause(
         }
     }
     parts.join(" AND ")
+}
+
+/// `column` is one of `values`: `= $n` for one value — the planner then
+/// walks an index in its order (a cycle's "Working, newest change first"),
+/// which it does not for `= ANY(array)` in a prepared statement — else
+/// `= ANY($n)`.
+pub fn one_of(column: &str, mut values: Vec<String>, args: &mut Args) -> String {
+    if values.len() == 1
+        && let Some(v) = values.pop()
+    {
+        return format!("{column} = {}", args.add(v));
+    }
+    format!("{column} = ANY({})", args.add(values))
 }
 
 pub fn json_list(v: &[String]) -> String {
