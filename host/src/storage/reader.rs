@@ -145,13 +145,18 @@ impl SqliteStore {
     /// Writes effects a reader kept (call it on the writer, inside a
     /// transaction). A memory deleted meanwhile is simply not matched.
     pub fn apply_effects(&self, effects: &[Effect]) -> R<()> {
-        for e in effects {
-            match e {
-                Effect::Touch(ids, at) => self.touch_memories(ids, *at)?,
-                Effect::Renew(ids, at) => self.renew_memories(ids, *at)?,
-                Effect::Decision(d) => self.log_decision(d)?,
-            }
-        }
-        Ok(())
+        apply(self, effects)
     }
+}
+
+/// Writes `effects` through `store`'s port, in order (either backend's writer).
+pub(super) fn apply(store: &impl mnemo_core::ports::Storage, effects: &[Effect]) -> R<()> {
+    for e in effects {
+        match e {
+            Effect::Touch(ids, at) => store.touch_memories(ids, *at)?,
+            Effect::Renew(ids, at) => store.renew_memories(ids, *at)?,
+            Effect::Decision(d) => store.log_decision(d)?,
+        }
+    }
+    Ok(())
 }

@@ -121,14 +121,7 @@ impl PgStore {
 
     /// Writes effects a reader kept (on the writer, inside a transaction).
     pub fn apply_effects(&self, effects: &[Effect]) -> R<()> {
-        for e in effects {
-            match e {
-                Effect::Touch(ids, at) => self.touch_memories(ids, *at)?,
-                Effect::Renew(ids, at) => self.renew_memories(ids, *at)?,
-                Effect::Decision(d) => self.log_decision(d)?,
-            }
-        }
-        Ok(())
+        super::reader::apply(self, effects)
     }
 
     pub(super) fn db(&self) -> RefMut<'_, Client> {
