@@ -128,12 +128,17 @@ fn the_engine_on_postgres_remembers_recalls_forgets_and_restores() {
 }
 
 /// Two `mnemo serve` processes on one Postgres database serve the same
-/// memory: a write through one is found through the other, both ways.
+/// memory while both run a consolidation cycle every minute: a write
+/// through one is found through the other, both ways, and each scheduled
+/// minute's cycle runs on one of them only.
 #[test]
 fn two_servers_on_one_postgres_serve_the_same_memory() {
     let url = common::postgres::fresh_database();
-    let a = start_on(tempfile::tempdir().unwrap(), &url, None, &NO_CRON);
-    let b = start_on(tempfile::tempdir().unwrap(), &url, None, &NO_CRON);
+    let mut env: Vec<(&str, &str)> = NO_CRON.to_vec();
+    env.retain(|(k, _)| *k != "MNEMO_CRON_CONSOLIDATE");
+    env.push(("MNEMO_CRON_CONSOLIDATE", "* * * * *"));
+    let a = start_on(tempfile::tempdir().unwrap(), &url, None, &env);
+    let b = start_on(tempfile::tempdir().unwrap(), &url, None, &env);
     let (st, v) = post(
         &a,
         "/memories",
@@ -159,6 +164,37 @@ fn two_servers_on_one_postgres_serve_the_same_memory() {
     assert_eq!(v["content"], "Deploys freeze on Fridays", "{v}");
     let (_, v) = call(ureq::get(&format!("{}/health", a.base)), None);
     assert_eq!(v["status"], "ok", "{v}");
+
+    // Both servers tick every 10 s; the first minute's cycle runs once.
+    let scheduled = || -> Vec<i64> {
+        let (_, v) = call(
+            ureq::get(&format!("{}/decisions?action=scheduled&limit=100", b.base)),
+            None,
+        );
+        v.as_array()
+            .or_else(|| v["entries"].as_array())
+            .map(|d| d.iter().filter_map(|e| e["at"].as_i64()).collect())
+            .unwrap_or_default()
+    };
+    let started = std::time::Instant::now();
+    while scheduled().is_empty() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(150),
+            "no scheduled cycle ran"
+        );
+        std::thread::sleep(std::time::Duration::from_secs(2));
+    }
+    // Long enough for the other server's ticks in the same minute.
+    std::thread::sleep(std::time::Duration::from_secs(25));
+    let runs = scheduled();
+    let mut minutes: Vec<i64> = runs.iter().map(|at| at / 60_000).collect();
+    minutes.sort_unstable();
+    let before = minutes.len();
+    minutes.dedup();
+    assert_eq!(minutes.len(), before, "a minute ran twice: {runs:?}");
+    // And the servers still serve the same memory.
+    let (_, v) = post(&a, "/recall", json!({"query": "deploy freeze"}));
+    assert_eq!(v["hits"][0]["id"], other.as_str(), "{v}");
 }
 
 /// Servers sharing a database split the background work: one leads each
