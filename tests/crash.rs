@@ -326,7 +326,25 @@ fn kill_an_import(round: u64, dump: &str, wal_bytes: u64) {
     });
     // Kill once the import has started writing (the store grew).
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    let wal = |s: &Server| std::fs::metadata(s.dir().join("m.db-wal")).map_or(0, |m| m.len());
+    // What the import has written so far: SQLite's WAL, or on Postgres
+    // (`MNEMO_TEST_BACKEND=postgres`) the database's growth.
+    let pg = std::fs::read_to_string(server.dir().join("m.db.postgres-url"))
+        .ok()
+        .map(|url| postgres::Client::connect(&url, postgres::NoTls).unwrap());
+    let pg = pg.map(|mut c| {
+        let size = |c: &mut postgres::Client| -> u64 {
+            c.query_one("SELECT pg_database_size(current_database())", &[])
+                .unwrap()
+                .get::<_, i64>(0) as u64
+        };
+        let at_start = size(&mut c);
+        (c, at_start, size)
+    });
+    let mut pg = pg;
+    let mut wal = |s: &Server| match pg.as_mut() {
+        Some((c, at_start, size)) => size(c).saturating_sub(*at_start),
+        None => std::fs::metadata(s.dir().join("m.db-wal")).map_or(0, |m| m.len()),
+    };
     while wal(&server) < wal_bytes && std::time::Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }

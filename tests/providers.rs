@@ -330,17 +330,7 @@ fn http_embeddings_are_batched_truncated_and_ledgered() {
         5,
         "one batch for the backfill"
     );
-    let vecs = m
-        .ports()
-        .store
-        .sqlite()
-        .unwrap()
-        .connection()
-        .query_row("SELECT COUNT(*) FROM vec_episodes", [], |r| {
-            r.get::<_, i64>(0)
-        })
-        .unwrap();
-    assert_eq!(vecs, 5);
+    assert_eq!(common::count(&m, "SELECT COUNT(*) FROM vec_episodes"), 5);
     let usage = m.ports().store.usage(10).unwrap();
     assert!(
         usage
