@@ -386,3 +386,32 @@ fn two_servers_under_mixed_load_answer_without_errors() {
         assert!(done.ends_with(" / 0"), "{kind}: {rows}");
     }
 }
+
+/// One writer at a time across the servers: the same texts remembered
+/// through two servers at once are stored once each (dedup reads, then
+/// writes — sound only under the database's write lock).
+#[test]
+fn the_same_text_through_two_servers_at_once_is_stored_once() {
+    let url = common::postgres::fresh_database();
+    let a = start_on(tempfile::tempdir().unwrap(), &url, None, &NO_CRON);
+    let b = start_on(tempfile::tempdir().unwrap(), &url, None, &NO_CRON);
+    let texts: Vec<String> = (0..24)
+        .map(|i| format!("Standup note {i}: the rollout of service {i} moved to Thursday"))
+        .collect();
+    std::thread::scope(|s| {
+        for base in [&a.base, &b.base, &a.base, &b.base] {
+            let texts = &texts;
+            s.spawn(move || {
+                for t in texts {
+                    let (st, v) = call(
+                        ureq::post(&format!("{base}/memories")),
+                        Some(&json!({ "content": t }).to_string()),
+                    );
+                    assert!(st == 200 || st == 201, "{st} {v}");
+                }
+            });
+        }
+    });
+    let (_, v) = call(ureq::get(&format!("{}/stats", a.base)), None);
+    assert_eq!(v["active"], texts.len(), "{v}");
+}

@@ -1,9 +1,10 @@
 //! The transaction around one engine call: `BEGIN` (a read) or, on SQLite,
 //! `BEGIN IMMEDIATE` (a write, so the write lock is taken up front and a
 //! busy database waits instead of failing half-way) when none is open, a
-//! savepoint inside an open one (a batch). Postgres takes row locks as it
-//! writes, so a write begins like a read there. Ending it reports a failed
-//! `ROLLBACK` instead of hiding it.
+//! savepoint inside an open one (a batch). On Postgres a write takes the
+//! database's write lock (an advisory lock) for its transaction: one writer
+//! at a time across every server. Ending it reports a failed `ROLLBACK`
+//! instead of hiding it.
 
 use anyhow::Context;
 
@@ -32,7 +33,11 @@ impl Transaction {
         let mode = if store.is_reader() { Mode::Read } else { mode };
         let conn = match store {
             Store::Sqlite(s) => s.connection(),
-            Store::Postgres(p) => return Ok(Self { nested: p.begin()? }),
+            Store::Postgres(p) => {
+                return Ok(Self {
+                    nested: p.begin(mode == Mode::Write)?,
+                });
+            }
         };
         let nested = !conn.is_autocommit();
         let sql = match (nested, mode) {

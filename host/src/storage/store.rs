@@ -224,7 +224,7 @@ impl Store {
     pub fn begin_batch(&self) -> anyhow::Result<()> {
         match self {
             Store::Sqlite(s) => Ok(s.connection().execute_batch("BEGIN IMMEDIATE")?),
-            Store::Postgres(p) => p.begin().map(drop),
+            Store::Postgres(p) => p.begin(true).map(drop),
         }
     }
 

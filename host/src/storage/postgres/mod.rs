@@ -154,16 +154,30 @@ impl PgStore {
 
     /// Opens the transaction of one engine call, or a savepoint inside an
     /// open one (a batch); `true` when nested.
-    pub fn begin(&self) -> anyhow::Result<bool> {
+    ///
+    /// A write takes the database's write lock for its transaction, as
+    /// SQLite's `BEGIN IMMEDIATE` does: the core reads, then writes what it
+    /// read (dedup finds no twin, then inserts; a cycle plans, then
+    /// applies), which is only sound with one writer at a time — across
+    /// every server on the database, not only within one. Without it two
+    /// servers storing the same text both insert it, and two cycles
+    /// updating the same rows in different orders deadlock. Reads never
+    /// take it; a writer waits for it at most `LOCK_TIMEOUT_MS`.
+    pub fn begin(&self, write: bool) -> anyhow::Result<bool> {
         let nested = self.depth.get() > 0;
-        let sql = if nested {
-            "SAVEPOINT core_call"
-        } else {
-            "BEGIN"
+        let sql = match (nested, write) {
+            (true, _) => "SAVEPOINT core_call".to_string(),
+            (false, false) => "BEGIN".to_string(),
+            (false, true) => format!("BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})"),
         };
-        self.db()
-            .batch_execute(sql)
-            .with_context(|| format!("opening the call's transaction (`{sql}`)"))?;
+        let opened = self.db().batch_execute(&sql);
+        if let Err(e) = opened {
+            // A `BEGIN` whose lock wait failed leaves a transaction open.
+            if !nested {
+                let _ = self.db().batch_execute("ROLLBACK");
+            }
+            return Err(e).with_context(|| format!("opening the call's transaction (`{sql}`)"));
+        }
         self.depth.set(self.depth.get() + 1);
         Ok(nested)
     }
@@ -227,6 +241,8 @@ fn connect(url: &str) -> anyhow::Result<Client> {
     Ok(client)
 }
 
+/// Key of the advisory lock every write transaction holds (`begin`).
+const WRITE_LOCK: i64 = 0x6d6e_656d_6f30;
 /// Longest a statement may run (ms): a runaway query fails, it does not hang a server.
 const STATEMENT_TIMEOUT_MS: u32 = 30_000;
 /// Longest a statement waits for a row lock (ms), as SQLite's busy timeout (5 s).
