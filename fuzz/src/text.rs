@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use arbitrary::{Arbitrary, Unstructured};
 use mnemo_core::fuzzing::*;
 use mnemo_core::model::{Memory, RememberRequest, SearchFilter, Target};
+use mnemo_core::ports::Storage as _;
 use mnemo_core::search_text::{estimate_tokens, fts_terms, index_text, tokens as words};
 
 use crate::engine::{typed, with_mnemo};
