@@ -39,18 +39,7 @@ impl SqliteStore {
         }))?;
         for row in rows {
             let (layer, kind, n, newest) = sql(row)?;
-            s.active += n;
-            s.newest = s.newest.max(newest);
-            match layer.as_str() {
-                "buffer" => s.buffer += n,
-                "working" => s.working += n,
-                _ => s.core += n,
-            }
-            match kind.as_str() {
-                "episodic" => s.episodic += n,
-                "procedural" => s.procedural += n,
-                _ => s.semantic += n,
-            }
+            tally(&mut s, &layer, &kind, n, newest);
         }
         s.deleted = count(format!(
             "SELECT COUNT(*) FROM memories WHERE valid_until IS NOT NULL AND {ns_clause}"
@@ -165,6 +154,23 @@ impl SqliteStore {
 }
 
 /// A `memory_versions` row; a snapshot that no longer parses is a storage error.
+/// Adds `n` active memories of one layer and kind (newest created at
+/// `newest`) to `s`: a row of either backend's `GROUP BY layer, kind`.
+pub(super) fn tally(s: &mut StoreStats, layer: &str, kind: &str, n: u64, newest: Option<i64>) {
+    s.active += n;
+    s.newest = s.newest.max(newest);
+    match layer {
+        "buffer" => s.buffer += n,
+        "working" => s.working += n,
+        _ => s.core += n,
+    }
+    match kind {
+        "episodic" => s.episodic += n,
+        "procedural" => s.procedural += n,
+        _ => s.semantic += n,
+    }
+}
+
 fn version_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<R<MemoryVersion>> {
     let memory_id: String = r.get(0)?;
     let action: String = r.get(4)?;

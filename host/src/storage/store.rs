@@ -54,14 +54,6 @@ impl Store {
         matches!(self, Store::Postgres(_))
     }
 
-    /// Where the data lives, for logs and `/health` (a URL without its password).
-    pub fn describe(&self) -> String {
-        match self {
-            Store::Sqlite(s) => s.path().display().to_string(),
-            Store::Postgres(p) => p.display_url(),
-        }
-    }
-
     pub fn reader(&self) -> anyhow::Result<Store> {
         Ok(match self {
             Store::Sqlite(s) => Store::Sqlite(s.reader()?),

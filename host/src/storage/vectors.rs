@@ -65,27 +65,40 @@ pub fn ensure(conn: &Connection, model: &str, dimension: u32) -> rusqlite::Resul
             })
         }
         (Some(d), m) => {
-            let locked_model = m.unwrap_or_default();
-            if d != dimension.to_string() {
-                Ok(VectorState::Disabled {
-                    reason: format!(
-                        "embedding dimension {dimension} does not match the database ({d}); run `mnemo reindex --embeddings`"
-                    ),
-                })
-            } else if locked_model != model {
-                Ok(VectorState::Disabled {
-                    reason: format!(
-                        "embedding model `{model}` differs from the one the database was built with (`{locked_model}`); run `mnemo reindex --embeddings`"
-                    ),
-                })
-            } else {
+            let state = verdict(&d, &m.unwrap_or_default(), model, dimension);
+            if state.enabled() {
                 create_tables(conn, dimension)?;
                 settle_pending(conn)?;
-                Ok(VectorState::Enabled {
-                    model: model.into(),
-                    dimension,
-                })
             }
+            Ok(state)
+        }
+    }
+}
+
+/// Whether a database locked to (`locked_dimension`, `locked_model`) takes
+/// vectors of this embedder (both backends' embedding lock).
+pub fn verdict(
+    locked_dimension: &str,
+    locked_model: &str,
+    model: &str,
+    dimension: u32,
+) -> VectorState {
+    if locked_dimension != dimension.to_string() {
+        VectorState::Disabled {
+            reason: format!(
+                "embedding dimension {dimension} does not match the database ({locked_dimension}); run `mnemo reindex --embeddings`"
+            ),
+        }
+    } else if locked_model != model {
+        VectorState::Disabled {
+            reason: format!(
+                "embedding model `{model}` differs from the one the database was built with (`{locked_model}`); run `mnemo reindex --embeddings`"
+            ),
+        }
+    } else {
+        VectorState::Enabled {
+            model: model.into(),
+            dimension,
         }
     }
 }

@@ -230,19 +230,7 @@ impl PgStore {
         for r in &rows {
             let (layer, kind): (String, String) = (r.get(0), r.get(1));
             let (n, newest): (i64, Option<i64>) = (r.get(2), r.get(3));
-            let n = n.max(0) as u64;
-            s.active += n;
-            s.newest = s.newest.max(newest);
-            match layer.as_str() {
-                "buffer" => s.buffer += n,
-                "working" => s.working += n,
-                _ => s.core += n,
-            }
-            match kind.as_str() {
-                "episodic" => s.episodic += n,
-                "procedural" => s.procedural += n,
-                _ => s.semantic += n,
-            }
+            crate::storage::meta::tally(&mut s, &layer, &kind, n.max(0) as u64, newest);
         }
         // The vector tables exist once an embedder is locked.
         let vectors = |t: &str| {

@@ -205,11 +205,6 @@ impl PgStore {
     pub fn url(&self) -> &str {
         &self.url
     }
-
-    /// The connection's URL without its password.
-    pub fn display_url(&self) -> String {
-        redact(&self.url)
-    }
 }
 
 /// `url` with the password (if any) replaced by `***`.

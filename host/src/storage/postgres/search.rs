@@ -259,13 +259,7 @@ impl PgStore {
              SELECT s.id, s.s FROM {after} ORDER BY s.s DESC, s.id LIMIT {limit}"
         );
         let rows = pg(self.db().query(&text, &args.refs()))?;
-        Ok(rows
-            .iter()
-            .map(|r| ScoredId {
-                id: r.get(0),
-                score: r.get::<_, f64>(1) as f32,
-            })
-            .collect())
+        Ok(scored(&rows))
     }
 
     /// Whether more than `n` rows match `query`, the OR of `counted`: known
@@ -311,13 +305,7 @@ impl PgStore {
             ),
             &args.refs(),
         ))?;
-        Ok(rows
-            .iter()
-            .map(|r| ScoredId {
-                id: r.get(0),
-                score: r.get::<_, f64>(1) as f32,
-            })
-            .collect())
+        Ok(scored(&rows))
     }
 
     pub fn entity_search(
@@ -352,13 +340,7 @@ impl PgStore {
             ),
             &args.refs(),
         ))?;
-        Ok(rows
-            .iter()
-            .map(|r| ScoredId {
-                id: r.get(0),
-                score: r.get::<_, f64>(1) as f32,
-            })
-            .collect())
+        Ok(scored(&rows))
     }
 }
 
@@ -379,4 +361,14 @@ fn match_clause(t: &str, alias: &str) -> String {
     } else {
         format!("{alias}.fts @@ $1::text::tsquery")
     }
+}
+
+/// `(id, score)` rows as hits.
+fn scored(rows: &[postgres::Row]) -> Vec<ScoredId> {
+    rows.iter()
+        .map(|r| ScoredId {
+            id: r.get(0),
+            score: r.get::<_, f64>(1) as f32,
+        })
+        .collect()
 }

@@ -10,7 +10,7 @@ use postgres::GenericClient;
 
 use super::sql::table;
 use super::{PgStore, R, pg};
-use crate::storage::vectors::{META_DIMENSION, META_MODEL, VectorState};
+use crate::storage::vectors::{META_DIMENSION, META_MODEL, VectorState, verdict};
 
 /// HNSW build parameters (pgvector's defaults, named: `m` links per node,
 /// `ef_construction` candidates while building).
@@ -76,26 +76,11 @@ impl PgStore {
                     }
                 }
                 (Some(d), m) => {
-                    let locked = m.unwrap_or_default();
-                    if d != dimension.to_string() {
-                        VectorState::Disabled {
-                            reason: format!(
-                                "embedding dimension {dimension} does not match the database ({d}); run `mnemo reindex --embeddings`"
-                            ),
-                        }
-                    } else if locked != model {
-                        VectorState::Disabled {
-                            reason: format!(
-                                "embedding model `{model}` differs from the one the database was built with (`{locked}`); run `mnemo reindex --embeddings`"
-                            ),
-                        }
-                    } else {
+                    let state = verdict(&d, &m.unwrap_or_default(), model, dimension);
+                    if state.enabled() {
                         create_tables(&mut tx, dimension)?;
-                        VectorState::Enabled {
-                            model: model.into(),
-                            dimension,
-                        }
                     }
+                    state
                 }
             };
             tx.commit()?;
