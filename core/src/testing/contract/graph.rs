@@ -185,6 +185,9 @@ pub(super) fn tag_counts<S: Storage>(s: &S) {
         ("mem_1", vec!["trigger:deploy", "x"], 3),
         ("mem_2", vec!["trigger:deploy"], 1),
         ("mem_3", vec!["trigger:lunch"], 7),
+        // Near misses for a prefix read through an index of the tags'
+        // heads up to each `:` (the Postgres store's).
+        ("mem_4", vec!["triggered", "x:trigger:y", "trigger:a:b"], 2),
     ] {
         let mut m = memory(id, NS, id, HOUR);
         m.tags = tags.into_iter().map(String::from).collect();
@@ -195,8 +198,36 @@ pub(super) fn tag_counts<S: Storage>(s: &S) {
         s.tag_counts(&[NS.into()], "trigger:").unwrap(),
         vec![
             ("trigger:lunch".to_string(), 7),
-            ("trigger:deploy".to_string(), 4)
+            ("trigger:deploy".to_string(), 4),
+            ("trigger:a:b".to_string(), 2)
         ]
+    );
+    let read = |prefix: &str| -> Vec<String> {
+        let mut tags: Vec<String> = s
+            .tag_counts(&[NS.into()], prefix)
+            .unwrap()
+            .into_iter()
+            .map(|(t, _)| t)
+            .collect();
+        tags.sort();
+        tags
+    };
+    assert_eq!(read("trigger:a:"), ["trigger:a:b"]);
+    assert_eq!(read("x:"), ["x:trigger:y"]);
+    assert_eq!(
+        read("trig"),
+        [
+            "trigger:a:b",
+            "trigger:deploy",
+            "trigger:lunch",
+            "triggered"
+        ]
+    );
+    assert_eq!(read("trigger:l"), ["trigger:lunch"]);
+    assert!(
+        s.tag_counts(&[OTHER.into()], "trigger:")
+            .unwrap()
+            .is_empty()
     );
 }
 

@@ -203,11 +203,20 @@ impl PgStore {
     }
 
     pub fn tag_counts(&self, namespaces: &[String], prefix: &str) -> R<Vec<(String, u64)>> {
+        // A prefix ending in `:` is one of its tags' heads (schema
+        // migration 2): the GIN index finds the rows holding it.
+        let heads = if prefix.ends_with(':') {
+            "AND mnemo_tag_heads(m.tags) @> ARRAY[$1::text]"
+        } else {
+            ""
+        };
         let rows = pg(self.db().query(
-            "SELECT t.value, SUM(m.access_count)::BIGINT FROM memories m, jsonb_array_elements_text(m.tags) t(value) \
-             WHERE m.valid_until IS NULL AND starts_with(t.value, $1) \
-             AND (cardinality($2::text[]) = 0 OR m.namespace = ANY($2)) \
-             GROUP BY t.value ORDER BY SUM(m.access_count) DESC, t.value COLLATE \"C\"",
+            &format!(
+                "SELECT t.value, SUM(m.access_count)::BIGINT FROM memories m, jsonb_array_elements_text(m.tags) t(value) \
+                 WHERE m.valid_until IS NULL {heads} AND starts_with(t.value, $1) \
+                 AND (cardinality($2::text[]) = 0 OR m.namespace = ANY($2)) \
+                 GROUP BY t.value ORDER BY SUM(m.access_count) DESC, t.value COLLATE \"C\""
+            ),
             &[&prefix, &namespaces],
         ))?;
         Ok(rows

@@ -346,6 +346,27 @@ CREATE TRIGGER memories_vector_pending AFTER INSERT ON memories
 CREATE TRIGGER episodes_vector_pending AFTER INSERT ON episodes
     FOR EACH ROW EXECUTE FUNCTION mnemo_vector_pending();
 "#,
+    // 2: indexes for the reads the 100k load found scanning the table
+    // (`EXPLAIN ANALYZE` at 100,000 memories, README "Many servers, one
+    // store"): the newest-changed active memories (a list by `modified_at`
+    // over several layers: 71 ms → 0.5 ms), `stats`' per-layer/kind counts
+    // as an index-only scan (45 → 13 ms), and tags by prefix — each tag's
+    // heads up to every `:` in a GIN index, so `tag_counts("trigger:")`
+    // reads only the tagged rows (37 → 0.04 ms).
+    r#"
+CREATE FUNCTION mnemo_tag_heads(tags JSONB) RETURNS TEXT[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $f$
+    SELECT COALESCE(array_agg(DISTINCT left(t, i)), '{}')
+    FROM jsonb_array_elements_text(tags) t, generate_series(1, length(t)) i
+    WHERE substr(t, i, 1) = ':'
+$f$;
+CREATE INDEX idx_memories_tag_heads ON memories
+    USING GIN (mnemo_tag_heads(tags)) WHERE valid_until IS NULL;
+CREATE INDEX idx_memories_active_modified ON memories(namespace, modified_at DESC, id DESC)
+    WHERE valid_until IS NULL;
+CREATE INDEX idx_memories_active_kinds ON memories(namespace, layer, kind, created_at)
+    WHERE valid_until IS NULL;
+"#,
 ];
 
 pub fn current_version() -> u32 {
