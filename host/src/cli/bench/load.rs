@@ -64,6 +64,14 @@ const FILL_CLIENTS: usize = 4;
 /// Memories of the fill stored through `remember`; the rest are imported.
 const REMEMBERED_FIRST: usize = 10_000;
 
+/// How the store was filled before the load: memories and time through
+/// `remember`, and through `POST /import` (none when the `--db` held them).
+#[derive(Default)]
+struct Filled {
+    remembered: Option<(usize, Duration)>,
+    imported: Option<(usize, Duration)>,
+}
+
 /// What one client saw: per kind, the latencies of successes, and every
 /// failure's status and message.
 #[derive(Default)]
@@ -111,13 +119,18 @@ pub fn run(args: LoadBenchArgs) -> anyhow::Result<()> {
     // the rest of a large store through `POST /import`, as `bench serve`
     // fills one.
     let remembered = texts.len().min(REMEMBERED_FIRST);
+    let mut filled = Filled::default();
     if held < remembered {
         let rest = Arc::new(texts[held..remembered].to_vec());
+        let started = Instant::now();
         super::fill::fill(&server.base, &rest, FILL_CLIENTS)?;
+        filled.remembered = Some((rest.len(), started.elapsed()));
     }
     let from = held.max(remembered);
     if from < texts.len() {
+        let started = Instant::now();
         super::fill::import(&server.base, &texts[from..], from, DIM)?;
+        filled.imported = Some((texts.len() - from, started.elapsed()));
     }
 
     let clients = args.clients.max(1);
@@ -145,7 +158,7 @@ pub fn run(args: LoadBenchArgs) -> anyhow::Result<()> {
     } else {
         "SQLite, 1 server".to_string()
     };
-    report(&args, &backend, clients, seconds, seen)
+    report(&args, &backend, clients, seconds, seen, &filled)
 }
 
 fn client(c: usize, base: &str, texts: &[String], seed: u64, deadline: Instant) -> Seen {
@@ -238,6 +251,7 @@ fn report(
     clients: usize,
     seconds: f64,
     seen: Seen,
+    filled: &Filled,
 ) -> anyhow::Result<()> {
     let mut t = Table {
         json: args.json,
@@ -247,6 +261,26 @@ fn report(
         "mnemo bench load: {clients} clients over HTTP on 127.0.0.1 for {seconds:.0} s ({backend}), {} memories stored first, {DIM}-d stub vectors, LLM off",
         args.memories
     ));
+    let rate = |(n, took): (usize, Duration)| format!("{:.0}", n as f64 / took.as_secs_f64());
+    if let Some(r) = filled.remembered {
+        t.row(
+            "fill: ingest (remember)",
+            rate(r),
+            "mem/s",
+            &format!(
+                "{} memories, POST /memories/batch, {FILL_CLIENTS} clients; dedup + embed + insert",
+                r.0
+            ),
+        );
+    }
+    if let Some(r) = filled.imported {
+        t.row(
+            "fill: ingest (import)",
+            rate(r),
+            "mem/s",
+            &format!("{} memories, POST /import with their vectors", r.0),
+        );
+    }
     let how = format!("{clients} clients, {seconds:.0} s");
     for (kind, _) in MIX {
         let mut times = seen.ok.get(kind).cloned().unwrap_or_default();
