@@ -224,14 +224,19 @@ pub fn redact(url: &str) -> String {
 /// One connection, set up as every one of mnemo's: UTC, filtered HNSW
 /// searches that keep scanning until the filter is satisfied (pgvector
 /// 0.8's iterative scans, in strict distance order), a statement and a
-/// lock timeout so nothing waits forever.
+/// lock timeout so nothing waits forever, and every statement planned for
+/// its own parameters: the layers are skewed by design (a small Buffer and
+/// Core beside a Working layer of millions), and a generic plan cannot
+/// tell `layer = ANY('{buffer,core}')` from a Working read — at 1M
+/// memories it walked every Working row (500 ms) where the planned one
+/// reads the few rows of the small layers (0.25 ms).
 fn connect(url: &str) -> anyhow::Result<Client> {
     let mut client =
         Client::connect(url, NoTls).with_context(|| format!("connecting to {}", redact(url)))?;
     client.batch_execute(&format!(
         "SET TIME ZONE 'UTC'; SET statement_timeout = {STATEMENT_TIMEOUT_MS}; \
          SET lock_timeout = {LOCK_TIMEOUT_MS}; SET hnsw.ef_search = {HNSW_EF_SEARCH}; \
-         SET hnsw.iterative_scan = strict_order;"
+         SET hnsw.iterative_scan = strict_order; SET plan_cache_mode = force_custom_plan;"
     ))?;
     Ok(client)
 }
