@@ -204,6 +204,16 @@ fn listing<S: Storage>(s: &S) {
         "newest modification first"
     );
     assert_eq!(
+        ids(&q(&|q| {
+            q.by_modified = true;
+            q.layers = vec![Layer::Core, Layer::Buffer];
+            q.limit = 2;
+            q.offset = 1;
+        })),
+        ["mem_2", "mem_3"],
+        "newest modification first across several layers, paged"
+    );
+    assert_eq!(
         ids(&q(&|q| q.modified_since = Some(9 * HOUR))),
         ["mem_1", "mem_0"]
     );

@@ -157,7 +157,7 @@ impl PgStore {
             format!(
                 "SELECT m.* FROM unnest({layers}::text[]) AS l(layer), LATERAL ( \
                    SELECT {MEMORY_COLUMNS} FROM memories m WHERE {clause} AND m.layer = l.layer \
-                   ORDER BY {order} LIMIT {limit} + {offset}) m \
+                   ORDER BY {order} LIMIT {limit}::BIGINT + {offset}::BIGINT) m \
                  ORDER BY {order} LIMIT {limit} OFFSET {offset}"
             )
         } else {
