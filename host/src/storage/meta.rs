@@ -153,7 +153,6 @@ impl SqliteStore {
     }
 }
 
-/// A `memory_versions` row; a snapshot that no longer parses is a storage error.
 /// Adds `n` active memories of one layer and kind (newest created at
 /// `newest`) to `s`: a row of either backend's `GROUP BY layer, kind`.
 pub(super) fn tally(s: &mut StoreStats, layer: &str, kind: &str, n: u64, newest: Option<i64>) {
@@ -171,6 +170,7 @@ pub(super) fn tally(s: &mut StoreStats, layer: &str, kind: &str, n: u64, newest:
     }
 }
 
+/// A `memory_versions` row; a snapshot that no longer parses is a storage error.
 fn version_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<R<MemoryVersion>> {
     let memory_id: String = r.get(0)?;
     let action: String = r.get(4)?;

@@ -368,11 +368,11 @@ CREATE INDEX idx_memories_active_kinds ON memories(namespace, layer, kind, creat
     WHERE valid_until IS NULL;
 "#,
     // 3: the cycle's two reads the 1M load found slow (`EXPLAIN ANALYZE`
-    // at 1,000,000 memories): the Buffer and Core newest-changed first
-    // (walking every Working row's place in migration 2's index: 780 ms →
-    // 0.25 ms, an index-only scan and a sort of the small layers), and a
-    // layer's memories from one source, the session notes (a table scan:
-    // 339 ms → 0.01 ms).
+    // at 1,000,000 memories): a layer's newest-changed, read once per
+    // layer by `list_memories` (the Buffer and Core walked every Working
+    // row's place in migration 2's index: 573 ms → 1.9 ms), and a layer's
+    // memories from one source, the session notes (a table scan: 339 ms →
+    // 0.01 ms).
     r#"
 CREATE INDEX idx_memories_active_layer_modified
     ON memories(namespace, layer, modified_at DESC, id DESC) WHERE valid_until IS NULL;
