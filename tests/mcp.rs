@@ -1,330 +1,363 @@
-//! `mnemo mcp` driven as an MCP client would: initialize, tools/list,
-//! tools/call over the process's stdio.
+//! MCP driven by the official SDK's client (`rmcp`) over both transports:
+//! `mnemo mcp` as a child process on stdio, and streamable HTTP at `/mcp`
+//! on `mnemo serve` (with its bearer token and `X-Namespace` header) and on
+//! `mnemo mcp --listen`, whose HTTP API shares the stdio server's engines.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+mod common;
 
+use std::collections::HashMap;
+
+use axum::http::{HeaderName, HeaderValue};
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Value, json};
 
-struct Client {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next: u64,
-    _dir: tempfile::TempDir,
+use common::server::{NO_CRON, call, start};
+
+type Client = RunningService<RoleClient, ()>;
+
+async fn tool(c: &Client, name: &str, args: Value) -> CallToolResult {
+    let Value::Object(args) = args else {
+        panic!("arguments must be an object")
+    };
+    c.call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(args))
+        .await
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
-impl Client {
-    fn start() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mnemo"))
-            .arg("--db")
-            .arg(dir.path().join("m.db"))
-            .arg("mcp")
-            .env("MNEMO_DATA_DIR", dir.path())
-            .env("MNEMO_EMBEDDER", "hash")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        Self {
-            child,
-            stdin,
-            stdout,
-            next: 1,
-            _dir: dir,
-        }
-    }
+/// A tool call that must succeed: its structured content.
+async fn ok(c: &Client, name: &str, args: Value) -> Value {
+    let r = tool(c, name, args).await;
+    assert_ne!(r.is_error, Some(true), "{name}: {r:?}");
+    r.structured_content
+        .unwrap_or_else(|| panic!("{name}: no structured content"))
+}
 
-    fn send_raw(&mut self, line: &str) {
-        writeln!(self.stdin, "{line}").unwrap();
-        self.stdin.flush().unwrap();
-    }
+/// A tool call that must fail as a tool result: the error object.
+async fn failed(c: &Client, name: &str, args: Value) -> Value {
+    let r = tool(c, name, args).await;
+    assert_eq!(r.is_error, Some(true), "{name} should fail: {r:?}");
+    let text = r.content[0].as_text().unwrap().text.clone();
+    serde_json::from_str(&text).unwrap_or(Value::String(text))
+}
 
-    fn read(&mut self) -> Value {
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).unwrap();
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
-    }
+fn stdio_command(dir: &std::path::Path, env: &[(&str, &str)]) -> tokio::process::Command {
+    // On Postgres this makes a database with the blocking client, which
+    // must not run on the async executor.
+    let db = tokio::task::block_in_place(|| common::database_in(dir, "m.db"));
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_mnemo"));
+    cmd.arg("--db")
+        .arg(db)
+        .arg("mcp")
+        .env("MNEMO_DATA_DIR", dir)
+        .env("MNEMO_EMBEDDER", "hash")
+        .env_remove("MNEMO_API_KEY")
+        .envs(env.iter().copied())
+        .stderr(std::process::Stdio::null());
+    cmd
+}
 
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next;
-        self.next += 1;
-        self.send_raw(
-            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
+async fn http_client(base: &str, key: Option<&str>, ns: Option<&str>) -> Client {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(format!("{base}/mcp"));
+    if let Some(k) = key {
+        config = config.auth_header(k);
+    }
+    if let Some(ns) = ns {
+        let mut headers = HashMap::new();
+        headers.insert(
+            HeaderName::from_static("x-namespace"),
+            HeaderValue::from_str(ns).unwrap(),
         );
-        let reply = self.read();
-        assert_eq!(reply["id"], id);
-        reply
+        config = config.custom_headers(headers);
     }
-
-    fn tool(&mut self, name: &str, arguments: Value) -> Value {
-        self.request("tools/call", json!({"name": name, "arguments": arguments}))["result"].clone()
-    }
+    ().serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .expect("MCP over HTTP connects")
 }
 
-impl Drop for Client {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-#[test]
-fn an_mcp_client_session() {
-    let mut c = Client::start();
-    let init = c.request("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}));
-    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
-    assert_eq!(init["result"]["serverInfo"]["name"], "mnemo");
-    assert!(init["result"]["capabilities"]["tools"].is_object());
-    c.send_raw(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
-
-    let list = c.request("tools/list", json!({}));
-    let names: Vec<&str> = list["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    for expected in [
-        "search_memory",
+/// The agent's round trip the issue names: remember → context →
+/// consolidate → resume, and what each answer must say.
+async fn round_trip(c: &Client) {
+    let saved = ok(
+        c,
         "remember_fact",
+        json!({"content": "The user's sister Carol lives in Lisbon", "tags": ["family"]}),
+    )
+    .await;
+    assert_eq!(saved["created"], true, "{saved}");
+    assert_eq!(saved["layer"], "buffer", "{saved}");
+    let again = ok(
+        c,
+        "remember_fact",
+        json!({"content": "The user's sister Carol lives in Lisbon"}),
+    )
+    .await;
+    assert_eq!(again["created"], false, "a restatement reinforces: {again}");
+    assert_eq!(again["id"], saved["id"]);
+
+    let ctx = ok(c, "context", json!({"prompt": "Where does Carol live?"})).await;
+    assert!(
+        ctx["text"].as_str().unwrap().contains("Lisbon"),
+        "context injects the fact: {ctx}"
+    );
+    let dry = ok(c, "consolidate", json!({"dry": true})).await;
+    assert_eq!(dry["dry"], true, "{dry}");
+    let report = ok(c, "consolidate", json!({})).await;
+    assert_eq!(report["dry"], false, "{report}");
+    let resume = ok(c, "resume", json!({"hours": 48})).await;
+    let text = resume["text"].as_str().unwrap();
+    assert!(text.contains("=== Recent (48h) ==="), "{text}");
+    assert!(text.contains("Lisbon"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stdio_tools_have_derived_schemas_and_every_failure_is_a_tool_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let c =
+        ().serve(TokioChildProcess::new(stdio_command(dir.path(), &NO_CRON)).unwrap())
+            .await
+            .expect("MCP over stdio connects");
+    let info = c.peer_info().unwrap();
+    assert_eq!(info.server_info.as_ref().unwrap().name, "mnemo");
+    assert!(info.instructions.as_deref().unwrap().contains("resume"));
+
+    let tools = c.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    for want in [
+        "search_memory",
+        "recall",
+        "remember_fact",
+        "get_memory",
         "correct_fact",
         "confirm_fact",
+        "edit_memory",
+        "forget",
+        "restore",
+        "history",
+        "revert",
         "memory_stats",
         "get_entity_info",
-        "recall",
-        "ingest_turn",
+        "context",
         "resume",
+        "topics",
         "topic",
+        "triggers",
+        "recent",
+        "ingest_turn",
+        "sessions",
+        "consolidate",
+        "review",
+        "reflect",
+        "add_fact",
+        "query_facts",
+        "fact_graph",
+    ] {
+        assert!(names.contains(&want), "no `{want}` in {names:?}");
+    }
+    // Schemas come from the types: the engine's RecallRequest names its
+    // layers and sort orders; required fields are required.
+    let recall = tools.iter().find(|t| t.name == "recall").unwrap();
+    let schema = serde_json::to_string(&recall.input_schema).unwrap();
+    for word in [
+        "\"query\"",
+        "\"layers\"",
+        "\"token_budget\"",
+        "working",
+        "recent",
     ] {
         assert!(
-            names.contains(&expected),
-            "{expected} missing from {names:?}"
+            schema.contains(word),
+            "recall's schema lacks {word}: {schema}"
         );
     }
-    for t in list["result"]["tools"].as_array().unwrap() {
-        assert_eq!(t["inputSchema"]["type"], "object");
-    }
+    let forget = tools.iter().find(|t| t.name == "forget").unwrap();
+    assert_eq!(forget.input_schema["required"], json!(["id"]));
 
-    let saved = c.tool(
-        "remember_fact",
-        json!({"content": "The user's sister lives in Porto", "tags": ["family"]}),
-    );
-    assert_eq!(saved["isError"], false);
-    let id = saved["structuredContent"]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let again = c.tool(
-        "remember_fact",
-        json!({"content": "The user's sister lives in Porto"}),
-    );
-    assert_eq!(again["structuredContent"]["reinforced"], true);
+    round_trip(&c).await;
 
-    c.tool(
-        "ingest_turn",
-        json!({"session_id": "s1", "role": "user", "content": "My sister sent photos from Porto"}),
-    );
-    let found = c.tool(
-        "search_memory",
-        json!({"query": "where does the sister live?"}),
-    );
-    let hits = found["structuredContent"]["hits"].as_array().unwrap();
-    assert!(
-        hits.iter()
-            .any(|h| h["id"] == id.as_str() && h["type"] == "memory")
-    );
-    assert!(
-        hits.iter().any(|h| h["type"] == "episode"),
-        "search covers what was said too"
-    );
-    let text: Value = serde_json::from_str(found["content"][0]["text"].as_str().unwrap()).unwrap();
-    assert_eq!(text, found["structuredContent"]);
-
-    let confirmed = c.tool("confirm_fact", json!({"id": id}));
-    assert_eq!(confirmed["structuredContent"]["decay_rate"], 0.0);
-    let corrected = c.tool(
+    // The rest of what an agent does, through the same client.
+    let hits = ok(&c, "search_memory", json!({"query": "Carol Lisbon"})).await;
+    let id = hits["hits"][0]["id"].as_str().unwrap().to_string();
+    assert_eq!(hits["hits"][0]["type"], "memory", "{hits}");
+    let confirmed = ok(&c, "confirm_fact", json!({"id": id})).await;
+    assert_eq!(confirmed["decay_rate"], 0.0, "{confirmed}");
+    let corrected = ok(
+        &c,
         "correct_fact",
-        json!({"id": id, "content": "The user's sister lives in Lisbon"}),
-    );
-    assert_eq!(corrected["structuredContent"]["supersedes"], id.as_str());
-    let r = c.tool("recall", json!({"query": "sister lives", "dry": true}));
-    let contents: Vec<&str> = r["structuredContent"]["hits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["content"].as_str().unwrap())
-        .collect();
-    assert_eq!(contents, ["The user's sister lives in Lisbon"]);
-
-    let stats = c.tool("memory_stats", json!({}));
-    assert_eq!(stats["structuredContent"]["active"], 1);
-    assert_eq!(stats["structuredContent"]["deleted"], 1);
-    assert_eq!(stats["structuredContent"]["episodes"], 1);
-
-    // Tool errors are results with isError; the session goes on.
-    let bad = c.tool("remember_fact", json!({"content": ""}));
-    assert_eq!(bad["isError"], true);
-    assert!(
-        bad["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("content is empty")
-    );
+        json!({"id": id, "content": "The user's sister Carol lives in Porto"}),
+    )
+    .await;
+    assert_eq!(corrected["supersedes"], id.as_str(), "{corrected}");
+    let new_id = corrected["id"].as_str().unwrap().to_string();
+    let edited = ok(&c, "edit_memory", json!({"id": new_id, "importance": 0.9})).await;
     assert_eq!(
-        c.tool("get_entity_info", json!({"name": "nobody"}))["isError"],
-        true
+        edited["importance"], 0.9,
+        "numbers print as stored: {edited}"
     );
-    c.tool(
-        "remember_fact",
-        json!({"content": "Ask @carol for the Porto photos"}),
-    );
-    let carol = c.tool("get_entity_info", json!({"name": "carol"}));
-    assert_eq!(carol["isError"], false, "{carol}");
-    assert!(
-        carol["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("Ask @carol for the Porto photos"),
-        "{carol}"
-    );
-    assert_eq!(c.tool("no_such_tool", json!({}))["isError"], true);
-    // ResumeBlock reads the session-recovery context; an unknown topic is an error.
-    let resume = c.tool("resume", json!({"hours": 48}));
-    assert_eq!(resume["isError"], false, "{resume}");
-    let text = resume["content"][0]["text"].as_str().unwrap();
-    assert!(text.contains("=== Core"), "{text}");
-    assert!(text.contains("=== Recent (48h) ==="), "{text}");
-    assert_eq!(c.tool("topic", json!({"ids": ["kb404"]}))["isError"], true);
-    assert_eq!(c.tool("topic", json!({}))["isError"], true);
-    // Protocol errors are JSON-RPC errors; the session goes on.
-    c.send_raw("{not json");
-    assert_eq!(c.read()["error"]["code"], -32700);
+    let versions = ok(&c, "history", json!({"id": new_id})).await;
     assert_eq!(
-        c.request("no/such/method", json!({}))["error"]["code"],
-        -32601
+        versions["versions"].as_array().unwrap().len(),
+        1,
+        "{versions}"
     );
-    assert_eq!(c.request("ping", json!({}))["result"], json!({}));
+    let gone = ok(&c, "forget", json!({"id": new_id, "reason": "test"})).await;
+    assert_eq!(gone["invalid_reason"], "test", "{gone}");
+    ok(&c, "restore", json!({"id": new_id})).await;
+    let turn = ok(
+        &c,
+        "ingest_turn",
+        json!({"session_id": "s1", "role": "user", "content": "I adopted a cat named Miso"}),
+    )
+    .await;
+    assert_eq!(turn["new_session"], true, "{turn}");
+    let sessions = ok(&c, "sessions", json!({})).await;
+    assert_eq!(
+        sessions["sessions"].as_array().unwrap().len(),
+        1,
+        "{sessions}"
+    );
+    let fact = ok(
+        &c,
+        "add_fact",
+        json!({"subject": "Carol", "predicate": "lives_in", "object": "Porto", "exclusive": true}),
+    )
+    .await;
+    assert!(fact.is_object(), "{fact}");
+    let facts = ok(&c, "query_facts", json!({"entity": "Carol"})).await;
+    assert_eq!(facts["facts"][0]["object"], "Porto", "{facts}");
+    let graph = ok(&c, "fact_graph", json!({"entity": "Carol", "hops": 1})).await;
+    assert!(!graph["facts"].as_array().unwrap().is_empty(), "{graph}");
+    let stats = ok(&c, "memory_stats", json!({})).await;
+    assert!(stats["active"].as_u64().unwrap() >= 1, "{stats}");
+    ok(&c, "topics", json!({})).await;
+    ok(&c, "triggers", json!({})).await;
+    let recent = ok(&c, "recent", json!({})).await;
+    assert!(
+        !recent["memories"].as_array().unwrap().is_empty(),
+        "{recent}"
+    );
+
+    // Failures are tool results the model can read, with the API's codes.
+    let e = failed(&c, "get_memory", json!({"id": "no-such-id"})).await;
+    assert_eq!(e["error"]["code"], "not_found", "{e}");
+    let e = failed(&c, "remember_fact", json!({"content": "   "})).await;
+    assert_eq!(e["error"]["code"], "invalid_input", "{e}");
+    let e = failed(&c, "topic", json!({"ids": []})).await;
+    assert_eq!(e["error"]["code"], "invalid_input", "{e}");
+    failed(&c, "revert", json!({"id": new_id})).await; // no `version`
+    failed(&c, "recall", json!({"query": "x", "layers": ["attic"]})).await;
+    failed(&c, "review", json!({"dry": true})).await; // no LLM configured
+    // An unknown tool is a protocol error; the server keeps serving.
+    let unknown = c
+        .call_tool(CallToolRequestParams::new("no_such_tool"))
+        .await;
+    assert!(unknown.is_err(), "{unknown:?}");
+    ok(&c, "memory_stats", json!({})).await;
+    c.cancel().await.unwrap();
 }
 
-#[test]
-fn context_forget_restore_history_consolidate_and_the_session_trigger() {
-    let mut c = Client::start();
-    c.request(
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
-    );
-    let saved = c.tool(
-        "remember_fact",
-        json!({"content": "The user's dentist is on Baker Street"}),
-    );
-    let id = saved["structuredContent"]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-
-    let ctx = c.tool("context", json!({"prompt": "where is my dentist?"}));
-    assert_eq!(ctx["isError"], false, "{ctx}");
-    assert!(
-        ctx["structuredContent"]["text"]
-            .as_str()
-            .unwrap()
-            .contains("Baker Street"),
-        "{ctx}"
-    );
-
-    let gone = c.tool("forget", json!({"id": id, "reason": "moved dentists"}));
-    assert_eq!(
-        gone["structuredContent"]["reason"], "moved dentists",
-        "{gone}"
-    );
-    assert_eq!(
-        c.tool("forget", json!({"id": id}))["isError"],
-        true,
-        "already in the trash"
-    );
-    assert_eq!(
-        c.tool("restore", json!({"id": id}))["structuredContent"]["restored"],
-        true
-    );
-    let h = c.tool("history", json!({"id": id}));
-    assert_eq!(h["structuredContent"]["versions"], json!([]), "{h}");
-
-    let edited = c.tool(
-        "edit_memory",
-        json!({"id": id, "content": "The user's dentist is on Elm Street"}),
-    );
-    assert_eq!(edited["isError"], false, "{edited}");
-    let h = c.tool("history", json!({"id": id}));
-    assert_eq!(
-        h["structuredContent"]["versions"][0]["memory"]["content"],
-        "The user's dentist is on Baker Street"
-    );
-    let back = c.tool("revert", json!({"id": id, "version": 1}));
-    assert_eq!(
-        back["structuredContent"]["content"], "The user's dentist is on Baker Street",
-        "{back}"
-    );
-    assert_eq!(c.tool("revert", json!({"id": id}))["isError"], true);
-
-    let f = c.tool(
-        "add_fact",
-        json!({"subject": "Ana", "predicate": "sister of", "object": "the user"}),
-    );
-    assert_eq!(f["isError"], false, "{f}");
-    c.tool(
-        "add_fact",
-        json!({"subject": "Ana", "predicate": "lives in", "object": "Porto"}),
-    );
-    let q = c.tool("query_facts", json!({"entity": "Ana"}));
-    assert_eq!(
-        q["structuredContent"]["facts"].as_array().unwrap().len(),
-        2,
-        "{q}"
-    );
-    let g = c.tool("fact_graph", json!({"entity": "the user", "hops": 2}));
-    assert!(
-        g["structuredContent"]["facts"].as_array().unwrap().len() >= 2,
-        "{g}"
-    );
-
-    let dry = c.tool("consolidate", json!({"dry": true}));
-    assert_eq!(dry["structuredContent"]["dry"], true, "{dry}");
-
-    // A turn of a new session: the one it left open is consolidated after
-    // the reply, as the server does.
-    for (s, text) in [("s1", "I live in Lisbon"), ("s2", "Good morning")] {
-        let t = c.tool(
-            "ingest_turn",
-            json!({"session_id": s, "role": "user", "content": text}),
-        );
-        assert_eq!(t["isError"], false, "{t}");
-    }
-    let facts = c.tool(
-        "search_memory",
-        json!({"query": "where does the user live"}),
-    );
-    let text = facts["content"][0]["text"].as_str().unwrap();
-    assert!(text.contains("The user lives in Lisbon"), "{text}");
-    let sessions = c.tool("sessions", json!({}));
-    let listed = sessions["structuredContent"]["sessions"]
-        .as_array()
+#[tokio::test(flavor = "multi_thread")]
+async fn streamable_http_round_trip_with_the_apis_auth_and_namespaces() {
+    let server = tokio::task::spawn_blocking(|| start(Some("s3cret")))
+        .await
         .unwrap();
-    assert_eq!(listed.len(), 2, "{sessions}");
-    let pending = c.tool("sessions", json!({"pending": true}));
-    assert_eq!(
-        pending["structuredContent"]["sessions"][0]["id"], "s2",
-        "{pending}"
+    let base = server.base.clone();
+
+    // The bearer token guards /mcp as it guards the API.
+    let bare = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(format!("{base}/mcp")),
     );
-    // The review needs an LLM: a tool error, said plainly.
-    let review = c.tool("review", json!({}));
-    assert_eq!(review["isError"], true, "{review}");
-    let reflect = c.tool("reflect", json!({"force": true}));
-    assert_eq!(reflect["isError"], false, "{reflect}");
+    assert!(().serve(bare).await.is_err(), "no token, no session");
+
+    let c = http_client(&base, Some("s3cret"), Some("team-a")).await;
+    round_trip(&c).await;
+
+    // X-Namespace partitions as over the API: another project namespace
+    // sees nothing of team-a's (each also reads `default`, seed 004 §7).
+    let other = http_client(&base, Some("s3cret"), Some("team-b")).await;
+    let hits = ok(&other, "search_memory", json!({"query": "Carol Lisbon"})).await;
+    assert_eq!(hits["hits"], json!([]), "{hits}");
+    ok(
+        &other,
+        "remember_fact",
+        json!({"content": "Team B ships on Tuesdays"}),
+    )
+    .await;
+    // ... and what MCP wrote there, the API reads there.
+    let (st, v) = tokio::task::spawn_blocking(move || {
+        call(
+            ureq::get(&format!("{base}/memories?namespace=team-b"))
+                .set("Authorization", "Bearer s3cret"),
+            None,
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(
+        v["memories"][0]["content"], "Team B ships on Tuesdays",
+        "{v}"
+    );
+    c.cancel().await.unwrap();
+    other.cancel().await.unwrap();
+    drop(server);
+}
+
+/// `mnemo mcp --listen`: the HTTP API is served from the stdio server's own
+/// engines (a write through one is read through the other at once), and
+/// the scheduler runs under `mnemo mcp` (a cycle every minute).
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_runs_the_scheduler_and_shares_its_engines_with_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut env: Vec<(&str, &str)> = NO_CRON.to_vec();
+    env.retain(|(k, _)| *k != "MNEMO_CRON_CONSOLIDATE");
+    env.push(("MNEMO_CRON_CONSOLIDATE", "* * * * *"));
+    let mut cmd = stdio_command(dir.path(), &env);
+    let addr = format!("127.0.0.1:{port}");
+    cmd.args(["--listen", &addr]);
+    let c = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+    let saved = ok(
+        &c,
+        "remember_fact",
+        json!({"content": "Standup is at 9:30"}),
+    )
+    .await;
+    let id = saved["id"].as_str().unwrap().to_string();
+
+    let base = format!("http://{addr}");
+    let get = move |path: String| {
+        let base = base.clone();
+        async move {
+            tokio::task::spawn_blocking(move || call(ureq::get(&format!("{base}{path}")), None))
+                .await
+                .unwrap()
+        }
+    };
+    let (st, v) = get(format!("/memories/{id}")).await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["content"], "Standup is at 9:30", "{v}");
+
+    let started = std::time::Instant::now();
+    loop {
+        let (_, v) = get("/decisions?action=scheduled&limit=10".into()).await;
+        if v["entries"].as_array().is_some_and(|e| !e.is_empty()) {
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(150),
+            "no scheduled cycle ran under `mnemo mcp`: {v}"
+        );
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    }
+    c.cancel().await.unwrap();
 }

@@ -173,6 +173,7 @@ macro_rules! engine_records {
             session_id: Option<String>,
             importance: Option<f32>,
             #[serde(default, with = "crate::model::json_text::option")]
+            #[cfg_attr(feature = "schema", schemars(with = "Option<serde_json::Map<String, serde_json::Value>>"))]
             attributes: Option<String>,
             event_time: Option<Millis>,
             skip_dedup: bool,
@@ -195,6 +196,7 @@ macro_rules! engine_records {
             content: String,
             event_time: Option<Millis>,
             #[serde(default, with = "crate::model::json_text::option")]
+            #[cfg_attr(feature = "schema", schemars(with = "Option<serde_json::Map<String, serde_json::Value>>"))]
             attributes: Option<String>,
         }
 
@@ -283,6 +285,7 @@ macro_rules! engine_records {
             importance: Option<f32>,
             kind: Option<Kind>,
             #[serde(default, with = "crate::model::json_text::option")]
+            #[cfg_attr(feature = "schema", schemars(with = "Option<serde_json::Map<String, serde_json::Value>>"))]
             attributes: Option<String>,
         }
 

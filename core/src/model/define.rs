@@ -2,7 +2,9 @@
 //! Rust types. Records get `pub` fields; enums get `ALL`, `as_str`,
 //! `FromStr` (case-insensitive, a typed error naming the accepted values)
 //! and `Display`. With the `fuzzing` feature every type is `Arbitrary`, so
-//! the fuzz targets (`fuzz/`) build any record the WIT boundary carries.
+//! the fuzz targets (`fuzz/`) build any record the WIT boundary carries;
+//! with `schema` every type is `JsonSchema`, so a host's typed surfaces
+//! (the MCP tools' input schemas) are derived from the engine's own types.
 
 macro_rules! define {
     (records $( $(#[$m:meta])* $iface:ident :: $name:ident {
@@ -11,6 +13,7 @@ macro_rules! define {
         $(
             $(#[$m])*
             #[cfg_attr(feature = "fuzzing", derive(arbitrary::Arbitrary))]
+            #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
             pub struct $name { $( $(#[$fm])* pub $f: $t, )* }
         )*
     };
@@ -20,6 +23,7 @@ macro_rules! define {
         $(
             $(#[$m])*
             #[cfg_attr(feature = "fuzzing", derive(arbitrary::Arbitrary))]
+            #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
             pub enum $name { $( $v($t), )+ }
         )*
     };
@@ -29,6 +33,7 @@ macro_rules! define {
         $(#[$m])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
         #[cfg_attr(feature = "fuzzing", derive(arbitrary::Arbitrary))]
+        #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
         #[serde(rename_all = "kebab-case")]
         pub enum $name { $($variant),+ }
 

@@ -34,6 +34,7 @@ macro_rules! stored_records {
                 tags: Vec<String>,
                 /// A JSON object, kept as text (shown as the object in JSON).
                 #[serde(with = "crate::model::json_text")]
+                #[cfg_attr(feature = "schema", schemars(with = "serde_json::Map<String, serde_json::Value>"))]
                 attributes: String,
                 source_ids: Vec<String>,
                 supersedes: Option<String>,
@@ -52,6 +53,7 @@ macro_rules! stored_records {
                 valid_until: Option<Millis>,
                 invalid_reason: Option<String>,
                 #[serde(with = "crate::model::json_text")]
+                #[cfg_attr(feature = "schema", schemars(with = "serde_json::Map<String, serde_json::Value>"))]
                 attributes: String,
             }
 

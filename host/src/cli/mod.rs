@@ -50,8 +50,9 @@ struct Cli {
 enum Command {
     /// Run the HTTP server.
     Serve(mnemo_host::server::ServeArgs),
-    /// Speak the Model Context Protocol over stdio (agent tools).
-    Mcp,
+    /// Speak the Model Context Protocol over stdio (agent tools), with the
+    /// server's engines and scheduler; `--listen` serves the HTTP API too.
+    Mcp(mnemo_host::server::mcp::McpArgs),
     /// Store a memory (it lands in Buffer; a duplicate reinforces the existing one).
     Remember(RememberArgs),
     /// Search memories (and optionally dialogue episodes).
@@ -179,8 +180,8 @@ fn run(cli: Cli, config: Config) -> Out {
     if let Command::Serve(args) = cli.command {
         return mnemo_host::server::serve(config, args).map_err(Into::into);
     }
-    if let Command::Mcp = cli.command {
-        return crate::mcp::run(&config).map_err(Into::into);
+    if let Command::Mcp(args) = cli.command {
+        return mnemo_host::server::mcp::serve_stdio(config, args).map_err(Into::into);
     }
     if let Command::Ner(a) = &cli.command {
         return knowledge::ner(&config, a);
@@ -236,6 +237,6 @@ fn run(cli: Cli, config: Config) -> Out {
         | Command::Eval(_)
         | Command::Simulate(_)
         | Command::Migrate(_)
-        | Command::Mcp => Ok(()),
+        | Command::Mcp(_) => Ok(()),
     }
 }

@@ -10,6 +10,7 @@
 mod engine;
 mod error;
 pub mod json;
+pub mod mcp;
 mod routes;
 
 use std::net::SocketAddr;
@@ -54,16 +55,26 @@ struct AppState {
 }
 
 pub fn router(engine_config: Config, api_key: Option<String>) -> anyhow::Result<Router> {
+    Ok(routes_on(start(engine_config)?, api_key))
+}
+
+/// The engines (`engine.rs`) and, on a database that can be written, the
+/// scheduler thread: what `mnemo serve` and `mnemo mcp` both run.
+fn start(engine_config: Config) -> anyhow::Result<Engines> {
     let schedule = engine_config.schedule.clone();
     let db = engine_config.db_path.clone();
-    let state = AppState {
-        engine: Engines::spawn(engine_config)?,
-        api_key,
-    };
-    if !state.engine.read_only() {
-        spawn_scheduler(state.engine.clone(), schedule, &db)?;
+    let engine = Engines::spawn(engine_config)?;
+    if !engine.read_only() {
+        spawn_scheduler(engine.clone(), schedule, &db)?;
     }
-    Ok(Router::new()
+    Ok(engine)
+}
+
+/// The API on running engines: every route, `/mcp`, and the layers.
+fn routes_on(engine: Engines, api_key: Option<String>) -> Router {
+    let mcp = mcp::http_service(engine.clone(), api_key.is_some());
+    let state = AppState { engine, api_key };
+    Router::new()
         .route("/health", get(health))
         .route("/openapi.json", get(openapi))
         .route("/stats", get(stats))
@@ -109,13 +120,14 @@ pub fn router(engine_config: Config, api_key: Option<String>) -> anyhow::Result<
             "/import",
             post(import).layer(DefaultBodyLimit::max(MAX_IMPORT_BYTES)),
         )
+        .nest_service("/mcp", mcp)
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route") })
         .layer(middleware::from_fn_with_state(state.clone(), auth))
         .layer(middleware::from_fn(declared_length))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn(json_errors))
         .layer(middleware::from_fn(access_log))
-        .with_state(state))
+        .with_state(state)
 }
 
 pub fn serve(config: Config, args: ServeArgs) -> anyhow::Result<()> {

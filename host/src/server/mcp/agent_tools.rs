@@ -1,0 +1,259 @@
+//! The agent and lifecycle tools: context for a prompt, resume, topics and
+//! a topic's memories, triggers, recent changes, dialogue turns and
+//! sessions, facts and their graph, consolidation, review, reflection.
+//! Each runs as its HTTP route does (the route is named on each).
+
+use mnemo_core::model::*;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, Extensions};
+use rmcp::{ErrorData, tool, tool_router};
+use serde_json::{Value, json};
+
+use super::args::*;
+use super::{MnemoMcp, answer, flat, namespace, namespace_or_all};
+use crate::server::error::ApiError;
+
+type Answer = Result<CallToolResult, ErrorData>;
+
+/// Defaults of `GET /recent` (hours, memories), `GET /sessions`
+/// (sessions) and `GET /facts/graph` (hops).
+const RECENT_HOURS: u32 = 24;
+const RECENT_LIMIT: u32 = 50;
+const SESSIONS_LIMIT: u32 = 100;
+const GRAPH_HOPS: u32 = 2;
+
+fn invalid(message: &str) -> ApiError {
+    ApiError::new(
+        axum::http::StatusCode::BAD_REQUEST,
+        "invalid_input",
+        message,
+    )
+}
+
+#[tool_router(router = agent_tools, vis = "pub(super)")]
+impl MnemoMcp {
+    /// `POST /context`.
+    #[tool(
+        description = "The block of relevant earlier facts to read before answering a prompt (context injection). Call it with each user message."
+    )]
+    async fn context(&self, Parameters(a): Parameters<ContextArgs>, ext: Extensions) -> Answer {
+        let ns = namespace(a.namespace.as_deref(), &ext);
+        let out = self
+            .engine
+            .read(move |m| m.context(&ns, &a.prompt, a.session_id.as_deref(), a.limit))
+            .await;
+        answer(flat(out))
+    }
+
+    /// `GET /resume`.
+    #[tool(
+        description = "Session-recovery context: Core memories, what changed recently, the topic index and the triggers. Call it at the start of a session."
+    )]
+    async fn resume(&self, Parameters(a): Parameters<ResumeArgs>, ext: Extensions) -> Answer {
+        let req = ResumeRequest {
+            namespace: namespace(a.namespace.as_deref(), &ext),
+            hours: a.hours.unwrap_or(0),
+            context: a.context,
+        };
+        answer(flat(self.engine.read(move |m| m.resume(req)).await))
+    }
+
+    /// `GET /topics`.
+    #[tool(description = "The topic tree: each topic's id, name, parent and children.")]
+    async fn topics(&self, Parameters(a): Parameters<NsArgs>, ext: Extensions) -> Answer {
+        let ns = namespace(a.namespace.as_deref(), &ext);
+        let out = flat(self.engine.read(move |m| m.topics(&ns, &[])).await);
+        answer(out.map(|topics| {
+            let topics: Vec<Value> = topics
+                .into_iter()
+                .map(|t| json!({ "id": t.id, "name": t.name, "parent": t.parent, "children": t.children }))
+                .collect();
+            json!({ "topics": topics })
+        }))
+    }
+
+    /// `POST /topic`.
+    #[tool(
+        description = "Drill into topics of the resume index (kb1, kb2, ...): each one's name, memories, parent and children."
+    )]
+    async fn topic(&self, Parameters(a): Parameters<TopicArgs>, ext: Extensions) -> Answer {
+        if a.ids.is_empty() {
+            return answer::<Value>(Err(invalid("`ids` must name at least one topic")));
+        }
+        let ns = namespace(a.namespace.as_deref(), &ext);
+        let out = flat(self.engine.read(move |m| m.topics(&ns, &a.ids)).await);
+        answer(out.map(|topics| {
+            let mut map = serde_json::Map::new();
+            for t in topics {
+                map.insert(
+                    t.id,
+                    json!({ "name": t.name, "memories": t.memories, "parent": t.parent, "children": t.children }),
+                );
+            }
+            Value::Object(map)
+        }))
+    }
+
+    /// `GET /triggers`.
+    #[tool(
+        description = "The triggers (actions with memories tagged `trigger:<name>` to recall before them) and how often each was used."
+    )]
+    async fn triggers(&self, Parameters(a): Parameters<NsArgs>, ext: Extensions) -> Answer {
+        let ns = namespace(a.namespace.as_deref(), &ext);
+        let out = flat(self.engine.read(move |m| m.triggers(&ns)).await);
+        answer(out.map(|list| {
+            let list: Vec<Value> = list
+                .into_iter()
+                .map(|(name, access)| json!({ "name": name, "access": access }))
+                .collect();
+            json!({ "triggers": list })
+        }))
+    }
+
+    /// `GET /recent`.
+    #[tool(description = "Memories created or changed in the last hours, newest first.")]
+    async fn recent(&self, Parameters(a): Parameters<RecentArgs>, ext: Extensions) -> Answer {
+        let ns = namespace(a.namespace.as_deref(), &ext);
+        let (hours, limit) = (
+            a.hours.unwrap_or(RECENT_HOURS),
+            a.limit.unwrap_or(RECENT_LIMIT),
+        );
+        let out = flat(self.engine.read(move |m| m.recent(&ns, hours, limit)).await);
+        answer(out.map(|list| json!({ "memories": list })))
+    }
+
+    /// `POST /episodes`.
+    #[tool(
+        description = "Store one dialogue turn (no LLM call, no waiting for embeddings). A turn of a new session consolidates the sessions it left open, after the reply."
+    )]
+    async fn ingest_turn(&self, Parameters(mut turn): Parameters<Turn>, ext: Extensions) -> Answer {
+        turn.namespace = namespace(Some(&turn.namespace), &ext);
+        let out = flat(self.engine.run(move |m| m.ingest(turn)).await);
+        if let Ok(o) = &out
+            && !o.pending_sessions.is_empty()
+        {
+            self.engine
+                .consolidate_sessions_later(&o.episode.namespace, &o.pending_sessions);
+        }
+        answer(out)
+    }
+
+    /// `GET /sessions`.
+    #[tool(
+        description = "Dialogue sessions, most recently active first, and whether each is consolidated."
+    )]
+    async fn sessions(&self, Parameters(a): Parameters<SessionsArgs>, ext: Extensions) -> Answer {
+        let ns = namespace(a.namespace.as_deref(), &ext);
+        let (pending, limit) = (a.pending, a.limit.unwrap_or(SESSIONS_LIMIT));
+        let out = self
+            .engine
+            .read(move |m| m.ports().store.sessions(&ns, pending, limit))
+            .await
+            .and_then(|r| r.map_err(ApiError::storage));
+        answer(out.map(|sessions| json!({ "sessions": sessions })))
+    }
+
+    /// `POST /consolidate`.
+    #[tool(
+        description = "Run one lifecycle cycle now: promotion through Buffer, Working and Core, merges, decay, session distillation. `dry` reports what it would do and writes nothing."
+    )]
+    async fn consolidate(
+        &self,
+        Parameters(mut req): Parameters<ConsolidateRequest>,
+        ext: Extensions,
+    ) -> Answer {
+        req.namespace = namespace_or_all(req.namespace.take(), &ext);
+        let out = if req.dry {
+            self.engine
+                .dry(move |m| m.consolidate_as_configured(req).map_err(ApiError::from))
+                .await
+        } else {
+            self.engine
+                .run_planned(move |m, _| {
+                    m.consolidate_as_configured(req.clone())
+                        .map_err(ApiError::from)
+                })
+                .await
+        };
+        answer(flat(out))
+    }
+
+    /// `POST /review`.
+    #[tool(
+        description = "The LLM review of Working and Core under its rules (`dry`: the proposals and verdicts only). Needs an LLM."
+    )]
+    async fn review(&self, Parameters(a): Parameters<ReviewArgs>, ext: Extensions) -> Answer {
+        let ns = namespace_or_all(a.namespace, &ext);
+        let dry = a.dry;
+        let review =
+            move |m: &mut crate::Mnemo| m.review(ns.as_deref(), dry).map_err(ApiError::from);
+        let out = if dry {
+            self.engine.dry(review).await
+        } else {
+            self.engine.run_planned(move |m, _| review(m)).await
+        };
+        answer(flat(out))
+    }
+
+    /// `POST /reflect`.
+    #[tool(
+        description = "Write the weekly reflection now (`force`: even if the last is less than six days old)."
+    )]
+    async fn reflect(&self, Parameters(a): Parameters<ReflectArgs>, ext: Extensions) -> Answer {
+        let ns = namespace(a.namespace.as_deref(), &ext);
+        let force = a.force;
+        let out = self
+            .engine
+            .run_planned(move |m, _| m.reflect(&ns, force))
+            .await;
+        answer(flat(out))
+    }
+
+    /// `POST /facts`.
+    #[tool(
+        description = "Add a subject–predicate–object fact. `exclusive`: the predicate holds one value, and the subject's older ones are superseded (kept as history)."
+    )]
+    async fn add_fact(
+        &self,
+        Parameters(mut input): Parameters<FactInput>,
+        ext: Extensions,
+    ) -> Answer {
+        input.namespace = namespace(Some(&input.namespace), &ext);
+        answer(flat(self.engine.run(move |m| m.add_fact(input)).await))
+    }
+
+    /// `GET /facts` (and `GET /facts/history` with `history`).
+    #[tool(
+        description = "Current facts about an entity (as subject or object), or by subject, predicate and object; `history` adds the superseded ones."
+    )]
+    async fn query_facts(&self, Parameters(a): Parameters<FactsArgs>, ext: Extensions) -> Answer {
+        if a.history && a.subject.is_none() && a.entity.is_none() {
+            return answer::<Value>(Err(invalid("history needs `subject` or `entity`")));
+        }
+        let q = FactQuery {
+            namespaces: vec![namespace(a.namespace.as_deref(), &ext)],
+            subject: a.subject,
+            predicate: a.predicate,
+            object: a.object,
+            entity: a.entity,
+            include_invalid: a.history,
+            limit: a.limit.unwrap_or(0),
+            ..Default::default()
+        };
+        let out = flat(self.engine.read(move |m| m.query_facts(q)).await);
+        answer(out.map(|facts| json!({ "facts": facts })))
+    }
+
+    /// `GET /facts/graph`.
+    #[tool(description = "The facts within one or two hops of an entity.")]
+    async fn fact_graph(&self, Parameters(a): Parameters<GraphArgs>, ext: Extensions) -> Answer {
+        let ns = namespace(a.namespace.as_deref(), &ext);
+        let hops = a.hops.unwrap_or(GRAPH_HOPS);
+        let out = flat(
+            self.engine
+                .read(move |m| m.fact_graph(&ns, &a.entity, hops))
+                .await,
+        );
+        answer(out.map(|facts| json!({ "facts": facts })))
+    }
+}

@@ -1,0 +1,224 @@
+//! The tools' arguments, where no engine request type fits: each field is
+//! named and defaulted as in the matching HTTP route's body or query
+//! (`routes/`), and documented, since the doc comments become the input
+//! schema's descriptions. The tools that take an engine request whole
+//! (`recall`, `remember_fact`, `ingest_turn`, `consolidate`, `add_fact`)
+//! use the core's type, whose schema the core's `schema` feature derives.
+
+use rmcp::schemars::{self, JsonSchema};
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// What to look for, in the user's words.
+    pub query: String,
+    /// Hits to return (default 8, at most 50).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Namespace (default: the `X-Namespace` header, else `default`).
+    #[serde(default)]
+    pub namespace: Option<String>,
+}
+
+/// A memory by id.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IdArgs {
+    /// The memory's id.
+    pub id: String,
+    /// Namespace (default: the `X-Namespace` header, else `default`).
+    #[serde(default)]
+    pub namespace: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CorrectArgs {
+    /// The memory to correct.
+    pub id: String,
+    /// The corrected statement; it supersedes the old one.
+    pub content: String,
+    /// Namespace (default: the `X-Namespace` header, else `default`).
+    #[serde(default)]
+    pub namespace: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForgetArgs {
+    /// The memory to move to the trash (restorable).
+    pub id: String,
+    /// Why it is forgotten (kept with it; default "forgotten via MCP").
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// Namespace (default: the `X-Namespace` header, else `default`).
+    #[serde(default)]
+    pub namespace: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditArgs {
+    /// The memory to change; its earlier state is kept as a version.
+    pub id: String,
+    /// New text.
+    #[serde(default)]
+    pub content: Option<String>,
+    /// New tags (replacing the old ones).
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+    /// New importance, 0 to 1.
+    #[serde(default)]
+    pub importance: Option<f32>,
+    /// New kind: `episodic`, `semantic` or `procedural`.
+    #[serde(default)]
+    pub kind: Option<mnemo_core::model::Kind>,
+    /// New attributes (a JSON object, replacing the old one).
+    #[serde(default)]
+    pub attributes: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Namespace (default: the `X-Namespace` header, else `default`).
+    #[serde(default)]
+    pub namespace: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RevertArgs {
+    /// The memory.
+    pub id: String,
+    /// The version to put back (a number from `history`).
+    pub version: u32,
+    /// Namespace (default: the `X-Namespace` header, else `default`).
+    #[serde(default)]
+    pub namespace: Option<String>,
+}
+
+/// Only a namespace; for the operator's reads and runs, none covers every
+/// namespace.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct NsArgs {
+    /// Namespace (default: the `X-Namespace` header, else `default`; for
+    /// `memory_stats`, every namespace).
+    pub namespace: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EntityArgs {
+    /// The entity's name (a person, place, organisation, project).
+    pub name: String,
+    /// Linked memories to return (default 20).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Namespace (default: the `X-Namespace` header, else `default`).
+    #[serde(default)]
+    pub namespace: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContextArgs {
+    /// The user's message the answer is for.
+    pub prompt: String,
+    /// The current session: what was said in it is left out.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// Facts to include (default 8).
+    #[serde(default)]
+    pub limit: u32,
+    /// Namespace (default: the `X-Namespace` header, else `default`).
+    #[serde(default)]
+    pub namespace: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct ResumeArgs {
+    /// The Recent window in hours (default 24).
+    pub hours: Option<u32>,
+    /// What the session is about: Core and Recent keep what is relevant to it.
+    pub context: Option<String>,
+    /// Namespace (default: the `X-Namespace` header, else `default`).
+    pub namespace: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TopicArgs {
+    /// Topic ids from `resume` or `topics` (kb1, kb2, ...).
+    pub ids: Vec<String>,
+    /// Namespace (default: the `X-Namespace` header, else `default`).
+    #[serde(default)]
+    pub namespace: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct RecentArgs {
+    /// The window in hours (default 24).
+    pub hours: Option<u32>,
+    /// Memories to return (default 50).
+    pub limit: Option<u32>,
+    /// Namespace (default: the `X-Namespace` header, else `default`).
+    pub namespace: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct SessionsArgs {
+    /// Only the sessions not yet consolidated.
+    pub pending: bool,
+    /// Sessions to return (default 100).
+    pub limit: Option<u32>,
+    /// Namespace (default: the `X-Namespace` header, else `default`).
+    pub namespace: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReviewArgs {
+    /// Report the proposals and the rules' verdicts without applying them.
+    pub dry: bool,
+    /// Namespace (default: the `X-Namespace` header, else every namespace).
+    pub namespace: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReflectArgs {
+    /// Write one even if the last is less than six days old.
+    pub force: bool,
+    /// Namespace (default: the `X-Namespace` header, else `default`).
+    pub namespace: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct FactsArgs {
+    /// Facts with this entity as subject or object.
+    pub entity: Option<String>,
+    pub subject: Option<String>,
+    pub predicate: Option<String>,
+    pub object: Option<String>,
+    /// Superseded versions too (needs `entity` or `subject`).
+    pub history: bool,
+    /// Facts to return (default: the engine's).
+    pub limit: Option<u32>,
+    /// Namespace (default: the `X-Namespace` header, else `default`).
+    pub namespace: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GraphArgs {
+    /// The entity at the centre.
+    pub entity: String,
+    /// Hops out from it: 1 or 2 (default 2).
+    #[serde(default)]
+    pub hops: Option<u32>,
+    /// Namespace (default: the `X-Namespace` header, else `default`).
+    #[serde(default)]
+    pub namespace: Option<String>,
+}

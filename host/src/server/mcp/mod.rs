@@ -1,0 +1,189 @@
+//! MCP on the official Rust SDK (`rmcp`): one tool set, two transports.
+//!
+//! - **Streamable HTTP** at `/mcp` on `mnemo serve`, behind the API's own
+//!   layers: the same bearer token, body limits and access log, and the
+//!   same namespace rule (the tool's `namespace`, else the request's
+//!   `X-Namespace` header, else `default`). It is stateless (the protocol's
+//!   2026-07-28 form, JSON answers): any of several servers on one Postgres
+//!   answers any request.
+//! - **stdio** for `mnemo mcp`, which starts the server's engines (writer,
+//!   readers, planner, embedding worker) and its scheduler, so an MCP-only
+//!   user's memory consolidates and fades as a server's does; with
+//!   `--listen ADDR` the HTTP API is served from those same engines.
+//!
+//! Each tool runs as the matching HTTP route does (`routes/`): reads on a
+//! reader, writes on the writer, LLM steps planned then applied, the
+//! session-switch trigger after a turn. Its input schema is derived from
+//! its argument type (`args.rs`, and the engine's own request types with
+//! the core's `schema` feature). A failure the caller should see — an
+//! unknown id, bad input, a refused write — is a tool result with
+//! `isError` and the API's `{"error": {"code", "message"}}`; nothing is
+//! swallowed and the server keeps serving.
+
+mod agent_tools;
+mod args;
+mod memory_tools;
+
+use std::net::SocketAddr;
+
+use anyhow::Context;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, ServerHandler, ServiceExt, tool_handler};
+use serde::Serialize;
+
+use super::engine::Engines;
+use super::error::ApiError;
+use crate::Config;
+
+/// What an agent is told when it connects.
+const INSTRUCTIONS: &str = "Long-term memory. Call `resume` at the start of a session and \
+`context` with the user's message before answering; use `search_memory` for questions about \
+the user or earlier sessions, `remember_fact` for durable facts, `ingest_turn` for each \
+dialogue turn.";
+
+/// The MCP server: the engines and the request's namespace rule.
+#[derive(Clone)]
+pub struct MnemoMcp {
+    engine: Engines,
+    tool_router: ToolRouter<Self>,
+}
+
+impl MnemoMcp {
+    pub(super) fn new(engine: Engines) -> Self {
+        Self {
+            engine,
+            tool_router: Self::memory_tools() + Self::agent_tools(),
+        }
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for MnemoMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("mnemo", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+}
+
+/// The namespace a tool acts in: its argument, else the HTTP request's
+/// `X-Namespace` header (none over stdio), else `default`.
+fn namespace(given: Option<&str>, ext: &rmcp::model::Extensions) -> String {
+    if let Some(ns) = given.filter(|n| !n.is_empty()) {
+        return ns.to_string();
+    }
+    header_namespace(ext).unwrap_or_else(|| "default".to_string())
+}
+
+/// The given namespace, else the header, else none: the operator's runs
+/// (stats, consolidate, review) then cover every namespace, as over HTTP.
+fn namespace_or_all(given: Option<String>, ext: &rmcp::model::Extensions) -> Option<String> {
+    given
+        .filter(|n| !n.is_empty())
+        .or_else(|| header_namespace(ext))
+}
+
+fn header_namespace(ext: &rmcp::model::Extensions) -> Option<String> {
+    ext.get::<axum::http::request::Parts>()
+        .and_then(|p| p.headers.get("x-namespace"))
+        .and_then(|v| v.to_str().ok())
+        .map(String::from)
+}
+
+/// A tool's answer: the value as structured content (numbers printed as
+/// stored, as the API prints them); an error as the API's error object
+/// with `isError`, so the model reads what went wrong.
+fn answer<T: Serialize>(result: Result<T, ApiError>) -> Result<CallToolResult, ErrorData> {
+    match result {
+        Ok(v) => {
+            let mut v = serde_json::to_value(v).map_err(|e| {
+                ErrorData::internal_error(format!("cannot encode the answer: {e}"), None)
+            })?;
+            super::json::tidy(&mut v);
+            Ok(CallToolResult::structured(v))
+        }
+        Err(e) => Ok(CallToolResult::structured_error(serde_json::json!({
+            "error": { "code": e.code, "message": e.message }
+        }))),
+    }
+}
+
+/// An engine job's two layers of failure (the engine stopped; the call
+/// failed) as one.
+fn flat<T, E: Into<ApiError>>(r: Result<Result<T, E>, ApiError>) -> Result<T, ApiError> {
+    r.and_then(|inner| inner.map_err(Into::into))
+}
+
+/// `/mcp`: the tools over streamable HTTP, stateless, answering JSON.
+/// Without an API key only loopback `Host`s are accepted (DNS-rebinding
+/// protection for a server on 127.0.0.1); with one, the bearer token
+/// already guards every request and any host name may reach it.
+pub(super) fn http_service(
+    engine: Engines,
+    guarded: bool,
+) -> StreamableHttpService<MnemoMcp, NeverSessionManager> {
+    let mut config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(None)
+        .with_max_request_body_bytes(super::MAX_BODY_BYTES);
+    if guarded {
+        config = config.disable_allowed_hosts();
+    }
+    StreamableHttpService::new(
+        move || Ok(MnemoMcp::new(engine.clone())),
+        Default::default(),
+        config,
+    )
+}
+
+#[derive(clap::Args)]
+pub struct McpArgs {
+    /// Also serve the HTTP API (and `/mcp`) on this address, from the same
+    /// engines: one writer for both, no second process on the database.
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<SocketAddr>,
+}
+
+/// `mnemo mcp`: the tools over stdio, on the server's engines and
+/// scheduler; with `--listen`, the HTTP API (and `/mcp`) from the same ones.
+pub fn serve_stdio(config: Config, args: McpArgs) -> anyhow::Result<()> {
+    let listen = args.listen;
+    if listen.is_some_and(|a| !a.ip().is_loopback()) && config.api_key.is_none() {
+        tracing::warn!(
+            "serving HTTP off loopback without MNEMO_API_KEY: anyone who can reach it can read your memory"
+        );
+    }
+    let api_key = config.api_key.clone();
+    let engine = super::start(config)?;
+    let app = listen.map(|_| super::routes_on(engine.clone(), api_key));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        if let (Some(addr), Some(app)) = (listen, app) {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("binding {addr}"))?;
+            eprintln!("mnemo listening on http://{}", listener.local_addr()?);
+            tokio::spawn(async move {
+                if let Err(e) = axum::serve(listener, app).await {
+                    tracing::error!(error = %e, "the HTTP server stopped");
+                }
+            });
+        }
+        let service = MnemoMcp::new(engine)
+            .serve(rmcp::transport::stdio())
+            .await
+            .context("starting MCP on stdio")?;
+        service.waiting().await.context("serving MCP on stdio")?;
+        anyhow::Ok(())
+    })?;
+    // stdin is closed: the client went away. The engines' threads end with
+    // the process; the writer has committed every reply it sent.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    Ok(())
+}
