@@ -305,6 +305,27 @@ async fn streamable_http_round_trip_with_the_apis_auth_and_namespaces() {
     );
     c.cancel().await.unwrap();
     other.cancel().await.unwrap();
+
+    // The routes `fade` and `enrich` mirror: the nightly tasks on demand.
+    let base = server.base.clone();
+    let (fade, enrich) = tokio::task::spawn_blocking(move || {
+        let post = |path: &str, body: Option<&str>| {
+            call(
+                ureq::post(&format!("{base}{path}")).set("Authorization", "Bearer s3cret"),
+                body,
+            )
+        };
+        (
+            post("/fade", None),
+            post("/enrich", Some(r#"{"limit": 3}"#)),
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(fade.0, 200, "{:?}", fade.1);
+    assert!(fade.1["examined"].as_u64().is_some(), "{:?}", fade.1);
+    assert_eq!(enrich.0, 200, "{:?}", enrich.1);
+    assert!(enrich.1["ran"].is_boolean(), "{:?}", enrich.1);
     drop(server);
 }
 

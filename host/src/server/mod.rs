@@ -111,6 +111,8 @@ fn routes_on(engine: Engines, api_key: Option<String>) -> Router {
         .route("/context", post(context))
         .route("/consolidate", post(consolidate))
         .route("/reflect", post(reflect))
+        .route("/fade", post(fade))
+        .route("/enrich", post(enrich))
         .route("/facts", post(add_fact).get(query_facts))
         .route("/facts/graph", get(fact_graph))
         .route("/facts/conflicts", get(fact_conflicts))

@@ -222,3 +222,48 @@ pub struct GraphArgs {
     #[serde(default)]
     pub namespace: Option<String>,
 }
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct DecisionsArgs {
+    /// Entries to return (default 100).
+    pub limit: Option<u32>,
+    /// Only decisions about this memory, episode or session.
+    pub target: Option<String>,
+    /// Only this action (`promote`, `merge`, `evict`, `inject`, `scheduled`, ...).
+    pub action: Option<String>,
+    /// Only entries at or after this time (Unix ms).
+    pub since: Option<i64>,
+    /// Namespace (default: the `X-Namespace` header, else every namespace).
+    pub namespace: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct UsageArgs {
+    /// Latest calls to return (default 50).
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExportArgs {
+    /// Namespace (default: the `X-Namespace` header, else every namespace).
+    pub namespace: Option<String>,
+    /// Include the embedding vectors.
+    pub vectors: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ImportArgs {
+    /// JSON lines as `export` writes them.
+    pub jsonl: String,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct EnrichArgs {
+    /// Items per target (memories, episodes) this run (default 50).
+    pub limit: Option<u32>,
+}

@@ -20,6 +20,7 @@
 //! `isError` and the API's `{"error": {"code", "message"}}`; nothing is
 //! swallowed and the server keeps serving.
 
+mod admin_tools;
 mod agent_tools;
 mod args;
 mod memory_tools;
@@ -55,7 +56,7 @@ impl MnemoMcp {
     pub(super) fn new(engine: Engines) -> Self {
         Self {
             engine,
-            tool_router: Self::memory_tools() + Self::agent_tools(),
+            tool_router: Self::memory_tools() + Self::agent_tools() + Self::admin_tools(),
         }
     }
 }

@@ -76,6 +76,36 @@ pub(in crate::server) async fn consolidate(
     Ok(Json(report).into_response())
 }
 
+/// Seed 003's confidence fading now (as the 04:00 task runs it), over the
+/// configured layers.
+pub(in crate::server) async fn fade(State(s): State<AppState>) -> ApiResult {
+    let report = s.engine.run(move |m| m.fade_as_configured()).await??;
+    Ok(Json(report).into_response())
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub(in crate::server) struct EnrichRequest {
+    /// Items per target (memories, episodes) this run (default 50).
+    limit: Option<u32>,
+}
+
+/// Items per target of one enrichment run (`mnemo enrich`'s default).
+pub(in crate::server) const ENRICH_LIMIT: u32 = 50;
+
+/// The accurate NER pass now (as the 02:00 task runs it), planned then
+/// applied: an LLM provider's calls never hold the writer.
+pub(in crate::server) async fn enrich(State(s): State<AppState>, body: Bytes) -> ApiResult {
+    let req: EnrichRequest = if body.is_empty() {
+        EnrichRequest::default()
+    } else {
+        parse(&body)?
+    };
+    let limit = req.limit.unwrap_or(ENRICH_LIMIT);
+    let report = s.engine.run_planned(move |m, _| m.enrich(limit)).await??;
+    Ok(Json(report).into_response())
+}
+
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
 pub(in crate::server) struct ReflectRequest {

@@ -1,0 +1,134 @@
+//! The operator's tools: lists and the trash, the decision log, the LLM
+//! usage ledger, export and import, fading and enrichment now. Each runs
+//! as its HTTP route does (the route is named on each).
+
+use mnemo_core::model::*;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, Extensions};
+use rmcp::{ErrorData, tool, tool_router};
+use serde_json::json;
+
+use super::args::*;
+use super::{MnemoMcp, answer, flat, namespace, namespace_or_all};
+use crate::server::error::ApiError;
+use crate::server::routes::ENRICH_LIMIT;
+use crate::storage::DecisionFilter;
+
+type Answer = Result<CallToolResult, ErrorData>;
+
+/// Defaults of `GET /decisions` and `GET /llm-usage` (entries).
+const DECISIONS_LIMIT: u32 = 100;
+const USAGE_LIMIT: u32 = 50;
+
+#[tool_router(router = admin_tools, vis = "pub(super)")]
+impl MnemoMcp {
+    /// `GET /memories` (and `GET /trash` with `deleted`).
+    #[tool(
+        description = "List memories, newest first, narrowed by layers, kinds and tags (all given must match); `deleted` lists the trash instead."
+    )]
+    async fn list_memories(
+        &self,
+        Parameters(mut req): Parameters<ListRequest>,
+        ext: Extensions,
+    ) -> Answer {
+        req.namespace = namespace(Some(&req.namespace), &ext);
+        let out = flat(self.engine.read(move |m| m.list(req)).await);
+        answer(out.map(|list| json!({ "memories": list })))
+    }
+
+    /// `GET /decisions`.
+    #[tool(
+        description = "The decision log: what the lifecycle, the scheduler and every edit did, with the reason and what was there before; newest first."
+    )]
+    async fn decisions(&self, Parameters(a): Parameters<DecisionsArgs>, ext: Extensions) -> Answer {
+        let filter = DecisionFilter {
+            limit: a.limit.unwrap_or(DECISIONS_LIMIT),
+            target: a.target,
+            action: a.action,
+            namespace: namespace_or_all(a.namespace, &ext),
+            since: a.since,
+        };
+        let out = self
+            .engine
+            .read(move |m| m.ports().store.decision_log(&filter))
+            .await
+            .and_then(|r| r.map_err(ApiError::storage));
+        answer(out.map(|entries| json!({ "entries": entries })))
+    }
+
+    /// `GET /llm-usage`.
+    #[tool(
+        description = "The LLM and embedding call ledger: totals per component and model, and the latest calls."
+    )]
+    async fn llm_usage(&self, Parameters(a): Parameters<UsageArgs>) -> Answer {
+        let limit = a.limit.unwrap_or(USAGE_LIMIT);
+        let out = self
+            .engine
+            .read(move |m| {
+                let store = &m.ports().store;
+                Ok::<_, anyhow::Error>((store.usage_summary()?, store.usage(limit)?))
+            })
+            .await
+            .and_then(|r| r.map_err(ApiError::storage));
+        answer(out.map(|(summary, latest)| json!({ "summary": summary, "latest": latest })))
+    }
+
+    /// `GET /export`.
+    #[tool(
+        description = "Export memories, turns, sessions, entities, facts and their history as JSON lines (the text of `export`), for one namespace or every one."
+    )]
+    async fn export(&self, Parameters(a): Parameters<ExportArgs>, ext: Extensions) -> Answer {
+        let ns = namespace_or_all(a.namespace, &ext);
+        let out = self
+            .engine
+            .read(move |m| {
+                let mut out = Vec::new();
+                crate::transfer::export(m, &mut out, ns.as_deref(), a.vectors).map(|_| out)
+            })
+            .await
+            .and_then(|r| r.map_err(ApiError::storage));
+        answer(out.map(|bytes| json!({ "jsonl": String::from_utf8_lossy(&bytes) })))
+    }
+
+    /// `POST /import`.
+    #[tool(
+        description = "Import JSON lines written by `export` (one transaction: a bad line and nothing is stored); what is already there is kept."
+    )]
+    async fn import(&self, Parameters(a): Parameters<ImportArgs>) -> Answer {
+        let out = self
+            .engine
+            .run(move |m| {
+                crate::transfer::import(m, std::io::Cursor::new(a.jsonl.into_bytes()), |_, _| {})
+            })
+            .await
+            .and_then(|r| {
+                r.map_err(|e| {
+                    ApiError::new(
+                        axum::http::StatusCode::BAD_REQUEST,
+                        "invalid_input",
+                        format!("{e:#}"),
+                    )
+                })
+            });
+        answer(out)
+    }
+
+    /// `POST /fade`.
+    #[tool(
+        description = "Fade confidence now (the nightly task): memories not used for a while lose confidence; Buffer ones that fall below the floor go to the trash (restorable)."
+    )]
+    async fn fade(&self) -> Answer {
+        answer(flat(self.engine.run(move |m| m.fade_as_configured()).await))
+    }
+
+    /// `POST /enrich`.
+    #[tool(
+        description = "Run the accurate entity recognition pass now (the nightly task) over items not yet enriched."
+    )]
+    async fn enrich(&self, Parameters(a): Parameters<EnrichArgs>) -> Answer {
+        let limit = a.limit.unwrap_or(ENRICH_LIMIT);
+        answer(flat(
+            self.engine.run_planned(move |m, _| m.enrich(limit)).await,
+        ))
+    }
+}
