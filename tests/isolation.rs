@@ -4,6 +4,7 @@
 //! a fact, an entity, a trigger tag, a topic — appears in no answer of any
 //! read route asked from another namespace, and the owner does see it (the
 //! positive control, so a route that shows nothing at all cannot pass).
+//! The MCP tools at `/mcp` are asked too, as the same namespaces.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -168,7 +169,68 @@ fn reads(s: &Server, ns: &str, id: &str) -> Vec<(String, u16, String)> {
         let (st, text) = send(s, "POST", p, ns, Some(body.clone()));
         out.push((format!("POST {p} {body}"), st, text));
     }
+    out.extend(mcp_reads(s, ns, id));
     out
+}
+
+/// Every read tool of MCP over streamable HTTP (`/mcp`, stateless: each
+/// call is one POST), asked as `ns` through the `X-Namespace` header.
+fn mcp_reads(s: &Server, ns: &str, id: &str) -> Vec<(String, u16, String)> {
+    let calls = [
+        (
+            "search_memory",
+            json!({"query": "vault codename Quokkazyx"}),
+        ),
+        (
+            "recall",
+            json!({"query": "Quokkazyx", "include_episodes": true}),
+        ),
+        ("get_memory", json!({"id": id})),
+        ("history", json!({"id": id})),
+        ("list_memories", json!({"limit": 100})),
+        ("list_memories", json!({"deleted": true})),
+        ("memory_stats", json!({"namespace": ns})),
+        ("get_entity_info", json!({"name": "Quokkazyx"})),
+        (
+            "context",
+            json!({"prompt": "What is the vault codename Quokkazyx?"}),
+        ),
+        ("resume", json!({"hours": 48, "context": SECRET})),
+        ("topics", json!({})),
+        ("topic", json!({"ids": ["kb1", "kp1"]})),
+        ("triggers", json!({})),
+        ("recent", json!({"hours": 48})),
+        ("sessions", json!({})),
+        (
+            "query_facts",
+            json!({"subject": "Quokkazyx", "history": true}),
+        ),
+        ("fact_graph", json!({"entity": "Quokkazyx"})),
+        ("decisions", json!({"namespace": ns, "limit": 100})),
+        ("export", json!({"namespace": ns})),
+    ];
+    calls
+        .into_iter()
+        .map(|(tool, args)| {
+            let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                              "params": {"name": tool, "arguments": args}});
+            let res = ureq::post(&format!("{}/mcp", s.base))
+                .set("X-Namespace", ns)
+                .set("Content-Type", "application/json")
+                .set("Accept", "application/json, text/event-stream")
+                .set("MCP-Protocol-Version", "2025-06-18")
+                .send_string(&body.to_string());
+            let resp = match res {
+                Ok(r) => r,
+                Err(ureq::Error::Status(_, r)) => r,
+                Err(e) => panic!("transport error: {e}"),
+            };
+            let st = resp.status();
+            let text = resp.into_string().unwrap_or_default();
+            assert!(text.contains("\"result\""), "MCP {tool}: {text}");
+            (format!("MCP {tool} {args}"), st, text)
+        })
+        .collect()
 }
 
 #[test]
@@ -234,6 +296,11 @@ fn check(s: &Server, backend: &str) {
         "GET /recent",
         "GET /facts?subject",
         "POST /recall",
+        "MCP search_memory",
+        "MCP get_memory",
+        "MCP list_memories {\"deleted\"",
+        "MCP recent",
+        "MCP export",
     ] {
         assert!(
             shown.iter().any(|r| r.contains(must)),
