@@ -7,6 +7,7 @@
 //! errors) and the scheduler thread; `routes/` the handlers; `error.rs` the
 //! JSON error type and the request parsing every handler shares.
 
+mod args;
 mod engine;
 mod error;
 pub mod json;

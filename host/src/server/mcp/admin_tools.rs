@@ -8,8 +8,8 @@ use rmcp::model::{CallToolResult, Extensions};
 use rmcp::{ErrorData, tool, tool_router};
 use serde_json::json;
 
-use super::args::*;
 use super::{MnemoMcp, answer, flat, namespace, namespace_or_all};
+use crate::server::args::*;
 use crate::server::error::ApiError;
 use crate::server::routes::ENRICH_LIMIT;
 use crate::storage::DecisionFilter;

@@ -9,8 +9,8 @@ use rmcp::model::{CallToolResult, Extensions};
 use rmcp::{ErrorData, tool, tool_router};
 use serde_json::{Value, json};
 
-use super::args::*;
 use super::{MnemoMcp, answer, flat, namespace, namespace_or_all};
+use crate::server::args::*;
 use crate::server::error::ApiError;
 
 type Answer = Result<CallToolResult, ErrorData>;

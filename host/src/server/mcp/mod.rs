@@ -22,7 +22,6 @@
 
 mod admin_tools;
 mod agent_tools;
-mod args;
 mod memory_tools;
 
 use std::net::SocketAddr;

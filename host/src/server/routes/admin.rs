@@ -6,13 +6,13 @@ use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use serde::Deserialize;
 use serde_json::json;
 
 use crate::server::AppState;
 use crate::server::error::{ApiError, ApiResult};
 
 use super::*;
+use crate::server::args::*;
 
 pub(in crate::server) async fn health(State(s): State<AppState>) -> ApiResult {
     let (version, integrity, vectors, ann) = s
@@ -78,17 +78,10 @@ pub(in crate::server) async fn openapi() -> Response {
     ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
 }
 
-#[derive(Deserialize, Default)]
-#[serde(default, deny_unknown_fields)]
-pub(in crate::server) struct ExportQuery {
-    namespace: Option<String>,
-    vectors: bool,
-}
-
 pub(in crate::server) async fn export(
     State(s): State<AppState>,
     headers: HeaderMap,
-    Query(q): Query<ExportQuery>,
+    Query(q): Query<ExportArgs>,
 ) -> ApiResult {
     let ns = namespace_or_all(&headers, q.namespace);
     let body = s

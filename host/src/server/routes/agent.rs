@@ -7,28 +7,18 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use mnemo_core::model::*;
 
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::server::AppState;
 use crate::server::error::{ApiError, ApiResult, parse};
 
 use super::*;
-
-/// `GET /resume?hours&context&namespace`.
-#[derive(Deserialize, Default)]
-#[serde(default, deny_unknown_fields)]
-pub(in crate::server) struct ResumeQuery {
-    namespace: Option<String>,
-    hours: Option<u32>,
-    /// What the session is about: Core and Recent keep what is relevant to it.
-    context: Option<String>,
-}
+use crate::server::args::*;
 
 pub(in crate::server) async fn resume(
     State(s): State<AppState>,
     headers: HeaderMap,
-    Query(q): Query<ResumeQuery>,
+    Query(q): Query<ResumeArgs>,
 ) -> ApiResult {
     let req = ResumeRequest {
         namespace: namespace(&headers, q.namespace.as_deref().unwrap_or("")),
@@ -53,21 +43,13 @@ pub(in crate::server) async fn list_topics(
     Ok(Json(json!({ "topics": topics })).into_response())
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(in crate::server) struct TopicRequest {
-    ids: Vec<String>,
-    #[serde(default)]
-    namespace: String,
-}
-
 /// Seed 004 `POST /topic`: `{"kb1": {"name", "memories"}, ...}`.
 pub(in crate::server) async fn topic(
     State(s): State<AppState>,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult {
-    let req: TopicRequest = parse(&body)?;
+    let req: TopicArgs = parse(&body)?;
     if req.ids.is_empty() {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -75,7 +57,7 @@ pub(in crate::server) async fn topic(
             "`ids` must name at least one topic",
         ));
     }
-    let ns = namespace(&headers, &req.namespace);
+    let ns = namespace(&headers, req.namespace.as_deref().unwrap_or(""));
     let topics = s.engine.read(move |m| m.topics(&ns, &req.ids)).await??;
     let mut out = serde_json::Map::new();
     for t in topics {

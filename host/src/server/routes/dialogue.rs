@@ -8,13 +8,13 @@ use axum::response::IntoResponse;
 use mnemo_core::model::*;
 use mnemo_core::ports::Storage as _;
 
-use serde::Deserialize;
 use serde_json::json;
 
 use crate::server::AppState;
 use crate::server::error::{ApiError, ApiResult, parse};
 
 use super::*;
+use crate::server::args::*;
 
 pub(in crate::server) async fn ingest(
     State(s): State<AppState>,
@@ -31,20 +31,11 @@ pub(in crate::server) async fn ingest(
     Ok((StatusCode::CREATED, Json(out)).into_response())
 }
 
-#[derive(Deserialize, Default)]
-#[serde(default, deny_unknown_fields)]
-pub(in crate::server) struct SessionsQuery {
-    namespace: Option<String>,
-    /// Only the sessions not yet consolidated.
-    pending: bool,
-    limit: Option<u32>,
-}
-
 /// The sessions of a namespace, most recently active first.
 pub(in crate::server) async fn list_sessions(
     State(s): State<AppState>,
     headers: HeaderMap,
-    Query(q): Query<SessionsQuery>,
+    Query(q): Query<SessionsArgs>,
 ) -> ApiResult {
     let ns = namespace(&headers, q.namespace.as_deref().unwrap_or(""));
     let (pending, limit) = (q.pending, q.limit.unwrap_or(100));

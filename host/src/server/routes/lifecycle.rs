@@ -9,28 +9,18 @@ use axum::response::IntoResponse;
 use mnemo_core::model::*;
 
 use crate::storage::DecisionFilter;
-use serde::Deserialize;
 use serde_json::json;
 
 use crate::server::AppState;
 use crate::server::error::{ApiError, ApiResult, parse};
 
 use super::*;
-
-#[derive(Deserialize, Default)]
-#[serde(default, deny_unknown_fields)]
-pub(in crate::server) struct DecisionsQuery {
-    limit: Option<u32>,
-    target: Option<String>,
-    action: Option<String>,
-    namespace: Option<String>,
-    since: Option<i64>,
-}
+use crate::server::args::*;
 
 pub(in crate::server) async fn decisions(
     State(s): State<AppState>,
     headers: HeaderMap,
-    Query(q): Query<DecisionsQuery>,
+    Query(q): Query<DecisionsArgs>,
 ) -> ApiResult {
     let filter = DecisionFilter {
         limit: q.limit.unwrap_or(100),
@@ -83,21 +73,14 @@ pub(in crate::server) async fn fade(State(s): State<AppState>) -> ApiResult {
     Ok(Json(report).into_response())
 }
 
-#[derive(Deserialize, Default)]
-#[serde(default, deny_unknown_fields)]
-pub(in crate::server) struct EnrichRequest {
-    /// Items per target (memories, episodes) this run (default 50).
-    limit: Option<u32>,
-}
-
 /// Items per target of one enrichment run (`mnemo enrich`'s default).
 pub(in crate::server) const ENRICH_LIMIT: u32 = 50;
 
 /// The accurate NER pass now (as the 02:00 task runs it), planned then
 /// applied: an LLM provider's calls never hold the writer.
 pub(in crate::server) async fn enrich(State(s): State<AppState>, body: Bytes) -> ApiResult {
-    let req: EnrichRequest = if body.is_empty() {
-        EnrichRequest::default()
+    let req: EnrichArgs = if body.is_empty() {
+        EnrichArgs::default()
     } else {
         parse(&body)?
     };
@@ -106,24 +89,17 @@ pub(in crate::server) async fn enrich(State(s): State<AppState>, body: Bytes) ->
     Ok(Json(report).into_response())
 }
 
-#[derive(Deserialize, Default)]
-#[serde(default, deny_unknown_fields)]
-pub(in crate::server) struct ReflectRequest {
-    namespace: String,
-    force: bool,
-}
-
 pub(in crate::server) async fn reflect(
     State(s): State<AppState>,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult {
-    let req: ReflectRequest = if body.is_empty() {
-        ReflectRequest::default()
+    let req: ReflectArgs = if body.is_empty() {
+        ReflectArgs::default()
     } else {
         parse(&body)?
     };
-    let ns = namespace(&headers, &req.namespace);
+    let ns = namespace(&headers, req.namespace.as_deref().unwrap_or(""));
     let out = s
         .engine
         .run_planned(move |m, _| m.reflect(&ns, req.force))
@@ -136,24 +112,20 @@ pub(in crate::server) async fn reflect(
     Ok((status, Json(out)).into_response())
 }
 
-#[derive(Deserialize, Default)]
-#[serde(default, deny_unknown_fields)]
-pub(in crate::server) struct ReviewRequest {
-    namespace: Option<String>,
-    dry: bool,
-}
-
 /// Seed 004's LLM audit, mnemo's review: proposals, the review rules' verdicts, what ran.
-pub(in crate::server) async fn review(State(s): State<AppState>, body: Bytes) -> ApiResult {
-    let req: ReviewRequest = if body.is_empty() {
-        ReviewRequest::default()
+pub(in crate::server) async fn review(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult {
+    let req: ReviewArgs = if body.is_empty() {
+        ReviewArgs::default()
     } else {
         parse(&body)?
     };
-    let review = move |m: &mut crate::Mnemo| {
-        m.review(req.namespace.as_deref(), req.dry)
-            .map_err(ApiError::from)
-    };
+    let ns = namespace_or_all(&headers, req.namespace);
+    let review =
+        move |m: &mut crate::Mnemo| m.review(ns.as_deref(), req.dry).map_err(ApiError::from);
     let report = if req.dry {
         s.engine.dry(review).await??
     } else {

@@ -14,6 +14,7 @@ use crate::server::AppState;
 use crate::server::error::{ApiResult, parse};
 
 use super::*;
+use crate::server::args::*;
 
 pub(in crate::server) async fn recall(
     State(s): State<AppState>,
@@ -76,26 +77,14 @@ pub(in crate::server) async fn recent(
     Ok(Json(json!({ "memories": list })).into_response())
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(in crate::server) struct ContextRequest {
-    prompt: String,
-    #[serde(default)]
-    session_id: Option<String>,
-    #[serde(default)]
-    namespace: String,
-    #[serde(default)]
-    limit: u32,
-}
-
 /// Seed 003 context injection: the markdown block to prepend to a prompt.
 pub(in crate::server) async fn context(
     State(s): State<AppState>,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult {
-    let req: ContextRequest = parse(&body)?;
-    let ns = namespace(&headers, &req.namespace);
+    let req: ContextArgs = parse(&body)?;
+    let ns = namespace(&headers, req.namespace.as_deref().unwrap_or(""));
     let block = s
         .engine
         .read(move |m| m.context(&ns, &req.prompt, req.session_id.as_deref(), req.limit))

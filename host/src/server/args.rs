@@ -1,8 +1,9 @@
-//! The tools' arguments, where no engine request type fits: each field is
-//! named and defaulted as in the matching HTTP route's body or query
-//! (`routes/`), and documented, since the doc comments become the input
-//! schema's descriptions. The tools that take an engine request whole
-//! (`recall`, `remember_fact`, `ingest_turn`, `consolidate`, `add_fact`)
+//! The arguments of the routes and MCP tools that take no engine request
+//! type: one struct per operation, read by the HTTP route (its body or
+//! query string) and by the MCP tool alike, so both take the same names
+//! and defaults. Each field is documented: the doc comments become the
+//! tools' input-schema descriptions. The operations that take an engine
+//! request whole (recall, remember, ingest, consolidate, add a fact, list)
 //! use the core's type, whose schema the core's `schema` feature derives.
 
 use rmcp::schemars::{self, JsonSchema};
