@@ -11,6 +11,7 @@ use serde_json::json;
 use super::{MnemoMcp, answer, flat, namespace, namespace_or_all};
 use crate::server::args::*;
 use crate::server::error::ApiError;
+use crate::server::routes::Written;
 
 type Answer = Result<CallToolResult, ErrorData>;
 
@@ -91,15 +92,7 @@ impl MnemoMcp {
                 })
                 .await,
         );
-        answer(out.map(|o| {
-            let mut v = serde_json::to_value(&o.memory).unwrap_or_default();
-            if let Some(map) = v.as_object_mut() {
-                map.insert("created".into(), json!(o.created));
-                map.insert("dedup_reason".into(), json!(o.dedup_reason));
-                map.insert("similarity".into(), json!(o.similarity));
-            }
-            v
-        }))
+        answer(out.map(Written::from))
     }
 
     /// `GET /memories/{id}`.

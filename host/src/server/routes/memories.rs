@@ -36,22 +36,29 @@ pub(in crate::server) async fn create_memory(
     } else {
         StatusCode::OK
     };
-    /// The memory and, beside its fields, what the write did.
-    #[derive(serde::Serialize)]
-    struct Written {
-        #[serde(flatten)]
-        memory: Memory,
-        created: bool,
-        dedup_reason: Option<String>,
-        similarity: Option<f32>,
+    Ok((status, Json(Written::from(out))).into_response())
+}
+
+/// A remember's answer (`POST /memories`, MCP's `remember_fact`): the
+/// memory and, beside its fields, what the write did.
+#[derive(serde::Serialize)]
+pub(in crate::server) struct Written {
+    #[serde(flatten)]
+    memory: Memory,
+    created: bool,
+    dedup_reason: Option<String>,
+    similarity: Option<f32>,
+}
+
+impl From<RememberOutcome> for Written {
+    fn from(out: RememberOutcome) -> Self {
+        Self {
+            memory: out.memory,
+            created: out.created,
+            dedup_reason: out.dedup_reason,
+            similarity: out.similarity,
+        }
     }
-    let body = Written {
-        memory: out.memory,
-        created: out.created,
-        dedup_reason: out.dedup_reason,
-        similarity: out.similarity,
-    };
-    Ok((status, Json(body)).into_response())
 }
 
 /// `GET /memories` and `GET /trash`: comma-separated filters, every one
