@@ -13,6 +13,7 @@ mod error;
 pub mod json;
 pub mod mcp;
 mod routes;
+pub mod table;
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -25,11 +26,9 @@ use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 
 use engine::Engines;
 use error::ApiError;
-use routes::*;
 
 /// Largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -75,54 +74,7 @@ fn start(engine_config: Config) -> anyhow::Result<Engines> {
 fn routes_on(engine: Engines, api_key: Option<String>) -> Router {
     let mcp = mcp::http_service(engine.clone(), api_key.is_some());
     let state = AppState { engine, api_key };
-    Router::new()
-        .route("/health", get(health))
-        .route("/openapi.json", get(openapi))
-        .route("/stats", get(stats))
-        .route("/memories", post(create_memory).get(list_memories))
-        .route(
-            "/memories/{id}",
-            get(get_memory).patch(update_memory).delete(delete_memory),
-        )
-        .route("/memories/{id}/restore", post(restore_memory))
-        .route("/memories/{id}/history", get(memory_history))
-        .route("/memories/{id}/confirm", post(confirm_memory))
-        .route("/memories/{id}/correct", post(correct_memory))
-        .route("/memories/{id}/revert", post(revert_memory))
-        .route("/trash", get(trash))
-        .route("/recall", post(recall))
-        .route("/episodes", post(ingest))
-        .route("/sessions", get(list_sessions))
-        .route("/sessions/{id}", get(get_session))
-        .route("/sessions/{id}/consolidate", post(consolidate_session))
-        .route("/llm-usage", get(llm_usage))
-        .route("/decisions", get(decisions))
-        .route("/review", post(review))
-        // The round 1 spellings of the two above.
-        .route("/audit", get(decisions).post(review))
-        .route("/memories/batch", post(create_batch))
-        .route("/entities/{name}", get(entity_info))
-        .route("/search", get(quick_search))
-        .route("/recent", get(recent))
-        .route("/resume", get(resume))
-        .route("/topics", get(list_topics))
-        .route("/topic", post(topic))
-        .route("/triggers", get(triggers))
-        .route("/triggers/{name}", get(trigger_memories))
-        .route("/context", post(context))
-        .route("/consolidate", post(consolidate))
-        .route("/reflect", post(reflect))
-        .route("/fade", post(fade))
-        .route("/enrich", post(enrich))
-        .route("/facts", post(add_fact).get(query_facts))
-        .route("/facts/graph", get(fact_graph))
-        .route("/facts/conflicts", get(fact_conflicts))
-        .route("/facts/history", get(fact_history))
-        .route("/export", get(export))
-        .route(
-            "/import",
-            post(import).layer(DefaultBodyLimit::max(MAX_IMPORT_BYTES)),
-        )
+    table::routes()
         .nest_service("/mcp", mcp)
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route") })
         .layer(middleware::from_fn_with_state(state.clone(), auth))
