@@ -415,3 +415,59 @@ fn the_same_text_through_two_servers_at_once_is_stored_once() {
     let (_, v) = call(ureq::get(&format!("{}/stats", a.base)), None);
     assert_eq!(v["active"], texts.len(), "{v}");
 }
+
+/// MCP over streamable HTTP is stateless: an agent's client on one server
+/// and another's on the second serve the same memory, each call answered
+/// by whichever server it reaches (issue 15 and 16 together).
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_clients_on_two_servers_share_one_store() {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::StreamableHttpClientTransport;
+
+    let (a, b) = tokio::task::spawn_blocking(|| {
+        let url = common::postgres::fresh_database();
+        let a = start_on(tempfile::tempdir().unwrap(), &url, None, &NO_CRON);
+        let b = start_on(tempfile::tempdir().unwrap(), &url, None, &NO_CRON);
+        (a, b)
+    })
+    .await
+    .unwrap();
+    let client = |base: String| async move {
+        ().serve(StreamableHttpClientTransport::from_uri(format!(
+            "{base}/mcp"
+        )))
+        .await
+        .unwrap()
+    };
+    let (ca, cb) = (client(a.base.clone()).await, client(b.base.clone()).await);
+    let call = |name: &str, args: serde_json::Value| {
+        let serde_json::Value::Object(args) = args else {
+            unreachable!()
+        };
+        CallToolRequestParams::new(name.to_string()).with_arguments(args)
+    };
+    let saved = ca
+        .call_tool(call(
+            "remember_fact",
+            json!({"content": "The VPN rotates its keys monthly"}),
+        ))
+        .await
+        .unwrap();
+    let id = saved.structured_content.unwrap()["id"].clone();
+    let got = cb
+        .call_tool(call("get_memory", json!({"id": id})))
+        .await
+        .unwrap();
+    assert_eq!(
+        got.structured_content.unwrap()["content"],
+        "The VPN rotates its keys monthly"
+    );
+    let found = cb
+        .call_tool(call("search_memory", json!({"query": "VPN keys"})))
+        .await
+        .unwrap();
+    assert_eq!(found.structured_content.unwrap()["hits"][0]["id"], id);
+    ca.cancel().await.unwrap();
+    cb.cancel().await.unwrap();
+}
