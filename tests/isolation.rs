@@ -214,19 +214,13 @@ fn mcp_reads(s: &Server, ns: &str, id: &str) -> Vec<(String, u16, String)> {
         .map(|(tool, args)| {
             let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                               "params": {"name": tool, "arguments": args}});
-            let res = ureq::post(&format!("{}/mcp", s.base))
-                .set("X-Namespace", ns)
-                .set("Content-Type", "application/json")
-                .set("Accept", "application/json, text/event-stream")
-                .set("MCP-Protocol-Version", "2025-06-18")
-                .send_string(&body.to_string());
-            let resp = match res {
-                Ok(r) => r,
-                Err(ureq::Error::Status(_, r)) => r,
-                Err(e) => panic!("transport error: {e}"),
-            };
-            let st = resp.status();
-            let text = resp.into_string().unwrap_or_default();
+            let (st, text) = call_text(
+                ureq::post(&format!("{}/mcp", s.base))
+                    .set("X-Namespace", ns)
+                    .set("Accept", "application/json, text/event-stream")
+                    .set("MCP-Protocol-Version", "2025-06-18"),
+                Some(&body.to_string()),
+            );
             assert!(text.contains("\"result\""), "MCP {tool}: {text}");
             (format!("MCP {tool} {args}"), st, text)
         })

@@ -132,6 +132,12 @@ pub fn listening(child: &mut std::process::Child) -> String {
 
 /// (status, JSON body) for any request; 4xx/5xx are answers, not errors.
 pub fn call(req: ureq::Request, body: Option<&str>) -> (u16, Value) {
+    let (status, text) = call_text(req, body);
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// (status, body text) for any request: a JSON body is sent as JSON.
+pub fn call_text(req: ureq::Request, body: Option<&str>) -> (u16, String) {
     let res = match body {
         Some(b) => req.set("Content-Type", "application/json").send_string(b),
         None => req.call(),
@@ -142,8 +148,7 @@ pub fn call(req: ureq::Request, body: Option<&str>) -> (u16, Value) {
         Err(e) => panic!("transport error: {e}"),
     };
     let status = resp.status();
-    let text = resp.into_string().unwrap_or_default();
-    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    (status, resp.into_string().unwrap_or_default())
 }
 
 pub fn post(s: &Server, path: &str, body: Value) -> (u16, Value) {

@@ -9,6 +9,17 @@
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
+use crate::storage::DecisionFilter;
+
+/// Defaults, one place for both surfaces: `recent`'s window (hours) and
+/// size, `sessions`' and `decisions`' page, an enrichment run's items per
+/// target (`mnemo enrich`'s default too).
+const RECENT_HOURS: u32 = 24;
+const RECENT_LIMIT: u32 = 50;
+const SESSIONS_LIMIT: u32 = 100;
+const DECISIONS_LIMIT: u32 = 100;
+const ENRICH_LIMIT: u32 = 50;
+
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
@@ -166,6 +177,16 @@ pub struct RecentArgs {
     pub namespace: Option<String>,
 }
 
+impl RecentArgs {
+    /// (hours, memories), defaulted.
+    pub fn window(&self) -> (u32, u32) {
+        (
+            self.hours.unwrap_or(RECENT_HOURS),
+            self.limit.unwrap_or(RECENT_LIMIT),
+        )
+    }
+}
+
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct SessionsArgs {
@@ -175,6 +196,12 @@ pub struct SessionsArgs {
     pub limit: Option<u32>,
     /// Namespace (default: the `X-Namespace` header, else `default`).
     pub namespace: Option<String>,
+}
+
+impl SessionsArgs {
+    pub fn limit(&self) -> u32 {
+        self.limit.unwrap_or(SESSIONS_LIMIT)
+    }
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -239,6 +266,19 @@ pub struct DecisionsArgs {
     pub namespace: Option<String>,
 }
 
+impl DecisionsArgs {
+    /// The log's filter, in `namespace` (the argument or the header's).
+    pub fn filter(self, namespace: Option<String>) -> DecisionFilter {
+        DecisionFilter {
+            limit: self.limit.unwrap_or(DECISIONS_LIMIT),
+            target: self.target,
+            action: self.action,
+            namespace,
+            since: self.since,
+        }
+    }
+}
+
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct UsageArgs {
@@ -267,4 +307,10 @@ pub struct ImportArgs {
 pub struct EnrichArgs {
     /// Items per target (memories, episodes) this run (default 50).
     pub limit: Option<u32>,
+}
+
+impl EnrichArgs {
+    pub fn limit(&self) -> u32 {
+        self.limit.unwrap_or(ENRICH_LIMIT)
+    }
 }

@@ -129,3 +129,12 @@ pub fn parse<T: DeserializeOwned>(body: &Bytes) -> Result<T, ApiError> {
         )
     })
 }
+
+/// [`parse`], with an empty body meaning every field's default (the routes
+/// whose body is optional: consolidate, reflect, review, enrich).
+pub fn parse_or_default<T: DeserializeOwned + Default>(body: &Bytes) -> Result<T, ApiError> {
+    if body.is_empty() {
+        return Ok(T::default());
+    }
+    parse(body)
+}

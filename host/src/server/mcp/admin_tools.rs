@@ -11,13 +11,10 @@ use serde_json::json;
 use super::{MnemoMcp, answer, flat, namespace, namespace_or_all};
 use crate::server::args::*;
 use crate::server::error::ApiError;
-use crate::server::routes::ENRICH_LIMIT;
-use crate::storage::DecisionFilter;
 
 type Answer = Result<CallToolResult, ErrorData>;
 
-/// Defaults of `GET /decisions` and `GET /llm-usage` (entries).
-const DECISIONS_LIMIT: u32 = 100;
+/// Latest calls `llm_usage` returns by default (as `GET /llm-usage`).
 const USAGE_LIMIT: u32 = 50;
 
 #[tool_router(router = admin_tools, vis = "pub(super)")]
@@ -41,13 +38,8 @@ impl MnemoMcp {
         description = "The decision log: what the lifecycle, the scheduler and every edit did, with the reason and what was there before; newest first."
     )]
     async fn decisions(&self, Parameters(a): Parameters<DecisionsArgs>, ext: Extensions) -> Answer {
-        let filter = DecisionFilter {
-            limit: a.limit.unwrap_or(DECISIONS_LIMIT),
-            target: a.target,
-            action: a.action,
-            namespace: namespace_or_all(a.namespace, &ext),
-            since: a.since,
-        };
+        let ns = namespace_or_all(a.namespace.clone(), &ext);
+        let filter = a.filter(ns);
         let out = self
             .engine
             .read(move |m| m.ports().store.decision_log(&filter))
@@ -126,7 +118,7 @@ impl MnemoMcp {
         description = "Run the accurate entity recognition pass now (the nightly task) over items not yet enriched."
     )]
     async fn enrich(&self, Parameters(a): Parameters<EnrichArgs>) -> Answer {
-        let limit = a.limit.unwrap_or(ENRICH_LIMIT);
+        let limit = a.limit();
         answer(flat(
             self.engine.run_planned(move |m, _| m.enrich(limit)).await,
         ))

@@ -15,11 +15,7 @@ use crate::server::error::ApiError;
 
 type Answer = Result<CallToolResult, ErrorData>;
 
-/// Defaults of `GET /recent` (hours, memories), `GET /sessions`
-/// (sessions) and `GET /facts/graph` (hops).
-const RECENT_HOURS: u32 = 24;
-const RECENT_LIMIT: u32 = 50;
-const SESSIONS_LIMIT: u32 = 100;
+/// Hops of `fact_graph` by default (as `GET /facts/graph`).
 const GRAPH_HOPS: u32 = 2;
 
 fn invalid(message: &str) -> ApiError {
@@ -114,10 +110,7 @@ impl MnemoMcp {
     #[tool(description = "Memories created or changed in the last hours, newest first.")]
     async fn recent(&self, Parameters(a): Parameters<RecentArgs>, ext: Extensions) -> Answer {
         let ns = namespace(a.namespace.as_deref(), &ext);
-        let (hours, limit) = (
-            a.hours.unwrap_or(RECENT_HOURS),
-            a.limit.unwrap_or(RECENT_LIMIT),
-        );
+        let (hours, limit) = a.window();
         let out = flat(self.engine.read(move |m| m.recent(&ns, hours, limit)).await);
         answer(out.map(|list| json!({ "memories": list })))
     }
@@ -144,7 +137,7 @@ impl MnemoMcp {
     )]
     async fn sessions(&self, Parameters(a): Parameters<SessionsArgs>, ext: Extensions) -> Answer {
         let ns = namespace(a.namespace.as_deref(), &ext);
-        let (pending, limit) = (a.pending, a.limit.unwrap_or(SESSIONS_LIMIT));
+        let (pending, limit) = (a.pending, a.limit());
         let out = self
             .engine
             .read(move |m| m.ports().store.sessions(&ns, pending, limit))

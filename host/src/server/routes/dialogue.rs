@@ -38,7 +38,7 @@ pub(in crate::server) async fn list_sessions(
     Query(q): Query<SessionsArgs>,
 ) -> ApiResult {
     let ns = namespace(&headers, q.namespace.as_deref().unwrap_or(""));
-    let (pending, limit) = (q.pending, q.limit.unwrap_or(100));
+    let (pending, limit) = (q.pending, q.limit());
     let sessions = s
         .engine
         .read(move |m| m.ports().store.sessions(&ns, pending, limit))

@@ -8,11 +8,10 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use mnemo_core::model::*;
 
-use crate::storage::DecisionFilter;
 use serde_json::json;
 
 use crate::server::AppState;
-use crate::server::error::{ApiError, ApiResult, parse};
+use crate::server::error::{ApiError, ApiResult, parse_or_default};
 
 use super::*;
 use crate::server::args::*;
@@ -22,13 +21,8 @@ pub(in crate::server) async fn decisions(
     headers: HeaderMap,
     Query(q): Query<DecisionsArgs>,
 ) -> ApiResult {
-    let filter = DecisionFilter {
-        limit: q.limit.unwrap_or(100),
-        target: q.target,
-        action: q.action,
-        namespace: namespace_or_all(&headers, q.namespace),
-        since: q.since,
-    };
+    let ns = namespace_or_all(&headers, q.namespace.clone());
+    let filter = q.filter(ns);
     let entries = s
         .engine
         .read(move |m| m.ports().store.decision_log(&filter))
@@ -45,11 +39,7 @@ pub(in crate::server) async fn consolidate(
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult {
-    let mut req: ConsolidateRequest = if body.is_empty() {
-        ConsolidateRequest::default()
-    } else {
-        parse(&body)?
-    };
+    let mut req: ConsolidateRequest = parse_or_default(&body)?;
     req.namespace = namespace_or_all(&headers, req.namespace.take());
     let report = if req.dry {
         s.engine
@@ -73,18 +63,11 @@ pub(in crate::server) async fn fade(State(s): State<AppState>) -> ApiResult {
     Ok(Json(report).into_response())
 }
 
-/// Items per target of one enrichment run (`mnemo enrich`'s default).
-pub(in crate::server) const ENRICH_LIMIT: u32 = 50;
-
 /// The accurate NER pass now (as the 02:00 task runs it), planned then
 /// applied: an LLM provider's calls never hold the writer.
 pub(in crate::server) async fn enrich(State(s): State<AppState>, body: Bytes) -> ApiResult {
-    let req: EnrichArgs = if body.is_empty() {
-        EnrichArgs::default()
-    } else {
-        parse(&body)?
-    };
-    let limit = req.limit.unwrap_or(ENRICH_LIMIT);
+    let req: EnrichArgs = parse_or_default(&body)?;
+    let limit = req.limit();
     let report = s.engine.run_planned(move |m, _| m.enrich(limit)).await??;
     Ok(Json(report).into_response())
 }
@@ -94,11 +77,7 @@ pub(in crate::server) async fn reflect(
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult {
-    let req: ReflectArgs = if body.is_empty() {
-        ReflectArgs::default()
-    } else {
-        parse(&body)?
-    };
+    let req: ReflectArgs = parse_or_default(&body)?;
     let ns = namespace(&headers, req.namespace.as_deref().unwrap_or(""));
     let out = s
         .engine
@@ -118,11 +97,7 @@ pub(in crate::server) async fn review(
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult {
-    let req: ReviewArgs = if body.is_empty() {
-        ReviewArgs::default()
-    } else {
-        parse(&body)?
-    };
+    let req: ReviewArgs = parse_or_default(&body)?;
     let ns = namespace_or_all(&headers, req.namespace);
     let review =
         move |m: &mut crate::Mnemo| m.review(ns.as_deref(), req.dry).map_err(ApiError::from);

@@ -55,21 +55,13 @@ pub(in crate::server) async fn quick_search(
 /// Default hit count of `GET /search`.
 const QUICK_SEARCH_LIMIT: u32 = 5;
 
-#[derive(Deserialize, Default)]
-#[serde(default, deny_unknown_fields)]
-pub(in crate::server) struct WindowQuery {
-    pub(super) namespace: Option<String>,
-    pub(super) hours: Option<u32>,
-    pub(super) limit: Option<u32>,
-}
-
 pub(in crate::server) async fn recent(
     State(s): State<AppState>,
     headers: HeaderMap,
-    Query(q): Query<WindowQuery>,
+    Query(q): Query<RecentArgs>,
 ) -> ApiResult {
     let ns = namespace(&headers, q.namespace.as_deref().unwrap_or(""));
-    let (hours, limit) = (q.hours.unwrap_or(24), q.limit.unwrap_or(50));
+    let (hours, limit) = q.window();
     let list = s
         .engine
         .read(move |m| m.recent(&ns, hours, limit))
