@@ -28,6 +28,8 @@ pub struct Mnemo {
     /// The Buffer's cap and drop threshold (from the configuration).
     buffer_cap: Option<u32>,
     buffer_drop_below: Option<f32>,
+    /// What each model's calls cost, for the usage report.
+    prices: crate::ledger::Prices,
 }
 
 /// Builds the providers a configuration names and opens the database.
@@ -112,6 +114,7 @@ impl Mnemo {
             session_idle_minutes: config.session_idle_minutes,
             buffer_cap: config.buffer_cap,
             buffer_drop_below: config.buffer_drop_below,
+            prices: config.prices.clone(),
         })
     }
 
@@ -146,7 +149,19 @@ impl Mnemo {
             session_idle_minutes: self.session_idle_minutes,
             buffer_cap: self.buffer_cap,
             buffer_drop_below: self.buffer_drop_below,
+            prices: self.prices.clone(),
         })
+    }
+
+    /// The usage ledger's totals per component and model, priced, and its
+    /// latest `limit` calls: what every surface's `llm-usage` shows.
+    pub fn usage_report(&self, limit: u32) -> anyhow::Result<crate::ledger::UsageReport> {
+        let store = &self.core.ports().store;
+        Ok(crate::ledger::UsageReport::new(
+            store.usage_summary()?,
+            store.usage(limit)?,
+            &self.prices,
+        ))
     }
 
     /// Whether LLM steps run at all (level other than `off`).

@@ -52,7 +52,7 @@ pub(super) struct ImportArgs {
 #[derive(Args)]
 pub(super) struct UsageArgs {
     /// How many of the latest calls to show.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = mnemo_host::ledger::USAGE_LIMIT)]
     limit: u32,
     #[arg(long)]
     json: bool,
@@ -159,18 +159,28 @@ pub(super) fn import(mnemo: &mut Mnemo, a: ImportArgs) -> Out {
 }
 
 pub(super) fn llm_usage(mnemo: &mut Mnemo, a: UsageArgs) -> Out {
-    let store = &mnemo.ports().store;
-    let (summary, latest) = (store.usage_summary()?, store.usage(a.limit)?);
+    let report = mnemo.usage_report(a.limit)?;
     if a.json {
-        return print_json(&serde_json::json!({ "summary": summary, "latest": latest }));
+        return print_json(&report);
     }
-    if summary.is_empty() {
+    if report.summary.is_empty() {
         println!("no LLM or embedding calls recorded");
     }
-    for s in &summary {
+    for row in &report.summary {
+        let s = &row.totals;
+        let cost = row
+            .cost_usd
+            .map_or("no price".into(), |c| format!("${c:.4}"));
         println!(
-            "{:<16} {:<28} {:>6} calls {:>4} failed {:>9} in {:>9} out {:>8} ms",
-            s.component, s.model, s.calls, s.failures, s.input_tokens, s.output_tokens, s.total_ms
+            "{:<16} {:<28} {:>6} calls {:>4} failed {:>9} in {:>9} out {:>8} ms {:>10}",
+            s.component,
+            s.model,
+            s.calls,
+            s.failures,
+            s.input_tokens,
+            s.output_tokens,
+            s.total_ms,
+            cost
         );
     }
     Ok(())

@@ -81,6 +81,8 @@ pub struct Config {
     pub clock: crate::clock::HostClock,
     /// Reader instances `serve` runs beside its writer.
     pub readers: usize,
+    /// What each model's calls cost (`MNEMO_PRICES`).
+    pub prices: crate::ledger::Prices,
 }
 
 /// Readers when `MNEMO_READERS` is unset: one per CPU, at least two (so a
@@ -213,6 +215,7 @@ impl Config {
             buffer_drop_below: s.buffer_drop_below,
             clock: Default::default(),
             readers: s.readers.unwrap_or_else(default_readers).max(1),
+            prices: s.prices.clone().unwrap_or_default(),
             fade_layers: match s.fade_layers.as_deref() {
                 None => Vec::new(),
                 Some(v) => list(v)
@@ -257,6 +260,7 @@ impl Config {
             buffer_drop_below: None,
             clock: Default::default(),
             readers: default_readers(),
+            prices: Default::default(),
         }
     }
 }

@@ -156,6 +156,9 @@ settings! {
     llm_backoff_ms: u64,
     llm_concurrency: usize,
     llm_max_tokens: u32,
+    /// Per-model prices in USD per million tokens, `model=input/output`,
+    /// comma-separated (`gpt-4o-mini=0.15/0.60`): the usage ledger's cost.
+    prices: crate::ledger::Prices,
     /// Bearer token the HTTP API demands.
     api_key: String,
     host: String,

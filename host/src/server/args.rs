@@ -286,6 +286,12 @@ pub struct UsageArgs {
     pub limit: Option<u32>,
 }
 
+impl UsageArgs {
+    pub fn limit(&self) -> u32 {
+        self.limit.unwrap_or(crate::ledger::USAGE_LIMIT)
+    }
+}
+
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct ExportArgs {

@@ -8,6 +8,7 @@
 //! JSON error type and the request parsing every handler shares.
 
 mod args;
+mod console;
 mod engine;
 mod error;
 pub mod json;
@@ -78,6 +79,7 @@ fn routes_on(engine: Engines, api_key: Option<String>) -> Router {
         .nest_service("/mcp", mcp)
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route") })
         .layer(middleware::from_fn_with_state(state.clone(), auth))
+        .merge(console::routes())
         .layer(middleware::from_fn(declared_length))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn(json_errors))

@@ -14,9 +14,6 @@ use crate::server::error::ApiError;
 
 type Answer = Result<CallToolResult, ErrorData>;
 
-/// Latest calls `llm_usage` returns by default (as `GET /llm-usage`).
-const USAGE_LIMIT: u32 = 50;
-
 #[tool_router(router = admin_tools, vis = "pub(super)")]
 impl MnemoMcp {
     /// `GET /memories` (and `GET /trash` with `deleted`).
@@ -53,16 +50,13 @@ impl MnemoMcp {
         description = "The LLM and embedding call ledger: totals per component and model, and the latest calls."
     )]
     async fn llm_usage(&self, Parameters(a): Parameters<UsageArgs>) -> Answer {
-        let limit = a.limit.unwrap_or(USAGE_LIMIT);
+        let limit = a.limit();
         let out = self
             .engine
-            .read(move |m| {
-                let store = &m.ports().store;
-                Ok::<_, anyhow::Error>((store.usage_summary()?, store.usage(limit)?))
-            })
+            .read(move |m| m.usage_report(limit))
             .await
             .and_then(|r| r.map_err(ApiError::storage));
-        answer(out.map(|(summary, latest)| json!({ "summary": summary, "latest": latest })))
+        answer(out)
     }
 
     /// `GET /export`.

@@ -57,18 +57,15 @@ pub(in crate::server) async fn stats(
 
 pub(in crate::server) async fn llm_usage(
     State(s): State<AppState>,
-    Query(q): Query<NsQuery>,
+    Query(a): Query<UsageArgs>,
 ) -> ApiResult {
-    let limit = q.limit.unwrap_or(50);
-    let (summary, latest) = s
+    let limit = a.limit();
+    let report = s
         .engine
-        .read(move |m| {
-            let store = &m.ports().store;
-            Ok::<_, anyhow::Error>((store.usage_summary()?, store.usage(limit)?))
-        })
+        .read(move |m| m.usage_report(limit))
         .await?
         .map_err(ApiError::storage)?;
-    Ok(Json(json!({ "summary": summary, "latest": latest })).into_response())
+    Ok(Json(report).into_response())
 }
 
 /// The OpenAPI document of these routes (checked against them in tests/http.rs).
