@@ -231,9 +231,11 @@ test("sessions list their turns in order", async () => {
   await shot("session");
 });
 
-test("the topic tree loads", async () => {
+test("the topic tree shows every topic the API lists", async () => {
+  const { topics } = await call("GET", "/topics");
   await show("#/topics", "topics");
-  assert.match(await viewText(), /Topics/);
+  assert.equal(await page.locator(".tree li").count(), topics.length);
+  if (topics.length === 0) assert.match(await viewText(), /No topics yet/);
 });
 
 test("facts, conflicts and an entity's graph", async () => {
