@@ -52,7 +52,8 @@ function startServer() {
     const timer = setTimeout(() => fail(new Error(`mnemo did not start:\n${log}`)), 120_000);
     server.stderr.on("data", (chunk) => {
       log += chunk;
-      const m = log.match(/listening on (http:\/\/[^\s]+)/);
+      // The whole address: stderr can arrive mid-line.
+      const m = log.match(/listening on (http:\/\/127\.0\.0\.1:\d+)\s/);
       if (m) {
         clearTimeout(timer);
         ok(m[1]);
