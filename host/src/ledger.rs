@@ -3,11 +3,12 @@
 //! host writes the queue to the `llm_usage` table on its database thread
 //! after each engine call, so providers never touch SQLite.
 
+use rmcp::schemars::{self, JsonSchema};
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Usage {
     pub at: i64,
     pub component: String,
@@ -88,7 +89,7 @@ impl Prices {
 }
 
 /// One row of the ledger's totals with its cost.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct PricedSummary {
     #[serde(flatten)]
     pub totals: crate::storage::UsageSummary,
@@ -98,7 +99,7 @@ pub struct PricedSummary {
 }
 
 /// `GET /llm-usage`, `mnemo llm-usage` and the `llm_usage` tool's answer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct UsageReport {
     pub summary: Vec<PricedSummary>,
     pub latest: Vec<Usage>,

@@ -6,6 +6,7 @@
 //! deduplicates) in one transaction: a bad line writes nothing.
 
 use mnemo_core::ports::Storage as _;
+use rmcp::schemars::{self, JsonSchema};
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
 
@@ -28,7 +29,7 @@ pub struct Header {
     pub dimension: Option<u32>,
 }
 
-#[derive(Debug, Default, Clone, Serialize)]
+#[derive(Debug, Default, Clone, Serialize, JsonSchema)]
 pub struct Counts {
     pub sessions: usize,
     pub memories: usize,

@@ -103,8 +103,6 @@ impl From<CallError> for ApiError {
     }
 }
 
-pub type ApiResult = Result<Response, ApiError>;
-
 /// Parses a JSON body: syntax errors are 400, a body of the wrong shape 422.
 pub fn parse<T: DeserializeOwned>(body: &Bytes) -> Result<T, ApiError> {
     let text = std::str::from_utf8(body).map_err(|_| {
@@ -121,6 +119,15 @@ pub fn parse<T: DeserializeOwned>(body: &Bytes) -> Result<T, ApiError> {
             format!("malformed JSON: {e}"),
         )
     })?;
+    // serde reads a struct from an array too (`[null, null]`); every body
+    // of this API is an object.
+    if !value.is_object() {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+            "the body must be a JSON object",
+        ));
+    }
     serde_json::from_value(value).map_err(|e| {
         ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,

@@ -9,10 +9,12 @@
 
 mod args;
 mod console;
+mod doc;
 mod engine;
 mod error;
 pub mod json;
 pub mod mcp;
+mod reply;
 mod routes;
 pub mod table;
 
@@ -217,7 +219,7 @@ async fn auth(State(state): State<AppState>, req: Request, next: Next) -> Respon
     let Some(key) = &state.api_key else {
         return next.run(req).await;
     };
-    if matches!(req.uri().path(), "/health" | "/openapi.json") {
+    if doc::PUBLIC.contains(&req.uri().path()) {
         return next.run(req).await;
     }
     let given = req

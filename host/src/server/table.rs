@@ -1,12 +1,14 @@
-//! Every route of the API, once: [`api!`] turns the table below into the
-//! router's routes and into [`ROUTES`], the list of paths and methods that
-//! the test at the bottom holds `openapi.json` to — a route cannot be added
-//! without being documented, nor documented without being routed.
+//! Every route of the API, once, with its summary: [`api!`] turns the table
+//! below into the router's routes, into [`ROUTES`] (paths and methods) and
+//! into the operations `doc.rs` writes the OpenAPI document from, each
+//! documented by its handler's own argument and answer types. A route is
+//! documented because it is routed, and as its handler's types say.
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 
 use super::AppState;
+use super::doc::{Operation, document_of};
 use super::routes::*;
 
 /// `get(a)`, `get(a).post(b)`, ...: one path's method router.
@@ -16,10 +18,10 @@ macro_rules! methods {
     };
 }
 
-/// `"/path" => get(handler), post(handler) [; layer(L)]`: the routes and
-/// their list.
+/// `"/path" => get(handler, "summary"), post(handler, "summary") [;
+/// layer(L)]`: the routes, their list and their documentation.
 macro_rules! api {
-    ($( $path:literal => $($method:ident($handler:expr)),+ $(; layer($layer:expr))? );* $(;)?) => {
+    ($( $path:literal => $($method:ident($handler:ident, $summary:literal)),+ $(; layer($layer:expr))? );* $(;)?) => {
         /// Every routed path with its methods (lower case), in table order.
         pub const ROUTES: &[(&str, &[&str])] = &[$( ($path, &[$(stringify!($method)),+]) ),*];
 
@@ -27,62 +29,72 @@ macro_rules! api {
         pub(super) fn routes() -> Router<AppState> {
             Router::new()$(.route($path, methods!($($method($handler)),+)$(.layer($layer))?))*
         }
+
+        /// Every operation, for the document.
+        pub(super) fn operations() -> Vec<Operation> {
+            vec![$($(Operation {
+                path: $path,
+                method: stringify!($method),
+                summary: $summary,
+                document: |g| document_of(&$handler, g),
+            }),+),*]
+        }
     };
 }
 
 api! {
-    "/health" => get(health);
-    "/openapi.json" => get(openapi);
-    "/stats" => get(stats);
-    "/memories" => post(create_memory), get(list_memories);
-    "/memories/{id}" => get(get_memory), patch(update_memory), delete(delete_memory);
-    "/memories/{id}/restore" => post(restore_memory);
-    "/memories/{id}/history" => get(memory_history);
-    "/memories/{id}/confirm" => post(confirm_memory);
-    "/memories/{id}/correct" => post(correct_memory);
-    "/memories/{id}/revert" => post(revert_memory);
-    "/memories/batch" => post(create_batch);
-    "/trash" => get(trash);
-    "/recall" => post(recall);
-    "/episodes" => post(ingest);
-    "/sessions" => get(list_sessions);
-    "/sessions/{id}" => get(get_session);
-    "/sessions/{id}/consolidate" => post(consolidate_session);
-    "/llm-usage" => get(llm_usage);
-    "/decisions" => get(decisions);
-    "/review" => post(review);
+    "/health" => get(health, "Status, core version, counts, missing vectors");
+    "/openapi.json" => get(openapi, "This document");
+    "/stats" => get(stats, "Counts (`total` = active memories)");
+    "/memories" => post(create_memory, "Remember (lands in Buffer; a duplicate reinforces the existing memory)"), get(list_memories, "List active memories, newest first");
+    "/memories/{id}" => get(get_memory, "One memory"), patch(update_memory, "Update content, tags, importance, kind or attributes"), delete(delete_memory, "Soft delete (restorable)");
+    "/memories/{id}/restore" => post(restore_memory, "Restore from the trash");
+    "/memories/{id}/history" => get(memory_history, "The earlier states of a memory (edits, merges, reverts), oldest first, and the memory now");
+    "/memories/{id}/confirm" => post(confirm_memory, "Protect a memory for good: no fading, no eviction (seed 003's confirm_fact)");
+    "/memories/{id}/correct" => post(correct_memory, "Replace a memory with corrected text; the old one is superseded (seed 003's correct_fact)");
+    "/memories/{id}/revert" => post(revert_memory, "Put an earlier version back; the state it replaces is kept as a version too");
+    "/memories/batch" => post(create_batch, "Remember many in one transaction (one invalid item: none stored)");
+    "/trash" => get(trash, "Soft-deleted memories");
+    "/recall" => post(recall, "Hybrid recall with score explanations");
+    "/episodes" => post(ingest, "Store a dialogue turn");
+    "/sessions" => get(list_sessions, "The sessions seen so far, most recently active first");
+    "/sessions/{id}" => get(get_session, "One session and its turns in dialogue order");
+    "/sessions/{id}/consolidate" => post(consolidate_session, "Seed 003's session consolidation of this session, now (a session already consolidated is left alone)");
+    "/llm-usage" => get(llm_usage, "LLM and embedding call ledger");
+    "/decisions" => get(decisions, "The decision log: what the engine decided and why, newest first");
+    "/review" => post(review, "Seed 004's LLM review of Working and Core, under the review rules");
     // The round 1 spelling of the two above.
-    "/audit" => get(decisions), post(review);
-    "/entities/{name}" => get(entity_info);
-    "/search" => get(quick_search);
-    "/recent" => get(recent);
-    "/resume" => get(resume);
-    "/topics" => get(list_topics);
-    "/topic" => post(topic);
-    "/triggers" => get(triggers);
-    "/triggers/{name}" => get(trigger_memories);
-    "/context" => post(context);
-    "/consolidate" => post(consolidate);
-    "/reflect" => post(reflect);
-    "/fade" => post(fade);
-    "/enrich" => post(enrich);
-    "/facts" => post(add_fact), get(query_facts);
-    "/facts/graph" => get(fact_graph);
-    "/facts/conflicts" => get(fact_conflicts);
-    "/facts/history" => get(fact_history);
-    "/export" => get(export);
-    "/import" => post(import); layer(DefaultBodyLimit::max(super::MAX_IMPORT_BYTES));
+    "/audit" => get(decisions, "The audit log of lifecycle decisions, newest first"), post(review, "Run seed 004's LLM audit of Working and Core through the sandbox (503 when the LLM level is off)");
+    "/entities/{name}" => get(entity_info, "An entity's profile and linked memories and episodes");
+    "/search" => get(quick_search, "Quick search: a dry recall with a small default limit");
+    "/recent" => get(recent, "Memories modified in the last hours, newest first");
+    "/resume" => get(resume, "Session-recovery context: Core, Recent, Topics, Triggers (seed 004)");
+    "/topics" => get(list_topics, "The topic index: leaves (`kb…`) and their parents (`kp…`, seed 004 §6.3's hierarchy), each with `id`, `name`, `parent`, `children`");
+    "/topic" => post(topic, "Topics by id with their memories (seed 004 POST /topic)");
+    "/triggers" => get(triggers, "trigger:* tags by summed access count");
+    "/triggers/{name}" => get(trigger_memories, "Memories tagged trigger:<name>");
+    "/context" => post(context, "Context injection (seed 003): relevant facts from earlier sessions and the latest reflection, as markdown");
+    "/consolidate" => post(consolidate, "One consolidation cycle; dry reports without writing");
+    "/reflect" => post(reflect, "The weekly reflection (at most one in six days unless force)");
+    "/fade" => post(fade, "Seed 003's confidence fading now, over the configured layers (the 04:00 task)");
+    "/enrich" => post(enrich, "The accurate NER pass now (the 02:00 task), planned then applied");
+    "/facts" => post(add_fact, "Add a (subject, predicate, object) triple; exclusive supersedes the subject's other objects"), get(query_facts, "Valid facts by subject, predicate, object or entity");
+    "/facts/graph" => get(fact_graph, "Facts reachable from an entity within hops (at most 2)");
+    "/facts/conflicts" => get(fact_conflicts, "Valid facts with the same subject and predicate and different objects");
+    "/facts/history" => get(fact_history, "Every version of the matching facts, superseded ones included");
+    "/export" => get(export, "Everything as JSON lines (memories incl. the trash, episodes, sessions, entities)");
+    "/import" => post(import, "Import an export (ids, times, counts kept; duplicates folded; all or nothing)"); layer(DefaultBodyLimit::max(super::MAX_IMPORT_BYTES));
 }
 
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
 
-    /// `openapi.json` documents exactly the routed paths and methods.
+    /// The document lists exactly the routed paths and methods, each with
+    /// its answer's schema, and every `$ref` resolves.
     #[test]
     fn the_document_lists_every_route_and_nothing_else() {
-        let doc: serde_json::Value =
-            serde_json::from_str(include_str!("openapi.json")).unwrap_or_default();
+        let doc = super::super::doc::openapi();
         let documented: BTreeSet<(String, String)> = doc["paths"]
             .as_object()
             .into_iter()
@@ -98,16 +110,32 @@ mod tests {
             .iter()
             .flat_map(|(path, methods)| methods.iter().map(|m| (path.to_string(), m.to_string())))
             .collect();
-        let undocumented: Vec<_> = routed.difference(&documented).collect();
-        let unrouted: Vec<_> = documented.difference(&routed).collect();
-        assert!(
-            undocumented.is_empty(),
-            "routed but not documented: {undocumented:?}"
-        );
-        assert!(
-            unrouted.is_empty(),
-            "documented but not routed: {unrouted:?}"
-        );
+        assert_eq!(documented, routed);
         assert!(routed.len() >= 40, "{} operations", routed.len());
+        let mut refs = Vec::new();
+        collect_refs(doc, &mut refs);
+        assert!(refs.len() > 40, "{} references", refs.len());
+        for target in refs {
+            let node = target
+                .trim_start_matches("#/")
+                .split('/')
+                .fold(doc, |node, part| &node[part]);
+            assert!(!node.is_null(), "{target} does not resolve");
+        }
+    }
+
+    fn collect_refs(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, v) in map {
+                    match (k.as_str(), v.as_str()) {
+                        ("$ref", Some(target)) => out.push(target.to_string()),
+                        _ => collect_refs(v, out),
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| collect_refs(v, out)),
+            _ => {}
+        }
     }
 }

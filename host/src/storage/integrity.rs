@@ -3,6 +3,7 @@
 //! `/health` reports, and the sessions seen so far.
 
 use mnemo_core::model::{Decision, Session};
+use rmcp::schemars::{self, JsonSchema};
 use rusqlite::params;
 use serde::Serialize;
 
@@ -36,7 +37,7 @@ impl Default for DecisionFilter {
     }
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Integrity {
     pub memories: u64,
     pub memory_fts_rows: u64,

@@ -1,5 +1,6 @@
 //! The `llm_usage` table: writing the ledger and reading it back.
 
+use rmcp::schemars::{self, JsonSchema};
 use rusqlite::params;
 use serde::Serialize;
 
@@ -7,7 +8,7 @@ use super::SqliteStore;
 use crate::ledger::Usage;
 
 /// Totals per component and model.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct UsageSummary {
     pub component: String,
     pub model: String,

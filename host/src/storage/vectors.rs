@@ -10,7 +10,8 @@ pub const META_MODEL: &str = "embedding_model";
 /// Whether the vector channel runs, and for which model (`/health`,
 /// `mnemo stats`): `{"state": "enabled", "model", "dimension"}` or
 /// `{"state": "disabled", "reason"}`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, rmcp::schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
 #[serde(tag = "state", rename_all = "lowercase")]
 pub enum VectorState {
     Enabled { model: String, dimension: u32 },

@@ -1,20 +1,37 @@
 //! `/health`, `/stats`, `/llm-usage`, `/openapi.json`, `/export` and `/import`.
 
-use crate::server::json::Json;
 use axum::body::Bytes;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{IntoResponse, Response};
-
-use serde_json::json;
+use axum::http::{HeaderMap, StatusCode};
+use mnemo_core::model::StoreStats;
+use rmcp::schemars::{self, JsonSchema};
+use serde::Serialize;
 
 use crate::server::AppState;
-use crate::server::error::{ApiError, ApiResult};
+use crate::server::error::ApiError;
+use crate::server::reply::{Answer, Ndjson, Reply};
 
 use super::*;
 use crate::server::args::*;
 
-pub(in crate::server) async fn health(State(s): State<AppState>) -> ApiResult {
+/// The server's state.
+#[derive(Serialize, JsonSchema)]
+pub(in crate::server) struct Health {
+    /// `ok` while the store can be read.
+    status: &'static str,
+    /// The database cannot be written: reads answer, writes are 503.
+    read_only: bool,
+    /// The core component's version.
+    core_version: String,
+    /// Memories and turns still without a vector (the backfill embeds them).
+    missing_vectors: u64,
+    integrity: crate::storage::Integrity,
+    vectors: crate::storage::VectorState,
+    /// The HNSW index, when one is in use.
+    ann: Option<crate::storage::ann::AnnStatus>,
+}
+
+pub(in crate::server) async fn health(State(s): State<AppState>) -> Answer<Health> {
     let (version, integrity, vectors, ann) = s
         .engine
         .read(|m| {
@@ -30,56 +47,62 @@ pub(in crate::server) async fn health(State(s): State<AppState>) -> ApiResult {
         .await?;
     // An unreadable store is a 503: the server is up, its data is not.
     let integrity = integrity?;
-    Ok(Json(json!({
-        "status": "ok",
-        "read_only": s.engine.read_only(),
-        "core_version": version?,
-        "missing_vectors": integrity.missing_vectors,
-        "integrity": integrity,
-        "vectors": vectors,
-        "ann": ann,
-    }))
-    .into_response())
+    Reply::ok(Health {
+        status: "ok",
+        read_only: s.engine.read_only(),
+        core_version: version?,
+        missing_vectors: integrity.missing_vectors,
+        integrity,
+        vectors,
+        ann,
+    })
+}
+
+/// The store's counts.
+#[derive(Serialize, JsonSchema)]
+pub(in crate::server) struct Stats {
+    #[serde(flatten)]
+    stats: StoreStats,
+    /// Active memories (round 1's name for `active`).
+    total: u64,
 }
 
 pub(in crate::server) async fn stats(
     State(s): State<AppState>,
     headers: HeaderMap,
     Query(q): Query<NsQuery>,
-) -> ApiResult {
+) -> Answer<Stats> {
     let ns = namespace_or_all(&headers, q.namespace);
     let stats = s.engine.read(move |m| m.stats(ns.as_deref())).await??;
-    let mut v = serde_json::to_value(&stats)
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?;
-    v["total"] = json!(stats.active);
-    Ok(Json(v).into_response())
+    Reply::ok(Stats {
+        total: stats.active,
+        stats,
+    })
 }
 
 pub(in crate::server) async fn llm_usage(
     State(s): State<AppState>,
     Query(a): Query<UsageArgs>,
-) -> ApiResult {
+) -> Answer<crate::ledger::UsageReport> {
     let limit = a.limit();
     let report = s
         .engine
         .read(move |m| m.usage_report(limit))
         .await?
         .map_err(ApiError::storage)?;
-    Ok(Json(report).into_response())
+    Reply::ok(report)
 }
 
-/// The OpenAPI document of these routes (checked against them in tests/http.rs).
-const OPENAPI: &str = include_str!("../openapi.json");
-
-pub(in crate::server) async fn openapi() -> Response {
-    ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
+/// The OpenAPI document of these routes (`doc.rs`).
+pub(in crate::server) async fn openapi() -> Answer<serde_json::Value> {
+    Reply::ok(crate::server::doc::openapi().clone())
 }
 
 pub(in crate::server) async fn export(
     State(s): State<AppState>,
     headers: HeaderMap,
     Query(q): Query<ExportArgs>,
-) -> ApiResult {
+) -> Result<Ndjson, ApiError> {
     let ns = namespace_or_all(&headers, q.namespace);
     let body = s
         .engine
@@ -89,14 +112,17 @@ pub(in crate::server) async fn export(
         })
         .await?
         .map_err(ApiError::storage)?;
-    Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], body).into_response())
+    Ok(Ndjson(body))
 }
 
-pub(in crate::server) async fn import(State(s): State<AppState>, body: Bytes) -> ApiResult {
+pub(in crate::server) async fn import(
+    State(s): State<AppState>,
+    body: Bytes,
+) -> Answer<crate::transfer::Counts> {
     let counts = s
         .engine
         .run(move |m| crate::transfer::import(m, std::io::Cursor::new(body), |_, _| {}))
         .await?
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_input", format!("{e:#}")))?;
-    Ok(Json(counts).into_response())
+    Reply::ok(counts)
 }

@@ -1,16 +1,16 @@
 //! `/resume`, `/topics`, `/topic` and `/triggers`: seed 004's session recovery.
 
-use crate::server::json::Json;
-use axum::body::Bytes;
+use std::collections::BTreeMap;
+
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::IntoResponse;
 use mnemo_core::model::*;
-
-use serde_json::{Value, json};
+use rmcp::schemars::{self, JsonSchema};
+use serde::Serialize;
 
 use crate::server::AppState;
-use crate::server::error::{ApiError, ApiResult, parse};
+use crate::server::error::ApiError;
+use crate::server::reply::{Answer, Body, Reply};
 
 use super::*;
 use crate::server::args::*;
@@ -19,37 +19,67 @@ pub(in crate::server) async fn resume(
     State(s): State<AppState>,
     headers: HeaderMap,
     Query(q): Query<ResumeArgs>,
-) -> ApiResult {
+) -> Answer<ResumeBlock> {
     let req = ResumeRequest {
         namespace: namespace(&headers, q.namespace.as_deref().unwrap_or("")),
         hours: q.hours.unwrap_or(0),
         context: q.context,
     };
     let r = s.engine.read(move |m| m.resume(req)).await??;
-    Ok(Json(r).into_response())
+    Reply::ok(r)
+}
+
+/// A topic of the index, without its memories.
+#[derive(Serialize, JsonSchema)]
+pub(in crate::server) struct TopicRef {
+    /// `kb…` for a leaf, `kp…` for a parent.
+    id: String,
+    name: String,
+    /// The parent's id, if any.
+    parent: Option<String>,
+    /// A parent's leaves.
+    children: Vec<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub(in crate::server) struct Topics {
+    topics: Vec<TopicRef>,
 }
 
 pub(in crate::server) async fn list_topics(
     State(s): State<AppState>,
     headers: HeaderMap,
     Query(q): Query<NsQuery>,
-) -> ApiResult {
+) -> Answer<Topics> {
     let ns = namespace(&headers, q.namespace.as_deref().unwrap_or(""));
     let topics = s.engine.read(move |m| m.topics(&ns, &[])).await??;
-    let topics: Vec<Value> = topics
+    let topics = topics
         .into_iter()
-        .map(|t| json!({ "id": t.id, "name": t.name, "parent": t.parent, "children": t.children }))
+        .map(|t| TopicRef {
+            id: t.id,
+            name: t.name,
+            parent: t.parent,
+            children: t.children,
+        })
         .collect();
-    Ok(Json(json!({ "topics": topics })).into_response())
+    Reply::ok(Topics { topics })
+}
+
+/// A topic with its memories (a parent's are its leaves').
+#[derive(Serialize, JsonSchema)]
+pub(in crate::server) struct TopicMemories {
+    name: String,
+    memories: Vec<Memory>,
+    parent: Option<String>,
+    children: Vec<String>,
 }
 
 /// Seed 004 `POST /topic`: `{"kb1": {"name", "memories"}, ...}`.
 pub(in crate::server) async fn topic(
     State(s): State<AppState>,
     headers: HeaderMap,
-    body: Bytes,
-) -> ApiResult {
-    let req: TopicArgs = parse(&body)?;
+    Body(req): Body<TopicArgs>,
+) -> Answer<BTreeMap<String, TopicMemories>> {
     if req.ids.is_empty() {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -59,28 +89,53 @@ pub(in crate::server) async fn topic(
     }
     let ns = namespace(&headers, req.namespace.as_deref().unwrap_or(""));
     let topics = s.engine.read(move |m| m.topics(&ns, &req.ids)).await??;
-    let mut out = serde_json::Map::new();
-    for t in topics {
-        out.insert(
-            t.id,
-            json!({ "name": t.name, "memories": t.memories, "parent": t.parent, "children": t.children }),
-        );
-    }
-    Ok(Json(Value::Object(out)).into_response())
+    let out = topics
+        .into_iter()
+        .map(|t| {
+            let topic = TopicMemories {
+                name: t.name,
+                memories: t.memories,
+                parent: t.parent,
+                children: t.children,
+            };
+            (t.id, topic)
+        })
+        .collect();
+    Reply::ok(out)
+}
+
+/// A `trigger:*` tag and how often its memories were read.
+#[derive(Serialize, JsonSchema)]
+pub(in crate::server) struct Trigger {
+    name: String,
+    /// The summed access count of its memories.
+    access: u64,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub(in crate::server) struct Triggers {
+    triggers: Vec<Trigger>,
 }
 
 pub(in crate::server) async fn triggers(
     State(s): State<AppState>,
     headers: HeaderMap,
     Query(q): Query<NsQuery>,
-) -> ApiResult {
+) -> Answer<Triggers> {
     let ns = namespace(&headers, q.namespace.as_deref().unwrap_or(""));
     let list = s.engine.read(move |m| m.triggers(&ns)).await??;
-    let list: Vec<Value> = list
+    let triggers = list
         .into_iter()
-        .map(|(name, access)| json!({ "name": name, "access": access }))
+        .map(|(name, access)| Trigger { name, access })
         .collect();
-    Ok(Json(json!({ "triggers": list })).into_response())
+    Reply::ok(Triggers { triggers })
+}
+
+/// The memories of one trigger.
+#[derive(Serialize, JsonSchema)]
+pub(in crate::server) struct TriggerMemories {
+    trigger: String,
+    memories: Vec<Memory>,
 }
 
 /// Memories tagged `trigger:<name>`: what to recall before that action.
@@ -89,7 +144,7 @@ pub(in crate::server) async fn trigger_memories(
     headers: HeaderMap,
     Path(name): Path<String>,
     Query(q): Query<NsQuery>,
-) -> ApiResult {
+) -> Answer<TriggerMemories> {
     let req = ListRequest {
         namespace: namespace(&headers, q.namespace.as_deref().unwrap_or("")),
         tags: vec![format!("trigger:{name}")],
@@ -97,6 +152,9 @@ pub(in crate::server) async fn trigger_memories(
         offset: q.offset.unwrap_or(0),
         ..Default::default()
     };
-    let list = s.engine.read(move |m| m.list(req)).await??;
-    Ok(Json(json!({ "trigger": name, "memories": list })).into_response())
+    let memories = s.engine.read(move |m| m.list(req)).await??;
+    Reply::ok(TriggerMemories {
+        trigger: name,
+        memories,
+    })
 }

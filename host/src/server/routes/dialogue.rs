@@ -1,17 +1,15 @@
 //! `/episodes` and `/sessions`: dialogue turns and their sessions.
 
-use crate::server::json::Json;
-use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::IntoResponse;
 use mnemo_core::model::*;
 use mnemo_core::ports::Storage as _;
-
-use serde_json::json;
+use rmcp::schemars::{self, JsonSchema};
+use serde::Serialize;
 
 use crate::server::AppState;
-use crate::server::error::{ApiError, ApiResult, parse};
+use crate::server::error::ApiError;
+use crate::server::reply::{Answer, Body, Reply};
 
 use super::*;
 use crate::server::args::*;
@@ -19,16 +17,28 @@ use crate::server::args::*;
 pub(in crate::server) async fn ingest(
     State(s): State<AppState>,
     headers: HeaderMap,
-    body: Bytes,
-) -> ApiResult {
-    let mut turn: Turn = parse(&body)?;
+    Body(mut turn): Body<Turn>,
+) -> Answer<IngestOutcome> {
     turn.namespace = namespace(&headers, &turn.namespace);
     let out = s.engine.run(move |m| m.ingest(turn)).await??;
     if !out.pending_sessions.is_empty() {
         s.engine
             .consolidate_sessions_later(&out.episode.namespace, &out.pending_sessions);
     }
-    Ok((StatusCode::CREATED, Json(out)).into_response())
+    Reply::created(out)
+}
+
+#[derive(Serialize, JsonSchema)]
+pub(in crate::server) struct Sessions {
+    sessions: Vec<Session>,
+}
+
+/// A session and a page of its turns.
+#[derive(Serialize, JsonSchema)]
+pub(in crate::server) struct SessionTurns {
+    session: Session,
+    /// In dialogue order.
+    episodes: Vec<Episode>,
 }
 
 /// The sessions of a namespace, most recently active first.
@@ -36,7 +46,7 @@ pub(in crate::server) async fn list_sessions(
     State(s): State<AppState>,
     headers: HeaderMap,
     Query(q): Query<SessionsArgs>,
-) -> ApiResult {
+) -> Answer<Sessions> {
     let ns = namespace(&headers, q.namespace.as_deref().unwrap_or(""));
     let (pending, limit) = (q.pending, q.limit());
     let sessions = s
@@ -44,7 +54,7 @@ pub(in crate::server) async fn list_sessions(
         .read(move |m| m.ports().store.sessions(&ns, pending, limit))
         .await?
         .map_err(ApiError::storage)?;
-    Ok(Json(json!({ "sessions": sessions })).into_response())
+    Reply::ok(Sessions { sessions })
 }
 
 /// One session and its turns in dialogue order (`offset`, `limit`).
@@ -53,7 +63,7 @@ pub(in crate::server) async fn get_session(
     headers: HeaderMap,
     Path(id): Path<String>,
     Query(q): Query<NsQuery>,
-) -> ApiResult {
+) -> Answer<SessionTurns> {
     let ns = namespace(&headers, q.namespace.as_deref().unwrap_or(""));
     let (offset, limit) = (q.offset.unwrap_or(0), q.limit.unwrap_or(200));
     let (session, episodes) = s
@@ -74,7 +84,7 @@ pub(in crate::server) async fn get_session(
             "no such session",
         ));
     };
-    Ok(Json(json!({ "session": session, "episodes": episodes })).into_response())
+    Reply::ok(SessionTurns { session, episodes })
 }
 
 /// Seed 003's session consolidation for one session, now (it is otherwise
@@ -85,7 +95,7 @@ pub(in crate::server) async fn consolidate_session(
     headers: HeaderMap,
     Path(id): Path<String>,
     Query(q): Query<NsQuery>,
-) -> ApiResult {
+) -> Answer<ConsolidateReport> {
     let ns = namespace(&headers, q.namespace.as_deref().unwrap_or(""));
     let report = s
         .engine
@@ -94,5 +104,5 @@ pub(in crate::server) async fn consolidate_session(
                 .map_err(ApiError::from)
         })
         .await??;
-    Ok(Json(report).into_response())
+    Reply::ok(report)
 }

@@ -1,26 +1,40 @@
 //! `/facts` (add, query, history, graph, conflicts) and `/entities/{name}`.
 
-use crate::server::json::Json;
-use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::IntoResponse;
 use mnemo_core::model::*;
-
-use serde::Deserialize;
-use serde_json::{Value, json};
+use rmcp::schemars::{self, JsonSchema};
+use serde::{Deserialize, Serialize};
 
 use crate::server::AppState;
-use crate::server::error::{ApiError, ApiResult, parse};
+use crate::server::error::ApiError;
+use crate::server::reply::{Answer, Body, Reply};
 
 use super::*;
+
+#[derive(Serialize, JsonSchema)]
+pub(in crate::server) struct Entities {
+    /// Every entity of that name (one per type).
+    entities: Vec<EntityProfile>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub(in crate::server) struct Facts {
+    facts: Vec<Fact>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub(in crate::server) struct Conflicts {
+    /// Pairs of valid facts with one subject and predicate and two objects.
+    conflicts: Vec<(Fact, Fact)>,
+}
 
 pub(in crate::server) async fn entity_info(
     State(s): State<AppState>,
     headers: HeaderMap,
     Path(name): Path<String>,
     Query(q): Query<NsQuery>,
-) -> ApiResult {
+) -> Answer<Entities> {
     let ns = namespace(&headers, q.namespace.as_deref().unwrap_or(""));
     let limit = q.limit.unwrap_or(20);
     let profiles = s
@@ -34,29 +48,35 @@ pub(in crate::server) async fn entity_info(
             "no such entity",
         ));
     }
-    Ok(Json(json!({ "entities": profiles })).into_response())
+    Reply::ok(Entities { entities: profiles })
 }
 
 pub(in crate::server) async fn add_fact(
     State(s): State<AppState>,
     headers: HeaderMap,
-    body: Bytes,
-) -> ApiResult {
-    let mut input: FactInput = parse(&body)?;
+    Body(mut input): Body<FactInput>,
+) -> Answer<FactOutcome> {
     input.namespace = namespace(&headers, &input.namespace);
     let out = s.engine.run(move |m| m.add_fact(input)).await??;
-    Ok((StatusCode::CREATED, Json(out)).into_response())
+    Reply::created(out)
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub(in crate::server) struct FactsQuery {
+    /// Namespace (default: the `X-Namespace` header, else `default`).
     namespace: Option<String>,
+    /// Only facts with this subject.
     subject: Option<String>,
+    /// Only facts with this predicate.
     predicate: Option<String>,
+    /// Only facts with this object.
     object: Option<String>,
+    /// Only facts with this entity as subject or object (the graph's start).
     entity: Option<String>,
+    /// Facts to return (default: all).
     limit: Option<u32>,
+    /// The graph's reach from `entity` (default 2, at most 2).
     hops: Option<u32>,
 }
 
@@ -79,10 +99,10 @@ pub(in crate::server) async fn query_facts(
     State(s): State<AppState>,
     headers: HeaderMap,
     Query(q): Query<FactsQuery>,
-) -> ApiResult {
+) -> Answer<Facts> {
     let q = q.query(&headers, false);
     let facts = s.engine.read(move |m| m.query_facts(q)).await??;
-    Ok(Json(json!({ "facts": facts })).into_response())
+    Reply::ok(Facts { facts })
 }
 
 /// Every version of the matching facts, superseded ones included.
@@ -90,7 +110,7 @@ pub(in crate::server) async fn fact_history(
     State(s): State<AppState>,
     headers: HeaderMap,
     Query(q): Query<FactsQuery>,
-) -> ApiResult {
+) -> Answer<Facts> {
     if q.subject.is_none() && q.entity.is_none() {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -100,14 +120,14 @@ pub(in crate::server) async fn fact_history(
     }
     let q = q.query(&headers, true);
     let facts = s.engine.read(move |m| m.query_facts(q)).await??;
-    Ok(Json(json!({ "facts": facts })).into_response())
+    Reply::ok(Facts { facts })
 }
 
 pub(in crate::server) async fn fact_graph(
     State(s): State<AppState>,
     headers: HeaderMap,
     Query(q): Query<FactsQuery>,
-) -> ApiResult {
+) -> Answer<Facts> {
     let Some(entity) = q.entity.clone() else {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -121,16 +141,15 @@ pub(in crate::server) async fn fact_graph(
         .engine
         .read(move |m| m.fact_graph(&ns, &entity, hops))
         .await??;
-    Ok(Json(json!({ "facts": facts })).into_response())
+    Reply::ok(Facts { facts })
 }
 
 pub(in crate::server) async fn fact_conflicts(
     State(s): State<AppState>,
     headers: HeaderMap,
     Query(q): Query<NsQuery>,
-) -> ApiResult {
+) -> Answer<Conflicts> {
     let ns = namespace(&headers, q.namespace.as_deref().unwrap_or(""));
     let pairs = s.engine.read(move |m| m.fact_conflicts(&ns)).await??;
-    let pairs: Vec<Value> = pairs.into_iter().map(|(a, b)| json!([a, b])).collect();
-    Ok(Json(json!({ "conflicts": pairs })).into_response())
+    Reply::ok(Conflicts { conflicts: pairs })
 }

@@ -1,26 +1,30 @@
 //! `/consolidate`, `/reflect` and `/audit` (the decision log, and a run of the
 //! LLM review).
 
-use crate::server::json::Json;
-use axum::body::Bytes;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::IntoResponse;
+use axum::http::HeaderMap;
 use mnemo_core::model::*;
-
-use serde_json::json;
+use rmcp::schemars::{self, JsonSchema};
+use serde::Serialize;
 
 use crate::server::AppState;
-use crate::server::error::{ApiError, ApiResult, parse_or_default};
+use crate::server::error::ApiError;
+use crate::server::reply::{Answer, OptionalBody, Reply};
 
 use super::*;
 use crate::server::args::*;
+
+#[derive(Serialize, JsonSchema)]
+pub(in crate::server) struct Decisions {
+    /// Newest first.
+    entries: Vec<Decision>,
+}
 
 pub(in crate::server) async fn decisions(
     State(s): State<AppState>,
     headers: HeaderMap,
     Query(q): Query<DecisionsArgs>,
-) -> ApiResult {
+) -> Answer<Decisions> {
     let ns = namespace_or_all(&headers, q.namespace.clone());
     let filter = q.filter(ns);
     let entries = s
@@ -28,7 +32,7 @@ pub(in crate::server) async fn decisions(
         .read(move |m| m.ports().store.decision_log(&filter))
         .await?
         .map_err(ApiError::storage)?;
-    Ok(Json(json!({ "entries": entries })).into_response())
+    Reply::ok(Decisions { entries })
 }
 
 /// One consolidation cycle (`"dry": true` reports without writing), in one
@@ -37,9 +41,8 @@ pub(in crate::server) async fn decisions(
 pub(in crate::server) async fn consolidate(
     State(s): State<AppState>,
     headers: HeaderMap,
-    body: Bytes,
-) -> ApiResult {
-    let mut req: ConsolidateRequest = parse_or_default(&body)?;
+    OptionalBody(mut req): OptionalBody<ConsolidateRequest>,
+) -> Answer<ConsolidateReport> {
     req.namespace = namespace_or_all(&headers, req.namespace.take());
     let report = if req.dry {
         s.engine
@@ -53,51 +56,46 @@ pub(in crate::server) async fn consolidate(
             })
             .await??
     };
-    Ok(Json(report).into_response())
+    Reply::ok(report)
 }
 
 /// Seed 003's confidence fading now (as the 04:00 task runs it), over the
 /// configured layers.
-pub(in crate::server) async fn fade(State(s): State<AppState>) -> ApiResult {
+pub(in crate::server) async fn fade(State(s): State<AppState>) -> Answer<FadeReport> {
     let report = s.engine.run(move |m| m.fade_as_configured()).await??;
-    Ok(Json(report).into_response())
+    Reply::ok(report)
 }
 
 /// The accurate NER pass now (as the 02:00 task runs it), planned then
 /// applied: an LLM provider's calls never hold the writer.
-pub(in crate::server) async fn enrich(State(s): State<AppState>, body: Bytes) -> ApiResult {
-    let req: EnrichArgs = parse_or_default(&body)?;
+pub(in crate::server) async fn enrich(
+    State(s): State<AppState>,
+    OptionalBody(req): OptionalBody<EnrichArgs>,
+) -> Answer<EnrichReport> {
     let limit = req.limit();
     let report = s.engine.run_planned(move |m, _| m.enrich(limit)).await??;
-    Ok(Json(report).into_response())
+    Reply::ok(report)
 }
 
 pub(in crate::server) async fn reflect(
     State(s): State<AppState>,
     headers: HeaderMap,
-    body: Bytes,
-) -> ApiResult {
-    let req: ReflectArgs = parse_or_default(&body)?;
+    OptionalBody(req): OptionalBody<ReflectArgs>,
+) -> Answer<ReflectOutcome> {
     let ns = namespace(&headers, req.namespace.as_deref().unwrap_or(""));
     let out = s
         .engine
         .run_planned(move |m, _| m.reflect(&ns, req.force))
         .await??;
-    let status = if out.memory.is_some() {
-        StatusCode::CREATED
-    } else {
-        StatusCode::OK
-    };
-    Ok((status, Json(out)).into_response())
+    Reply::created_if(out.memory.is_some(), out)
 }
 
 /// Seed 004's LLM audit, mnemo's review: proposals, the review rules' verdicts, what ran.
 pub(in crate::server) async fn review(
     State(s): State<AppState>,
     headers: HeaderMap,
-    body: Bytes,
-) -> ApiResult {
-    let req: ReviewArgs = parse_or_default(&body)?;
+    OptionalBody(req): OptionalBody<ReviewArgs>,
+) -> Answer<ReviewReport> {
     let ns = namespace_or_all(&headers, req.namespace);
     let review =
         move |m: &mut crate::Mnemo| m.review(ns.as_deref(), req.dry).map_err(ApiError::from);
@@ -106,5 +104,5 @@ pub(in crate::server) async fn review(
     } else {
         s.engine.run_planned(move |m, _| review(m)).await??
     };
-    Ok(Json(report).into_response())
+    Reply::ok(report)
 }

@@ -1,27 +1,23 @@
 //! `/memories` (create, list, get, patch, delete, restore, confirm,
 //! correct, history, revert, batch) and `/trash`.
 
-use crate::server::json::Json;
-use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::IntoResponse;
+use axum::http::HeaderMap;
 use mnemo_core::model::*;
-
-use serde::Deserialize;
-use serde_json::json;
+use rmcp::schemars::{self, JsonSchema};
+use serde::{Deserialize, Serialize};
 
 use crate::server::AppState;
-use crate::server::error::{ApiError, ApiResult, parse};
+use crate::server::error::ApiError;
+use crate::server::reply::{Answer, Body, Reply};
 
 use super::*;
 
 pub(in crate::server) async fn create_memory(
     State(s): State<AppState>,
     headers: HeaderMap,
-    body: Bytes,
-) -> ApiResult {
-    let mut req: RememberRequest = parse(&body)?;
+    Body(mut req): Body<RememberRequest>,
+) -> Answer<Written> {
     req.namespace = namespace(&headers, &req.namespace);
     let primed = s.engine.embed_ahead(vec![req.content.clone()]).await;
     let out = s
@@ -31,23 +27,28 @@ pub(in crate::server) async fn create_memory(
             m.remember(req)
         })
         .await??;
-    let status = if out.created {
-        StatusCode::CREATED
-    } else {
-        StatusCode::OK
-    };
-    Ok((status, Json(Written::from(out))).into_response())
+    Reply::created_if(out.created, Written::from(out))
 }
 
 /// A remember's answer (`POST /memories`, MCP's `remember_fact`): the
 /// memory and, beside its fields, what the write did.
-#[derive(serde::Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub(in crate::server) struct Written {
     #[serde(flatten)]
     memory: Memory,
+    /// True when a new memory was stored (201); false when it reinforced a
+    /// duplicate (200).
     created: bool,
+    /// Why it counted as a duplicate (`exact`, `semantic`, ...).
     dedup_reason: Option<String>,
+    /// The cosine similarity to the duplicate it reinforced.
     similarity: Option<f32>,
+}
+
+/// A page of memories.
+#[derive(Serialize, JsonSchema)]
+pub(in crate::server) struct Memories {
+    pub(in crate::server) memories: Vec<Memory>,
 }
 
 impl From<RememberOutcome> for Written {
@@ -63,19 +64,25 @@ impl From<RememberOutcome> for Written {
 
 /// `GET /memories` and `GET /trash`: comma-separated filters, every one
 /// narrowing (`layer=working,core&kind=semantic&tag=project`).
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub(in crate::server) struct ListQuery {
+    /// Namespace (default: the `X-Namespace` header, else `default`).
     namespace: Option<String>,
+    /// Comma-separated layers: `buffer`, `working`, `core`.
     layer: Option<String>,
+    /// Comma-separated kinds: `episodic`, `semantic`, `procedural`.
     kind: Option<String>,
+    /// Comma-separated tags; a memory must carry every one.
     tag: Option<String>,
+    /// Memories to return (default 50).
     limit: Option<u32>,
+    /// Memories to skip (newest first).
     offset: Option<u32>,
 }
 
 /// Active memories (or the trash), newest first.
-async fn listing(s: AppState, headers: HeaderMap, q: ListQuery, deleted: bool) -> ApiResult {
+async fn listing(s: AppState, headers: HeaderMap, q: ListQuery, deleted: bool) -> Answer<Memories> {
     let req = ListRequest {
         namespace: namespace(&headers, q.namespace.as_deref().unwrap_or("")),
         layers: parse_items(q.layer.as_deref())?,
@@ -85,15 +92,15 @@ async fn listing(s: AppState, headers: HeaderMap, q: ListQuery, deleted: bool) -
         limit: q.limit.unwrap_or(50),
         offset: q.offset.unwrap_or(0),
     };
-    let list = s.engine.read(move |m| m.list(req)).await??;
-    Ok(Json(json!({ "memories": list })).into_response())
+    let memories = s.engine.read(move |m| m.list(req)).await??;
+    Reply::ok(Memories { memories })
 }
 
 pub(in crate::server) async fn list_memories(
     State(s): State<AppState>,
     headers: HeaderMap,
     Query(q): Query<ListQuery>,
-) -> ApiResult {
+) -> Answer<Memories> {
     listing(s, headers, q, false).await
 }
 
@@ -101,7 +108,7 @@ pub(in crate::server) async fn trash(
     State(s): State<AppState>,
     headers: HeaderMap,
     Query(q): Query<ListQuery>,
-) -> ApiResult {
+) -> Answer<Memories> {
     listing(s, headers, q, true).await
 }
 
@@ -109,27 +116,27 @@ pub(in crate::server) async fn get_memory(
     State(s): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
-) -> ApiResult {
+) -> Answer<Memory> {
     let ns = namespace(&headers, "");
     let memory = s.engine.read(move |m| m.get(&ns, &id)).await??;
-    Ok(Json(memory).into_response())
+    Reply::ok(memory)
 }
 
 pub(in crate::server) async fn update_memory(
     State(s): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
-    body: Bytes,
-) -> ApiResult {
-    let patch: MemoryPatch = parse(&body)?;
+    Body(patch): Body<MemoryPatch>,
+) -> Answer<Memory> {
     let ns = namespace(&headers, "");
     let memory = s.engine.run(move |m| m.update(&ns, &id, patch)).await??;
-    Ok(Json(memory).into_response())
+    Reply::ok(memory)
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub(in crate::server) struct DeleteQuery {
+    /// Why it is deleted (kept with it; default "deleted via API").
     reason: Option<String>,
 }
 
@@ -138,21 +145,29 @@ pub(in crate::server) async fn delete_memory(
     headers: HeaderMap,
     Path(id): Path<String>,
     Query(q): Query<DeleteQuery>,
-) -> ApiResult {
+) -> Answer<Memory> {
     let ns = namespace(&headers, "");
     let reason = q.reason.unwrap_or_else(|| "deleted via API".into());
     let memory = s.engine.run(move |m| m.delete(&ns, &id, &reason)).await??;
-    Ok(Json(memory).into_response())
+    Reply::ok(memory)
 }
 
 pub(in crate::server) async fn restore_memory(
     State(s): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
-) -> ApiResult {
+) -> Answer<Memory> {
     let ns = namespace(&headers, "");
     let memory = s.engine.run(move |m| m.restore(&ns, &id)).await??;
-    Ok(Json(memory).into_response())
+    Reply::ok(memory)
+}
+
+/// A memory as it is now and the states it had.
+#[derive(Serialize, JsonSchema)]
+pub(in crate::server) struct History {
+    memory: Memory,
+    /// Oldest first.
+    versions: Vec<MemoryVersion>,
 }
 
 /// `GET /memories/{id}/history`: the states edits, merges and reverts
@@ -161,7 +176,7 @@ pub(in crate::server) async fn memory_history(
     State(s): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
-) -> ApiResult {
+) -> Answer<History> {
     let ns = namespace(&headers, "");
     let (memory, versions) = s
         .engine
@@ -169,12 +184,13 @@ pub(in crate::server) async fn memory_history(
             Ok((m.get(&ns, &id)?, m.history(&ns, &id)?))
         })
         .await??;
-    Ok(Json(json!({ "memory": memory, "versions": versions })).into_response())
+    Reply::ok(History { memory, versions })
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(in crate::server) struct Revert {
+    /// The version to put back (a `seq` from the history).
     version: u32,
 }
 
@@ -184,12 +200,11 @@ pub(in crate::server) async fn revert_memory(
     State(s): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
-    body: Bytes,
-) -> ApiResult {
-    let Revert { version } = parse(&body)?;
+    Body(Revert { version }): Body<Revert>,
+) -> Answer<Memory> {
     let ns = namespace(&headers, "");
     let memory = s.engine.run(move |m| m.revert(&ns, &id, version)).await??;
-    Ok(Json(memory).into_response())
+    Reply::ok(memory)
 }
 
 /// `POST /memories/{id}/confirm`: seed 003's `confirm_fact`.
@@ -197,15 +212,16 @@ pub(in crate::server) async fn confirm_memory(
     State(s): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
-) -> ApiResult {
+) -> Answer<Memory> {
     let ns = namespace(&headers, "");
     let memory = s.engine.run(move |m| m.confirm(&ns, &id)).await??;
-    Ok(Json(memory).into_response())
+    Reply::ok(memory)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(in crate::server) struct Correction {
+    /// The corrected statement; it supersedes the old one.
     content: String,
 }
 
@@ -215,30 +231,40 @@ pub(in crate::server) async fn correct_memory(
     State(s): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
-    body: Bytes,
-) -> ApiResult {
-    let Correction { content } = parse(&body)?;
+    Body(Correction { content }): Body<Correction>,
+) -> Answer<Memory> {
     let ns = namespace(&headers, "");
     let memory = s
         .engine
         .run(move |m| m.correct(&ns, &id, &content))
         .await??;
-    Ok((StatusCode::CREATED, Json(memory)).into_response())
+    Reply::created(memory)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(in crate::server) struct Batch {
+    /// What to remember, in order.
     memories: Vec<RememberRequest>,
+}
+
+/// What a batch did.
+#[derive(Serialize, JsonSchema)]
+pub(in crate::server) struct BatchWritten {
+    /// New memories stored.
+    created: usize,
+    /// Duplicates that reinforced a memory instead.
+    reinforced: usize,
+    /// Each item's outcome, in order.
+    results: Vec<RememberOutcome>,
 }
 
 /// Many memories in one transaction: one invalid item and none is stored.
 pub(in crate::server) async fn create_batch(
     State(s): State<AppState>,
     headers: HeaderMap,
-    body: Bytes,
-) -> ApiResult {
-    let mut batch: Batch = parse(&body)?;
+    Body(mut batch): Body<Batch>,
+) -> Answer<BatchWritten> {
     for req in &mut batch.memories {
         req.namespace = namespace(&headers, &req.namespace);
     }
@@ -262,5 +288,9 @@ pub(in crate::server) async fn create_batch(
         })
         .await??;
     let created = outcomes.iter().filter(|o| o.created).count();
-    Ok((StatusCode::CREATED, Json(json!({ "created": created, "reinforced": outcomes.len() - created, "results": outcomes }))).into_response())
+    Reply::created(BatchWritten {
+        created,
+        reinforced: outcomes.len() - created,
+        results: outcomes,
+    })
 }

@@ -25,6 +25,7 @@ use axum::http::HeaderMap;
 
 use crate::runtime::CallError;
 
+use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
 use super::error::ApiError;
@@ -49,11 +50,17 @@ pub(super) fn namespace_or_all(headers: &HeaderMap, given: Option<String>) -> Op
     given.or_else(|| header_namespace(headers).map(String::from))
 }
 
-#[derive(Deserialize, Default)]
+/// The query string most reads take.
+#[derive(Deserialize, Default, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub(super) struct NsQuery {
+    /// Namespace (default: the `X-Namespace` header, else `default`; the
+    /// operator's reads, such as stats, cover every namespace).
     namespace: Option<String>,
+    /// Items to return (default 50; a session's turns 200; an entity's
+    /// linked memories 20).
     limit: Option<u32>,
+    /// Items to skip.
     offset: Option<u32>,
 }
 

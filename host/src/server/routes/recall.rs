@@ -1,17 +1,14 @@
 //! `/recall`, `/search`, `/recent` and `/context`: what an agent reads.
 
-use crate::server::json::Json;
-use axum::body::Bytes;
 use axum::extract::{Query, State};
 use axum::http::HeaderMap;
-use axum::response::IntoResponse;
 use mnemo_core::model::*;
 
 use serde::Deserialize;
-use serde_json::json;
 
 use crate::server::AppState;
-use crate::server::error::{ApiResult, parse};
+use crate::server::reply::{Answer, Body, Reply};
+use rmcp::schemars::{self, JsonSchema};
 
 use super::*;
 use crate::server::args::*;
@@ -19,19 +16,21 @@ use crate::server::args::*;
 pub(in crate::server) async fn recall(
     State(s): State<AppState>,
     headers: HeaderMap,
-    body: Bytes,
-) -> ApiResult {
-    let mut req: RecallRequest = parse(&body)?;
+    Body(mut req): Body<RecallRequest>,
+) -> Answer<RecallResponse> {
     req.namespace = namespace(&headers, &req.namespace);
     let res = s.engine.read(move |m| m.recall(req)).await??;
-    Ok(Json(res).into_response())
+    Reply::ok(res)
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub(in crate::server) struct SearchQuery {
+    /// What to look for.
     q: String,
+    /// Namespace (default: the `X-Namespace` header, else `default`).
     namespace: Option<String>,
+    /// Hits to return (default 5).
     limit: Option<u32>,
 }
 
@@ -40,7 +39,7 @@ pub(in crate::server) async fn quick_search(
     State(s): State<AppState>,
     headers: HeaderMap,
     Query(q): Query<SearchQuery>,
-) -> ApiResult {
+) -> Answer<RecallResponse> {
     let req = RecallRequest {
         query: q.q,
         namespace: namespace(&headers, q.namespace.as_deref().unwrap_or("")),
@@ -49,7 +48,7 @@ pub(in crate::server) async fn quick_search(
         ..Default::default()
     };
     let res = s.engine.read(move |m| m.recall(req)).await??;
-    Ok(Json(res).into_response())
+    Reply::ok(res)
 }
 
 /// Default hit count of `GET /search`.
@@ -59,27 +58,26 @@ pub(in crate::server) async fn recent(
     State(s): State<AppState>,
     headers: HeaderMap,
     Query(q): Query<RecentArgs>,
-) -> ApiResult {
+) -> Answer<Memories> {
     let ns = namespace(&headers, q.namespace.as_deref().unwrap_or(""));
     let (hours, limit) = q.window();
-    let list = s
+    let memories = s
         .engine
         .read(move |m| m.recent(&ns, hours, limit))
         .await??;
-    Ok(Json(json!({ "memories": list })).into_response())
+    Reply::ok(Memories { memories })
 }
 
 /// Seed 003 context injection: the markdown block to prepend to a prompt.
 pub(in crate::server) async fn context(
     State(s): State<AppState>,
     headers: HeaderMap,
-    body: Bytes,
-) -> ApiResult {
-    let req: ContextArgs = parse(&body)?;
+    Body(req): Body<ContextArgs>,
+) -> Answer<ContextBlock> {
     let ns = namespace(&headers, req.namespace.as_deref().unwrap_or(""));
     let block = s
         .engine
         .read(move |m| m.context(&ns, &req.prompt, req.session_id.as_deref(), req.limit))
         .await??;
-    Ok(Json(block).into_response())
+    Reply::ok(block)
 }

@@ -1,6 +1,7 @@
 //! `AnnIndex`: every partition's segments, the background builds that
 //! flush and merge them, and the two-step search.
 
+use rmcp::schemars::{self, JsonSchema};
 use std::collections::HashMap;
 use std::sync::{Arc, mpsc};
 
@@ -34,7 +35,7 @@ pub struct AnnIndex {
 }
 
 /// The index at a glance (`/health`).
-#[derive(Debug, Clone, Copy, serde::Serialize)]
+#[derive(Debug, Clone, Copy, serde::Serialize, JsonSchema)]
 pub struct AnnStatus {
     pub enabled: bool,
     /// Partitions served by graphs.
