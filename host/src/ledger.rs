@@ -10,11 +10,17 @@ use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Usage {
+    /// When the call was made (milliseconds since the Unix epoch, UTC).
     pub at: i64,
+    /// The pipeline step (`embedding`, `gate`, `merge`, `extract`, …).
     pub component: String,
+    /// The model that answered.
     pub model: String,
+    /// Prompt tokens.
     pub input_tokens: u32,
+    /// Completion tokens.
     pub output_tokens: u32,
+    /// How long it took (milliseconds).
     pub duration_ms: u64,
     /// `ok`, or the error kind (`timeout`, `http 429`, `malformed`, ...).
     pub outcome: String,
@@ -101,7 +107,9 @@ pub struct PricedSummary {
 /// `GET /llm-usage`, `mnemo llm-usage` and the `llm_usage` tool's answer.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct UsageReport {
+    /// Totals per component and model, priced.
     pub summary: Vec<PricedSummary>,
+    /// The latest calls, newest first.
     pub latest: Vec<Usage>,
 }
 

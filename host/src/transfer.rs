@@ -31,16 +31,25 @@ pub struct Header {
 
 #[derive(Debug, Default, Clone, Serialize, JsonSchema)]
 pub struct Counts {
+    /// Sessions.
     pub sessions: usize,
+    /// Memories (the trash included).
     pub memories: usize,
+    /// Turns.
     pub episodes: usize,
+    /// Entities.
     pub entities: usize,
+    /// Facts, valid and superseded.
     pub facts: usize,
+    /// Earlier states of memories.
     pub versions: usize,
+    /// Embedding vectors.
     pub vectors: usize,
     /// Import only: outcomes.
     pub created: usize,
+    /// Import only: items already there (same id), left as they were.
     pub existing: usize,
+    /// Import only: duplicates folded into an existing memory.
     pub merged: usize,
 }
 

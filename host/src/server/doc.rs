@@ -153,7 +153,15 @@ fn build(operations: &[Operation]) -> Value {
     for op in operations {
         let doc = (op.document)(&mut g);
         let mut parameters: Vec<Value> = path_parameters(op.path)
-            .map(|name| json!({ "name": name, "in": "path", "required": true, "schema": { "type": "string" } }))
+            .map(|name| {
+                json!({
+                    "name": name,
+                    "in": "path",
+                    "required": true,
+                    "description": path_parameter_doc(op.path, name),
+                    "schema": { "type": "string" },
+                })
+            })
             .collect();
         parameters.extend(doc.query.as_ref().map(query_parameters).unwrap_or_default());
         parameters.push(json!({ "$ref": "#/components/parameters/namespace" }));
@@ -216,6 +224,17 @@ fn operation_id(method: &str, path: &str) -> String {
         .filter(|w| !w.is_empty())
         .collect();
     format!("{method}_{}", words.join("_"))
+}
+
+/// What a path's `{id}` or `{name}` names.
+fn path_parameter_doc(path: &str, name: &str) -> &'static str {
+    match (path.split('/').nth(1), name) {
+        (Some("memories"), _) => "The memory's id (`mem_…`).",
+        (Some("sessions"), _) => "The session's id, as the agent gave it.",
+        (Some("entities"), _) => "The entity's name or one of its aliases.",
+        (Some("triggers"), _) => "The trigger's name: the memories tagged `trigger:<name>`.",
+        _ => "An identifier.",
+    }
 }
 
 fn path_parameters(path: &str) -> impl Iterator<Item = &str> {
@@ -291,6 +310,7 @@ fn error_schema() -> Value {
         "properties": {
             "error": {
                 "type": "object",
+                "description": "What went wrong.",
                 "required": ["code", "message"],
                 "properties": {
                     "code": { "type": "string", "description": "Stable: malformed_json, invalid_input, invalid_request, unauthorized, not_found, method_not_allowed, conflict, payload_too_large, unsupported_media_type, unavailable, read_only, storage, internal." },
@@ -299,4 +319,47 @@ fn error_schema() -> Value {
             },
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    /// Every property of every schema, and every parameter, says what it is.
+    #[test]
+    fn every_field_is_documented() {
+        let doc = super::openapi();
+        let mut missing = Vec::new();
+        for (name, schema) in doc["components"]["schemas"]
+            .as_object()
+            .into_iter()
+            .flatten()
+        {
+            undocumented(name, schema, &mut missing);
+        }
+        for (path, ops) in doc["paths"].as_object().into_iter().flatten() {
+            for (method, op) in ops.as_object().into_iter().flatten() {
+                for p in op["parameters"].as_array().into_iter().flatten() {
+                    if p.get("$ref").is_none() && p.get("description").is_none() {
+                        missing.push(format!("{method} {path} ?{}", p["name"]));
+                    }
+                }
+            }
+        }
+        assert!(missing.is_empty(), "undocumented: {missing:#?}");
+    }
+
+    fn undocumented(at: &str, schema: &Value, out: &mut Vec<String>) {
+        for (field, property) in schema["properties"].as_object().into_iter().flatten() {
+            // A tag's constant (`"type": "memory"`) says what it is.
+            if property.get("description").is_none() && property.get("const").is_none() {
+                out.push(format!("{at}.{field}"));
+            }
+        }
+        for key in ["oneOf", "anyOf", "allOf"] {
+            for (i, part) in schema[key].as_array().into_iter().flatten().enumerate() {
+                undocumented(&format!("{at}/{key}/{i}"), part, out);
+            }
+        }
+    }
 }

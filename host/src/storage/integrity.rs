@@ -39,9 +39,14 @@ impl Default for DecisionFilter {
 
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Integrity {
+    /// Memories stored (active and in the trash).
     pub memories: u64,
+    /// Rows of the memories' full-text index (equal to `memories` when
+    /// healthy).
     pub memory_fts_rows: u64,
+    /// Turns stored.
     pub episodes: u64,
+    /// Rows of the turns' full-text index (equal to `episodes` when healthy).
     pub episode_fts_rows: u64,
     /// Active rows without a vector (the background backfill's queue).
     pub missing_vectors: u64,

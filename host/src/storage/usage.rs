@@ -10,12 +10,19 @@ use crate::ledger::Usage;
 /// Totals per component and model.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct UsageSummary {
+    /// The pipeline step (`embedding`, `gate`, `merge`, `extract`, …).
     pub component: String,
+    /// The model that answered.
     pub model: String,
+    /// Calls made.
     pub calls: u64,
+    /// Calls that failed (timeouts, HTTP errors, malformed answers).
     pub failures: u64,
+    /// Prompt tokens, summed.
     pub input_tokens: u64,
+    /// Completion tokens, summed.
     pub output_tokens: u64,
+    /// Time spent, summed (milliseconds).
     pub total_ms: u64,
 }
 

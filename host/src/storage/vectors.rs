@@ -14,8 +14,18 @@ pub const META_MODEL: &str = "embedding_model";
 #[schemars(crate = "rmcp::schemars")]
 #[serde(tag = "state", rename_all = "lowercase")]
 pub enum VectorState {
-    Enabled { model: String, dimension: u32 },
-    Disabled { reason: String },
+    /// Vector search runs.
+    Enabled {
+        /// The embedding model the database is locked to.
+        model: String,
+        /// Its vectors' dimension.
+        dimension: u32,
+    },
+    /// Vector search is off; recall answers from the other channels.
+    Disabled {
+        /// Why (e.g. the embedder differs from the one the database was built with).
+        reason: String,
+    },
 }
 
 impl VectorState {

@@ -25,7 +25,9 @@ pub(in crate::server) struct Health {
     core_version: String,
     /// Memories and turns still without a vector (the backfill embeds them).
     missing_vectors: u64,
+    /// Row counts that must agree (rows and their full-text index rows).
     integrity: crate::storage::Integrity,
+    /// Whether vector search runs, and on which model.
     vectors: crate::storage::VectorState,
     /// The HNSW index, when one is in use.
     ann: Option<crate::storage::ann::AnnStatus>,

@@ -34,6 +34,7 @@ pub(in crate::server) async fn resume(
 pub(in crate::server) struct TopicRef {
     /// `kb…` for a leaf, `kp…` for a parent.
     id: String,
+    /// The topic's name.
     name: String,
     /// The parent's id, if any.
     parent: Option<String>,
@@ -43,6 +44,7 @@ pub(in crate::server) struct TopicRef {
 
 #[derive(Serialize, JsonSchema)]
 pub(in crate::server) struct Topics {
+    /// Leaves and parents.
     topics: Vec<TopicRef>,
 }
 
@@ -68,9 +70,13 @@ pub(in crate::server) async fn list_topics(
 /// A topic with its memories (a parent's are its leaves').
 #[derive(Serialize, JsonSchema)]
 pub(in crate::server) struct TopicMemories {
+    /// The topic's name.
     name: String,
+    /// Its memories (a parent's: its leaves').
     memories: Vec<Memory>,
+    /// A leaf's parent, if any.
     parent: Option<String>,
+    /// A parent's leaves.
     children: Vec<String>,
 }
 
@@ -107,6 +113,7 @@ pub(in crate::server) async fn topic(
 /// A `trigger:*` tag and how often its memories were read.
 #[derive(Serialize, JsonSchema)]
 pub(in crate::server) struct Trigger {
+    /// The name after `trigger:`.
     name: String,
     /// The summed access count of its memories.
     access: u64,
@@ -114,6 +121,7 @@ pub(in crate::server) struct Trigger {
 
 #[derive(Serialize, JsonSchema)]
 pub(in crate::server) struct Triggers {
+    /// Most read first.
     triggers: Vec<Trigger>,
 }
 
@@ -134,7 +142,9 @@ pub(in crate::server) async fn triggers(
 /// The memories of one trigger.
 #[derive(Serialize, JsonSchema)]
 pub(in crate::server) struct TriggerMemories {
+    /// The trigger's name.
     trigger: String,
+    /// The memories tagged `trigger:<name>`.
     memories: Vec<Memory>,
 }
 

@@ -30,12 +30,14 @@ pub(in crate::server) async fn ingest(
 
 #[derive(Serialize, JsonSchema)]
 pub(in crate::server) struct Sessions {
+    /// Most recently active first.
     sessions: Vec<Session>,
 }
 
 /// A session and a page of its turns.
 #[derive(Serialize, JsonSchema)]
 pub(in crate::server) struct SessionTurns {
+    /// The session.
     session: Session,
     /// In dialogue order.
     episodes: Vec<Episode>,

@@ -20,6 +20,7 @@ pub(in crate::server) struct Entities {
 
 #[derive(Serialize, JsonSchema)]
 pub(in crate::server) struct Facts {
+    /// The matching facts.
     facts: Vec<Fact>,
 }
 

@@ -48,6 +48,7 @@ pub(in crate::server) struct Written {
 /// A page of memories.
 #[derive(Serialize, JsonSchema)]
 pub(in crate::server) struct Memories {
+    /// Newest first.
     pub(in crate::server) memories: Vec<Memory>,
 }
 
@@ -165,6 +166,7 @@ pub(in crate::server) async fn restore_memory(
 /// A memory as it is now and the states it had.
 #[derive(Serialize, JsonSchema)]
 pub(in crate::server) struct History {
+    /// The memory as it is now.
     memory: Memory,
     /// Oldest first.
     versions: Vec<MemoryVersion>,

@@ -37,6 +37,7 @@ pub struct AnnIndex {
 /// The index at a glance (`/health`).
 #[derive(Debug, Clone, Copy, serde::Serialize, JsonSchema)]
 pub struct AnnStatus {
+    /// Whether large partitions are searched through the HNSW index.
     pub enabled: bool,
     /// Partitions served by graphs.
     pub graphs: usize,
