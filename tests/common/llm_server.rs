@@ -164,10 +164,15 @@ pub fn chat_reply(content: &str, finish: &str) -> Reply {
 
 /// A chat-completions answer that calls tool `name` with `args` (structured output).
 pub fn tool_reply(name: &str, args: Value) -> Reply {
+    tool_reply_text(name, &args.to_string())
+}
+
+/// [`tool_reply`] with the arguments' text as given (JSON or not).
+pub fn tool_reply_text(name: &str, arguments: &str) -> Reply {
     Reply::json(
         200,
         serde_json::json!({"model": "m", "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant",
-               "tool_calls": [{"id": "c", "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}}],
+               "tool_calls": [{"id": "c", "type": "function", "function": {"name": name, "arguments": arguments}}]}}],
                "usage": {"prompt_tokens": 40, "completion_tokens": 20}}),
     )
 }

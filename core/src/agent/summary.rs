@@ -89,12 +89,10 @@ impl<P: Ports> Engine<P> {
             return Ok(None);
         }
         let max_chars = RESUME_CORE_TOKENS * CHARS_PER_TOKEN;
-        let summary = match self
-            .ports()
-            .llm()
-            .complete(&prompts::compress::request(&core, max_chars))
-            .and_then(|a| prompts::compress::parse(&a.content, max_chars))
-        {
+        let request = prompts::compress::request(&core, max_chars);
+        let summary = match prompts::ask(self.ports().llm(), &request, |c| {
+            prompts::compress::parse(c, max_chars)
+        }) {
             Ok(s) => s,
             Err(e) => return Ok(Some(format!("Core summary of {namespace} skipped: {e}"))),
         };

@@ -77,11 +77,10 @@ impl<P: Ports> Engine<P> {
         if batch.is_empty() {
             return;
         }
-        let answer = self
-            .ports()
-            .llm()
-            .complete(&prompts::triage::request(&batch, now))
-            .and_then(|a| prompts::triage::parse(&a.content, &batch));
+        let request = prompts::triage::request(&batch, now);
+        let answer = prompts::ask(self.ports().llm(), &request, |c| {
+            prompts::triage::parse(c, &batch)
+        });
         let verdicts = match answer {
             Ok(v) => v,
             Err(e) => {

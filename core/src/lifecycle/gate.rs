@@ -161,11 +161,10 @@ impl<P: Ports> Engine<P> {
             }
         }
         if !for_llm.is_empty() {
-            let answer = self
-                .ports()
-                .llm()
-                .complete(&prompts::gate::request(&for_llm, now))
-                .and_then(|a| prompts::gate::parse(&a.content, &for_llm));
+            let request = prompts::gate::request(&for_llm, now);
+            let answer = prompts::ask(self.ports().llm(), &request, |c| {
+                prompts::gate::parse(c, &for_llm)
+            });
             match answer {
                 Ok(v) => verdicts.extend(v),
                 Err(e) => cycle.warnings.push(format!("gate skipped: {e}")),

@@ -29,12 +29,8 @@ impl<P: Ports> Engine<P> {
         }
         notes.sort_by_key(|m| std::cmp::Reverse(m.created_at));
         notes.truncate(DISTILL_MAX_NOTES);
-        let snapshot = match self
-            .ports()
-            .llm()
-            .complete(&prompts::distill::request(&notes))
-            .and_then(|a| prompts::distill::parse(&a.content))
-        {
+        let request = prompts::distill::request(&notes);
+        let snapshot = match prompts::ask(self.ports().llm(), &request, prompts::distill::parse) {
             Ok(s) => s,
             Err(e) => {
                 cycle.warnings.push(format!("distill skipped: {e}"));

@@ -89,11 +89,11 @@ impl<P: Ports> Engine<P> {
                 };
                 let (older, newer) = (older.clone(), newer.clone());
                 asked += 1;
-                let decision = self.ports().llm().complete(&request).and_then(|answer| {
+                let decision = prompts::ask(self.ports().llm(), &request, |content| {
                     if request.component == LlmComponent::Merge {
-                        prompts::merge::parse(&answer.content)
+                        prompts::merge::parse(content)
                     } else {
-                        prompts::reconcile::parse(&answer.content, &newer)
+                        prompts::reconcile::parse(content, &newer)
                     }
                 });
                 let sim = hit.score;

@@ -66,11 +66,8 @@ impl<P: Ports> Engine<P> {
                 .collect();
             heuristic_reflection(&facts, &replaced, now)
         } else {
-            let answer = self
-                .ports()
-                .llm()
-                .complete(&prompts::reflection::request(&facts, &[]))?;
-            prompts::reflection::parse(&answer.content)?
+            let request = prompts::reflection::request(&facts, &[]);
+            prompts::ask(self.ports().llm(), &request, prompts::reflection::parse)?
         };
         let memory = Memory {
             layer: Layer::Core,

@@ -61,11 +61,8 @@ impl<P: Ports> Engine<P> {
                 ..m.clone()
             };
             let shortest = m.content.chars().count().min(restated.chars().count());
-            let answer = self
-                .ports()
-                .llm()
-                .complete(&prompts::merge::request(&m, &newer))
-                .and_then(|a| prompts::merge::parse(&a.content));
+            let request = prompts::merge::request(&m, &newer);
+            let answer = prompts::ask(self.ports().llm(), &request, prompts::merge::parse);
             let merged = match answer {
                 Ok(PairDecision::Merge(text)) if text.chars().count() * 2 >= shortest => {
                     validate::content(&text).ok()

@@ -52,11 +52,10 @@ impl<P: Ports> Engine<P> {
             return Ok(report);
         }
         let hints = self.merge_hints(&list)?;
-        let answer = self
-            .ports()
-            .llm()
-            .complete(&prompts::review::request(&list, &hints, now))?;
-        let mut ops = prompts::review::parse(&answer.content, &list)?;
+        let request = prompts::review::request(&list, &hints, now);
+        let mut ops = prompts::ask(self.ports().llm(), &request, |c| {
+            prompts::review::parse(c, &list)
+        })?;
         let mut memories: BTreeMap<String, Memory> =
             list.into_iter().map(|m| (m.id.clone(), m)).collect();
         let mut good = 0;

@@ -108,11 +108,10 @@ impl<P: Ports> Engine<P> {
                     .iter()
                     .map(|e| (e.source_role.clone(), e.content.clone()))
                     .collect();
-                let answer = self
-                    .ports()
-                    .llm()
-                    .complete(&prompts::extract::request(&turns))?;
-                prompts::extract::parse(&answer.content, turns.len())?
+                let request = prompts::extract::request(&turns);
+                prompts::ask(self.ports().llm(), &request, |c| {
+                    prompts::extract::parse(c, turns.len())
+                })?
             } else {
                 chunk
                     .iter()

@@ -18,6 +18,7 @@ pub mod naming;
 pub mod ner;
 pub mod reconcile;
 pub mod reflection;
+pub mod repair;
 pub mod rerank;
 pub mod review;
 pub mod triage;
@@ -27,6 +28,7 @@ mod tests;
 
 pub use extract::ExtractedFact;
 pub use merge::PairDecision;
+pub use repair::ask;
 
 /// A gate or triage decision on one memory.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,9 +72,9 @@ pub(super) fn tool(name: &str, description: &str, parameters: Value) -> ToolSpec
     }
 }
 
+/// A step's answer as JSON, repaired where that is safe (`repair.rs`).
 pub(super) fn parse_json(step: &str, arguments: &str) -> CoreResult<Value> {
-    serde_json::from_str(arguments)
-        .map_err(|e| CoreError::Llm(format!("malformed {step} answer: {e}")))
+    repair::json(step, arguments)
 }
 
 pub(super) fn list<'a>(step: &str, v: &'a Value, key: &str) -> CoreResult<&'a Vec<Value>> {

@@ -64,8 +64,7 @@ pub fn request(text: &str) -> ChatRequest {
 
 /// Parses the tool arguments into mentions located in `text`.
 pub fn parse(text: &str, arguments: &str) -> CoreResult<Vec<Mention>> {
-    let v: serde_json::Value = serde_json::from_str(arguments)
-        .map_err(|e| CoreError::Llm(format!("malformed NER answer: {e}")))?;
+    let v = super::parse_json("NER", arguments)?;
     let items = v["entities"]
         .as_array()
         .ok_or_else(|| CoreError::Llm("malformed NER answer: no `entities` list".into()))?;
@@ -118,8 +117,7 @@ pub fn parse(text: &str, arguments: &str) -> CoreResult<Vec<Mention>> {
 
 /// The LLM's mentions of `text`.
 pub fn extract(llm: &impl Llm, text: &str) -> CoreResult<Vec<Mention>> {
-    let answer = llm.complete(&request(text))?;
-    parse(text, &answer.content)
+    super::ask(llm, &request(text), |c| parse(text, c))
 }
 
 #[cfg(test)]

@@ -56,6 +56,13 @@ fn a_failed_chunk_resumes_after_the_chunks_that_went_through() {
         LlmComponent::Extract,
         &fact("The user talks at length"),
     );
+    // The step shows the model its error once (prompts/repair.rs): both
+    // answers are bad.
+    e.ports().llm.script(
+        LlmLevel::Auto,
+        LlmComponent::Extract,
+        "truncated {\"facts\": [",
+    );
     e.ports().llm.script(
         LlmLevel::Auto,
         LlmComponent::Extract,
@@ -69,6 +76,10 @@ fn a_failed_chunk_resumes_after_the_chunks_that_went_through() {
     e.ports().clock.advance_hours(1);
     let r = cycle_as_scheduled(&e);
     assert!(r.sessions.is_empty() && !r.warnings.is_empty(), "{r:?}");
+    assert!(
+        r.warnings.iter().any(|w| w.contains("after one retry")),
+        "{r:?}"
+    );
     assert_eq!(r.facts_added, 1, "the first chunk's fact is kept");
     let r = cycle_as_scheduled(&e);
     assert_eq!(r.sessions, ["s1"], "{r:?}");
@@ -82,14 +93,15 @@ fn a_failed_chunk_resumes_after_the_chunks_that_went_through() {
         .filter(|q| q.component == LlmComponent::Extract)
         .map(|q| q.messages[1].content.clone())
         .collect();
-    assert_eq!(asked.len(), 3);
+    assert_eq!(asked.len(), 4);
+    assert_eq!(asked[1], asked[2], "the retry asks about the same chunk");
     assert!(
-        asked[2].contains(&format!("turn number {chunk} ")),
+        asked[3].contains(&format!("turn number {chunk} ")),
         "{}",
-        asked[2]
+        asked[3]
     );
     assert!(
-        !asked[2].contains("turn number 0 "),
+        !asked[3].contains("turn number 0 "),
         "the first chunk is not read twice"
     );
 }

@@ -59,17 +59,23 @@ fn parse(v: &Value, tool: Option<&str>) -> Result<ChatResponse, CoreError> {
     let blocks = v["content"]
         .as_array()
         .ok_or_else(|| malformed("no content blocks"))?;
+    let text: String = blocks
+        .iter()
+        .filter(|b| b["type"] == "text")
+        .filter_map(|b| b["text"].as_str())
+        .collect();
+    // The tool call's input, or, from a model that answered in text
+    // instead, the text: the core repairs what it can (prompts/repair.rs).
     let content: String = match tool {
-        Some(name) => blocks
+        Some(name) => match blocks
             .iter()
             .find(|b| b["type"] == "tool_use" && b["name"] == name)
-            .map(|b| b["input"].to_string())
-            .ok_or_else(|| malformed(format!("expected a call of tool `{name}`")))?,
-        None => blocks
-            .iter()
-            .filter(|b| b["type"] == "text")
-            .filter_map(|b| b["text"].as_str())
-            .collect(),
+        {
+            Some(call) => call["input"].to_string(),
+            None if !text.trim().is_empty() => text,
+            None => return Err(malformed(format!("expected a call of tool `{name}`"))),
+        },
+        None => text,
     };
     if content.is_empty() {
         return Err(malformed("no text in the content blocks"));

@@ -53,21 +53,28 @@ fn parse(v: &Value, tool: Option<&str>) -> Result<ChatResponse, CoreError> {
             "truncated at max_tokens (finish_reason = length)",
         ));
     }
+    let text = choice["message"]["content"]
+        .as_str()
+        .filter(|t| !t.trim().is_empty());
+    // The tool call's arguments as sent, or, from a model that ignored the
+    // tool, its text: the core repairs what it can read (prompts/repair.rs)
+    // and shows the model its error once.
     let content = match tool {
         Some(name) => {
             let call = choice["message"]["tool_calls"]
                 .as_array()
-                .and_then(|calls| calls.iter().find(|c| c["function"]["name"] == name))
-                .ok_or_else(|| malformed(format!("expected a call of tool `{name}`")))?;
-            let args = call["function"]["arguments"]
-                .as_str()
-                .ok_or_else(|| malformed("tool arguments are not text"))?;
-            serde_json::from_str::<Value>(args)
-                .map_err(|e| malformed(format!("tool arguments are not JSON: {e}")))?;
-            args.to_string()
+                .and_then(|calls| calls.iter().find(|c| c["function"]["name"] == name));
+            match (call, text) {
+                (Some(call), _) => match &call["function"]["arguments"] {
+                    Value::String(args) => args.clone(),
+                    Value::Object(_) => call["function"]["arguments"].to_string(),
+                    _ => return Err(malformed("tool arguments are neither text nor an object")),
+                },
+                (None, Some(text)) => text.to_string(),
+                (None, None) => return Err(malformed(format!("expected a call of tool `{name}`"))),
+            }
         }
-        None => choice["message"]["content"]
-            .as_str()
+        None => text
             .ok_or_else(|| malformed("choices[0].message.content is not text"))?
             .to_string(),
     };

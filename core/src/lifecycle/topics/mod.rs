@@ -240,11 +240,10 @@ impl<P: Ports> Engine<P> {
                 })
                 .collect();
             let ids: Vec<String> = clusters.iter().map(|c| c.0.clone()).collect();
-            let answer = self
-                .ports()
-                .llm()
-                .complete(&prompts::naming::request(&clusters, &existing))
-                .and_then(|a| prompts::naming::parse(&a.content, &ids));
+            let request = prompts::naming::request(&clusters, &existing);
+            let answer = prompts::ask(self.ports().llm(), &request, |c| {
+                prompts::naming::parse(c, &ids)
+            });
             // A failed batch keeps the heuristic names: never an unnamed tree.
             if let Ok(named) = answer {
                 for (id, name) in named {
