@@ -105,22 +105,43 @@ fn unfenced(text: &str) -> &str {
     }
 }
 
+/// Where a character of JSON text stands: inside a string literal or not.
+#[derive(Default)]
+struct Strings {
+    inside: bool,
+    escaped: bool,
+}
+
+impl Strings {
+    /// Whether `c`, the next character, is structure (outside every string
+    /// literal, and not a quote).
+    fn structural(&mut self, c: char) -> bool {
+        if self.inside {
+            match (self.escaped, c) {
+                (true, _) => self.escaped = false,
+                (false, '\\') => self.escaped = true,
+                (false, '"') => self.inside = false,
+                _ => {}
+            }
+            return false;
+        }
+        if c == '"' {
+            self.inside = true;
+            return false;
+        }
+        true
+    }
+}
+
 /// The first balanced `{…}` in `text`, strings and escapes respected.
 fn first_object(text: &str) -> Option<&str> {
     let start = text.find('{')?;
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    let (mut depth, mut strings) = (0usize, Strings::default());
     for (i, c) in text.get(start..)?.char_indices() {
-        if in_string {
-            match (escaped, c) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => in_string = false,
-                _ => {}
-            }
+        if !strings.structural(c) {
             continue;
         }
         match c {
-            '"' => in_string = true,
             '{' => depth += 1,
             '}' => {
                 depth -= 1;
@@ -137,28 +158,15 @@ fn first_object(text: &str) -> Option<&str> {
 /// `{"a": [1, 2,],}` → `{"a": [1, 2]}`: commas before a closing bracket
 /// dropped, outside strings.
 fn without_trailing_commas(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let (mut in_string, mut escaped) = (false, false);
     let chars: Vec<char> = text.chars().collect();
+    let mut strings = Strings::default();
+    let mut out = String::with_capacity(text.len());
     for (i, &c) in chars.iter().enumerate() {
-        if in_string {
-            match (escaped, c) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => in_string = false,
-                _ => {}
-            }
-            out.push(c);
-            continue;
-        }
-        if c == ',' {
+        if strings.structural(c) && c == ',' {
             let next = chars.iter().skip(i + 1).find(|n| !n.is_whitespace());
             if matches!(next, Some('}') | Some(']')) {
                 continue;
             }
-        }
-        if c == '"' {
-            in_string = true;
         }
         out.push(c);
     }
@@ -236,6 +244,11 @@ mod tests {
         assert_eq!(
             ok(r#"Sure: {"reason": "a } b ,]", "ok": true,}"#),
             json!({"reason": "a } b ,]", "ok": true})
+        );
+        // So are escaped quotes.
+        assert_eq!(
+            ok(r#"ok: {"reason": "he said \"},\" then left",}"#),
+            json!({"reason": "he said \"},\" then left"})
         );
     }
 
