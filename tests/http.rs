@@ -165,6 +165,34 @@ fn namespaces_by_header_are_isolated() {
     );
 }
 
+/// A namespace header that breaks the rule is refused, never read as
+/// `default`: nothing is written anywhere.
+#[test]
+fn a_bad_namespace_header_is_refused_not_defaulted() {
+    let s = start(None);
+    for bad in ["two words", "semi;colon", &"x".repeat(65)] {
+        let (status, v) = call(
+            ureq::post(&format!("{}/memories", s.base)).set("X-Namespace", bad),
+            Some(&json!({"content": "where does this land?"}).to_string()),
+        );
+        assert_eq!(
+            (status, v["error"]["code"].as_str()),
+            (400, Some("invalid_input")),
+            "{bad}"
+        );
+    }
+    let (_, stats) = call(ureq::get(&format!("{}/stats", s.base)), None);
+    assert_eq!(stats["total"], 0, "{stats}");
+    // A good one still works, and an empty one means `default`.
+    let (status, _) = call(
+        ureq::post(&format!("{}/memories", s.base)).set("X-Namespace", ""),
+        Some(&json!({"content": "this lands in default"}).to_string()),
+    );
+    assert_eq!(status, 201);
+    let (_, v) = call(ureq::get(&format!("{}/memories", s.base)), None);
+    assert_eq!(v["memories"][0]["namespace"], "default");
+}
+
 #[test]
 fn bearer_auth_when_a_key_is_set() {
     let s = start(Some("s3cret-key"));

@@ -11,6 +11,10 @@ pub const MAX_TAG_CHARS: usize = 32;
 pub const MAX_SOURCE_CHARS: usize = 64;
 /// Namespace names: short identifiers (not in the seeds; keeps keys sane).
 pub const MAX_NAMESPACE_CHARS: usize = 64;
+/// The namespace rule (`validate::namespace`) as the API's schemas state
+/// it: letters, digits, `_`, `-`, `.`, `:`, at most `MAX_NAMESPACE_CHARS`
+/// (empty means `default`).
+pub const NAMESPACE_PATTERN: &str = r"^[A-Za-z0-9_.:-]{0,64}$";
 pub const MAX_SESSION_CHARS: usize = 128;
 pub const MAX_ROLE_CHARS: usize = 255;
 pub const MAX_RECALL_LIMIT: u32 = 200;

@@ -144,6 +144,8 @@ mod tests {
 
     #[test]
     fn namespace_defaults_and_rejects_odd_characters() {
+        // The schemas' statement of this rule names the same limit.
+        assert!(NAMESPACE_PATTERN.ends_with(&format!("{{0,{MAX_NAMESPACE_CHARS}}}$")));
         assert_eq!(namespace("").unwrap(), "default");
         assert_eq!(namespace("proj-1").unwrap(), "proj-1");
         assert!(matches!(namespace("a b"), Err(CoreError::InvalidInput(_))));

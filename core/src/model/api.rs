@@ -13,6 +13,7 @@ macro_rules! engine_records {
         engine::FactInput {
             /// Namespace (default: the `X-Namespace` header, else `default`).
             #[serde(default)]
+            #[cfg_attr(feature = "schema", schemars(pattern($crate::thresholds::NAMESPACE_PATTERN)))]
             namespace: String,
             /// Who or what the fact is about.
             subject: String,
@@ -45,6 +46,7 @@ macro_rules! engine_records {
             /// Only this namespace (default: the `X-Namespace` header, else
             /// every namespace).
             #[serde(default)]
+            #[cfg_attr(feature = "schema", schemars(pattern($crate::thresholds::NAMESPACE_PATTERN)))]
             namespace: Option<String>,
             /// Report what the cycle would do without writing anything.
             #[serde(default)]
@@ -218,6 +220,7 @@ macro_rules! engine_records {
         #[serde(default, deny_unknown_fields)]
         engine::RememberRequest {
             /// Namespace (default: the `X-Namespace` header, else `default`).
+            #[cfg_attr(feature = "schema", schemars(pattern($crate::thresholds::NAMESPACE_PATTERN)))]
             namespace: String,
             /// What to remember (at most 8,192 characters).
             content: String,
@@ -259,6 +262,7 @@ macro_rules! engine_records {
         #[serde(default, deny_unknown_fields)]
         engine::Turn {
             /// Namespace (default: the `X-Namespace` header, else `default`).
+            #[cfg_attr(feature = "schema", schemars(pattern($crate::thresholds::NAMESPACE_PATTERN)))]
             namespace: String,
             /// The dialogue session; a new one closes the namespace's open
             /// sessions, which are then consolidated in the background.
@@ -296,6 +300,7 @@ macro_rules! engine_records {
             query: String,
             /// Namespace (default: the `X-Namespace` header, else `default`; a
             /// project namespace also reads `default`).
+            #[cfg_attr(feature = "schema", schemars(pattern($crate::thresholds::NAMESPACE_PATTERN)))]
             namespace: String,
             /// Only these layers (default: all).
             layers: Vec<Layer>,

@@ -30,6 +30,7 @@ pub struct SearchArgs {
     pub limit: Option<u32>,
     /// Namespace (default: the `X-Namespace` header, else `default`).
     #[serde(default)]
+    #[schemars(pattern(mnemo_core::thresholds::NAMESPACE_PATTERN))]
     pub namespace: Option<String>,
 }
 
@@ -41,6 +42,7 @@ pub struct IdArgs {
     pub id: String,
     /// Namespace (default: the `X-Namespace` header, else `default`).
     #[serde(default)]
+    #[schemars(pattern(mnemo_core::thresholds::NAMESPACE_PATTERN))]
     pub namespace: Option<String>,
 }
 
@@ -53,6 +55,7 @@ pub struct CorrectArgs {
     pub content: String,
     /// Namespace (default: the `X-Namespace` header, else `default`).
     #[serde(default)]
+    #[schemars(pattern(mnemo_core::thresholds::NAMESPACE_PATTERN))]
     pub namespace: Option<String>,
 }
 
@@ -66,6 +69,7 @@ pub struct ForgetArgs {
     pub reason: Option<String>,
     /// Namespace (default: the `X-Namespace` header, else `default`).
     #[serde(default)]
+    #[schemars(pattern(mnemo_core::thresholds::NAMESPACE_PATTERN))]
     pub namespace: Option<String>,
 }
 
@@ -91,6 +95,7 @@ pub struct EditArgs {
     pub attributes: Option<serde_json::Map<String, serde_json::Value>>,
     /// Namespace (default: the `X-Namespace` header, else `default`).
     #[serde(default)]
+    #[schemars(pattern(mnemo_core::thresholds::NAMESPACE_PATTERN))]
     pub namespace: Option<String>,
 }
 
@@ -103,6 +108,7 @@ pub struct RevertArgs {
     pub version: u32,
     /// Namespace (default: the `X-Namespace` header, else `default`).
     #[serde(default)]
+    #[schemars(pattern(mnemo_core::thresholds::NAMESPACE_PATTERN))]
     pub namespace: Option<String>,
 }
 
@@ -113,6 +119,7 @@ pub struct RevertArgs {
 pub struct NsArgs {
     /// Namespace (default: the `X-Namespace` header, else `default`; for
     /// `memory_stats`, every namespace).
+    #[schemars(pattern(mnemo_core::thresholds::NAMESPACE_PATTERN))]
     pub namespace: Option<String>,
 }
 
@@ -126,6 +133,7 @@ pub struct EntityArgs {
     pub limit: Option<u32>,
     /// Namespace (default: the `X-Namespace` header, else `default`).
     #[serde(default)]
+    #[schemars(pattern(mnemo_core::thresholds::NAMESPACE_PATTERN))]
     pub namespace: Option<String>,
 }
 
@@ -142,6 +150,7 @@ pub struct ContextArgs {
     pub limit: u32,
     /// Namespace (default: the `X-Namespace` header, else `default`).
     #[serde(default)]
+    #[schemars(pattern(mnemo_core::thresholds::NAMESPACE_PATTERN))]
     pub namespace: Option<String>,
 }
 
@@ -153,6 +162,7 @@ pub struct ResumeArgs {
     /// What the session is about: Core and Recent keep what is relevant to it.
     pub context: Option<String>,
     /// Namespace (default: the `X-Namespace` header, else `default`).
+    #[schemars(pattern(mnemo_core::thresholds::NAMESPACE_PATTERN))]
     pub namespace: Option<String>,
 }
 
@@ -163,6 +173,7 @@ pub struct TopicArgs {
     pub ids: Vec<String>,
     /// Namespace (default: the `X-Namespace` header, else `default`).
     #[serde(default)]
+    #[schemars(pattern(mnemo_core::thresholds::NAMESPACE_PATTERN))]
     pub namespace: Option<String>,
 }
 
@@ -174,6 +185,7 @@ pub struct RecentArgs {
     /// Memories to return (default 50).
     pub limit: Option<u32>,
     /// Namespace (default: the `X-Namespace` header, else `default`).
+    #[schemars(pattern(mnemo_core::thresholds::NAMESPACE_PATTERN))]
     pub namespace: Option<String>,
 }
 
@@ -195,6 +207,7 @@ pub struct SessionsArgs {
     /// Sessions to return (default 100).
     pub limit: Option<u32>,
     /// Namespace (default: the `X-Namespace` header, else `default`).
+    #[schemars(pattern(mnemo_core::thresholds::NAMESPACE_PATTERN))]
     pub namespace: Option<String>,
 }
 
@@ -210,6 +223,7 @@ pub struct ReviewArgs {
     /// Report the proposals and the rules' verdicts without applying them.
     pub dry: bool,
     /// Namespace (default: the `X-Namespace` header, else every namespace).
+    #[schemars(pattern(mnemo_core::thresholds::NAMESPACE_PATTERN))]
     pub namespace: Option<String>,
 }
 
@@ -219,6 +233,7 @@ pub struct ReflectArgs {
     /// Write one even if the last is less than six days old.
     pub force: bool,
     /// Namespace (default: the `X-Namespace` header, else `default`).
+    #[schemars(pattern(mnemo_core::thresholds::NAMESPACE_PATTERN))]
     pub namespace: Option<String>,
 }
 
@@ -235,6 +250,7 @@ pub struct FactsArgs {
     /// Facts to return (default: the engine's).
     pub limit: Option<u32>,
     /// Namespace (default: the `X-Namespace` header, else `default`).
+    #[schemars(pattern(mnemo_core::thresholds::NAMESPACE_PATTERN))]
     pub namespace: Option<String>,
 }
 
@@ -248,6 +264,7 @@ pub struct GraphArgs {
     pub hops: Option<u32>,
     /// Namespace (default: the `X-Namespace` header, else `default`).
     #[serde(default)]
+    #[schemars(pattern(mnemo_core::thresholds::NAMESPACE_PATTERN))]
     pub namespace: Option<String>,
 }
 
@@ -263,6 +280,7 @@ pub struct DecisionsArgs {
     /// Only entries at or after this time (Unix ms).
     pub since: Option<i64>,
     /// Namespace (default: the `X-Namespace` header, else every namespace).
+    #[schemars(pattern(mnemo_core::thresholds::NAMESPACE_PATTERN))]
     pub namespace: Option<String>,
 }
 
@@ -296,6 +314,7 @@ impl UsageArgs {
 #[serde(default, deny_unknown_fields)]
 pub struct ExportArgs {
     /// Namespace (default: the `X-Namespace` header, else every namespace).
+    #[schemars(pattern(mnemo_core::thresholds::NAMESPACE_PATTERN))]
     pub namespace: Option<String>,
     /// Include the embedding vectors.
     pub vectors: bool,

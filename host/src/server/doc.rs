@@ -28,6 +28,8 @@ pub struct OpDoc {
     body: Option<(Value, bool)>,
     /// The answer's `content`.
     answer: Value,
+    /// The handler reads the headers: `X-Namespace` applies.
+    headers: bool,
 }
 
 /// An argument of a handler, as the document sees it.
@@ -36,7 +38,11 @@ pub trait ArgDoc {
 }
 
 impl<S> ArgDoc for State<S> {}
-impl ArgDoc for HeaderMap {}
+impl ArgDoc for HeaderMap {
+    fn document(op: &mut OpDoc, _g: &mut SchemaGenerator) {
+        op.headers = true;
+    }
+}
 /// Path parameters come from the path's `{name}`s.
 impl<T> ArgDoc for Path<T> {}
 
@@ -164,7 +170,9 @@ fn build(operations: &[Operation]) -> Value {
             })
             .collect();
         parameters.extend(doc.query.as_ref().map(query_parameters).unwrap_or_default());
-        parameters.push(json!({ "$ref": "#/components/parameters/namespace" }));
+        if doc.headers {
+            parameters.push(json!({ "$ref": "#/components/parameters/namespace" }));
+        }
         let mut operation = json!({
             "operationId": operation_id(op.method, op.path),
             "summary": op.summary,
@@ -201,7 +209,7 @@ fn build(operations: &[Operation]) -> Value {
                     "in": "header",
                     "required": false,
                     "description": "The namespace when the body or query names none (else `default`; the operator's reads and runs cover every namespace).",
-                    "schema": { "type": "string" },
+                    "schema": { "type": "string", "pattern": mnemo_core::thresholds::NAMESPACE_PATTERN },
                 },
             },
             "responses": {

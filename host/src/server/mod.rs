@@ -80,6 +80,7 @@ fn routes_on(engine: Engines, api_key: Option<String>) -> Router {
     table::routes()
         .nest_service("/mcp", mcp)
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route") })
+        .layer(middleware::from_fn(namespace_header))
         .layer(middleware::from_fn_with_state(state.clone(), auth))
         .merge(console::routes())
         .layer(middleware::from_fn(declared_length))
@@ -188,6 +189,24 @@ async fn json_errors(req: Request, next: Next) -> Response {
         out.headers_mut().insert(header::ALLOW, allow.clone());
     }
     out
+}
+
+/// Refuses an `X-Namespace` header that breaks the namespace rule (the
+/// core's `valid_namespace`) with a 400, for every route and `/mcp`: a
+/// header that cannot be read must not fall back to `default` and write
+/// there.
+async fn namespace_header(req: Request, next: Next) -> Response {
+    if let Some(value) = req.headers().get("x-namespace") {
+        let checked = value
+            .to_str()
+            .map_err(|_| "the X-Namespace header is not visible ASCII".to_string())
+            .and_then(|ns| mnemo_core::valid_namespace(ns).map_err(|e| e.to_string()));
+        if let Err(message) = checked {
+            return ApiError::new(StatusCode::BAD_REQUEST, "invalid_input", message)
+                .into_response();
+        }
+    }
+    next.run(req).await
 }
 
 /// Refuses a body whose declared length is over the route's limit before

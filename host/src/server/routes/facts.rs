@@ -66,6 +66,7 @@ pub(in crate::server) async fn add_fact(
 #[serde(default, deny_unknown_fields)]
 pub(in crate::server) struct FactsQuery {
     /// Namespace (default: the `X-Namespace` header, else `default`).
+    #[schemars(pattern(mnemo_core::thresholds::NAMESPACE_PATTERN))]
     namespace: Option<String>,
     /// Only facts with this subject.
     subject: Option<String>,

@@ -69,6 +69,7 @@ impl From<RememberOutcome> for Written {
 #[serde(default, deny_unknown_fields)]
 pub(in crate::server) struct ListQuery {
     /// Namespace (default: the `X-Namespace` header, else `default`).
+    #[schemars(pattern(mnemo_core::thresholds::NAMESPACE_PATTERN))]
     namespace: Option<String>,
     /// Comma-separated layers: `buffer`, `working`, `core`.
     layer: Option<String>,

@@ -56,6 +56,7 @@ pub(super) fn namespace_or_all(headers: &HeaderMap, given: Option<String>) -> Op
 pub(super) struct NsQuery {
     /// Namespace (default: the `X-Namespace` header, else `default`; the
     /// operator's reads, such as stats, cover every namespace).
+    #[schemars(pattern(mnemo_core::thresholds::NAMESPACE_PATTERN))]
     namespace: Option<String>,
     /// Items to return (default 50; a session's turns 200; an entity's
     /// linked memories 20).

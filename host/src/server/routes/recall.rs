@@ -29,6 +29,7 @@ pub(in crate::server) struct SearchQuery {
     /// What to look for.
     q: String,
     /// Namespace (default: the `X-Namespace` header, else `default`).
+    #[schemars(pattern(mnemo_core::thresholds::NAMESPACE_PATTERN))]
     namespace: Option<String>,
     /// Hits to return (default 5).
     limit: Option<u32>,
