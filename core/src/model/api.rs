@@ -16,10 +16,13 @@ macro_rules! engine_records {
             #[cfg_attr(feature = "schema", schemars(pattern($crate::thresholds::NAMESPACE_PATTERN)))]
             namespace: String,
             /// Who or what the fact is about.
+            #[cfg_attr(feature = "schema", schemars(pattern(r"\S")))]
             subject: String,
             /// The relation (`lives_in`, `works_at`, …).
+            #[cfg_attr(feature = "schema", schemars(pattern(r"\S")))]
             predicate: String,
             /// The value or the other entity.
+            #[cfg_attr(feature = "schema", schemars(pattern(r"\S")))]
             object: String,
             /// 0 to 1 (default 1).
             #[serde(default)]
@@ -223,17 +226,20 @@ macro_rules! engine_records {
             #[cfg_attr(feature = "schema", schemars(pattern($crate::thresholds::NAMESPACE_PATTERN)))]
             namespace: String,
             /// What to remember (at most 8,192 characters).
+            #[cfg_attr(feature = "schema", schemars(length(max = $crate::thresholds::MAX_CONTENT_CHARS), pattern(r"\S")))]
             content: String,
             /// `episodic`, `semantic` (default) or `procedural`.
             kind: Option<Kind>,
             /// Labels (at most 20); `trigger:<name>` marks what to recall
             /// before that action.
+            #[cfg_attr(feature = "schema", schemars(length(max = $crate::thresholds::MAX_TAGS)))]
             tags: Vec<String>,
             /// Where it comes from (free text).
             source: Option<String>,
             /// The dialogue session it belongs to, if any.
             session_id: Option<String>,
             /// 0 to 1 (default 0.5).
+            #[cfg_attr(feature = "schema", schemars(range(min = 0.0, max = 1.0)))]
             importance: Option<f32>,
             /// Free-form metadata (a JSON object).
             #[serde(default, with = "crate::model::json_text::option")]
@@ -266,10 +272,12 @@ macro_rules! engine_records {
             namespace: String,
             /// The dialogue session; a new one closes the namespace's open
             /// sessions, which are then consolidated in the background.
+            #[cfg_attr(feature = "schema", schemars(length(max = $crate::thresholds::MAX_SESSION_CHARS), pattern(r"\S")))]
             session_id: String,
             /// Who spoke (`user`, `assistant`, …).
             role: String,
             /// What was said.
+            #[cfg_attr(feature = "schema", schemars(length(max = $crate::thresholds::MAX_CONTENT_CHARS), pattern(r"\S")))]
             content: String,
             /// When it was said (milliseconds since the Unix epoch, UTC;
             /// default: now).
@@ -297,6 +305,7 @@ macro_rules! engine_records {
         #[serde(default, deny_unknown_fields)]
         engine::RecallRequest {
             /// What to look for, in the user's words.
+            #[cfg_attr(feature = "schema", schemars(pattern(r"\S")))]
             query: String,
             /// Namespace (default: the `X-Namespace` header, else `default`; a
             /// project namespace also reads `default`).
@@ -320,6 +329,7 @@ macro_rules! engine_records {
             /// Leave out hits scoring under this.
             min_score: Option<f32>,
             /// Hits to return (default 10, at most 200).
+            #[cfg_attr(feature = "schema", schemars(range(max = $crate::thresholds::MAX_RECALL_LIMIT)))]
             limit: u32,
             /// Hits to skip (paging).
             offset: u32,
@@ -405,10 +415,12 @@ macro_rules! engine_records {
         #[serde(default, deny_unknown_fields)]
         engine::MemoryPatch {
             /// New text (the earlier state is kept as a version).
+            #[cfg_attr(feature = "schema", schemars(length(max = $crate::thresholds::MAX_CONTENT_CHARS), pattern(r"\S")))]
             content: Option<String>,
             /// New tags, replacing the old ones (lifecycle markers are kept).
             tags: Option<Vec<String>>,
             /// 0 to 1.
+            #[cfg_attr(feature = "schema", schemars(range(min = 0.0, max = 1.0)))]
             importance: Option<f32>,
             /// `episodic`, `semantic` or `procedural`.
             kind: Option<Kind>,

@@ -192,6 +192,12 @@ fn build(operations: &[Operation]) -> Value {
         item[op.method] = operation;
     }
     let mut schemas = g.take_definitions(true);
+    for schema in schemas.values_mut() {
+        bound_unsigned(schema);
+    }
+    for item in paths.values_mut() {
+        bound_unsigned(item);
+    }
     schemas.insert("Error".into(), error_schema());
     json!({
         "openapi": "3.1.0",
@@ -223,6 +229,28 @@ fn build(operations: &[Operation]) -> Value {
         // Auth is on only when the server has a key: either form is valid.
         "security": [{ "bearer": [] }, {}],
     })
+}
+
+/// `"format": "uint32"` says the value fits in 32 bits; JSON Schema's own
+/// keywords say it too (`maximum`), so a client or fuzzer that reads only
+/// those knows the bound the server enforces.
+fn bound_unsigned(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            let max = match map.get("format").and_then(Value::as_str) {
+                Some("uint8") => Some(u64::from(u8::MAX)),
+                Some("uint16") => Some(u64::from(u16::MAX)),
+                Some("uint32") => Some(u64::from(u32::MAX)),
+                _ => None,
+            };
+            if let Some(max) = max {
+                map.entry("maximum").or_insert(Value::from(max));
+            }
+            map.values_mut().for_each(bound_unsigned);
+        }
+        Value::Array(items) => items.iter_mut().for_each(bound_unsigned),
+        _ => {}
+    }
 }
 
 /// `get /memories/{id}/history` → `get_memories_id_history`.

@@ -27,6 +27,7 @@ pub(in crate::server) async fn recall(
 #[serde(default, deny_unknown_fields)]
 pub(in crate::server) struct SearchQuery {
     /// What to look for.
+    #[schemars(pattern(r"\S"))]
     q: String,
     /// Namespace (default: the `X-Namespace` header, else `default`).
     #[schemars(pattern(mnemo_core::thresholds::NAMESPACE_PATTERN))]
