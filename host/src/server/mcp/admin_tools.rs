@@ -11,6 +11,7 @@ use serde_json::json;
 use super::{MnemoMcp, answer, flat, namespace, namespace_or_all};
 use crate::server::args::*;
 use crate::server::error::ApiError;
+use crate::server::routes::{Decisions, Memories};
 
 type Answer = Result<CallToolResult, ErrorData>;
 
@@ -27,7 +28,7 @@ impl MnemoMcp {
     ) -> Answer {
         req.namespace = namespace(Some(&req.namespace), &ext);
         let out = flat(self.engine.read(move |m| m.list(req)).await);
-        answer(out.map(|list| json!({ "memories": list })))
+        answer(out.map(|memories| Memories { memories }))
     }
 
     /// `GET /decisions`.
@@ -42,7 +43,7 @@ impl MnemoMcp {
             .read(move |m| m.ports().store.decision_log(&filter))
             .await
             .and_then(|r| r.map_err(ApiError::storage));
-        answer(out.map(|entries| json!({ "entries": entries })))
+        answer(out.map(|entries| Decisions { entries }))
     }
 
     /// `GET /llm-usage`.

@@ -7,11 +7,12 @@ use mnemo_core::model::*;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, Extensions};
 use rmcp::{ErrorData, tool, tool_router};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{MnemoMcp, answer, flat, namespace, namespace_or_all};
 use crate::server::args::*;
 use crate::server::error::ApiError;
+use crate::server::routes::{Facts, Memories, Sessions, Topics, Triggers, topic_map};
 
 type Answer = Result<CallToolResult, ErrorData>;
 
@@ -59,13 +60,7 @@ impl MnemoMcp {
     async fn topics(&self, Parameters(a): Parameters<NsArgs>, ext: Extensions) -> Answer {
         let ns = namespace(a.namespace.as_deref(), &ext);
         let out = flat(self.engine.read(move |m| m.topics(&ns, &[])).await);
-        answer(out.map(|topics| {
-            let topics: Vec<Value> = topics
-                .into_iter()
-                .map(|t| json!({ "id": t.id, "name": t.name, "parent": t.parent, "children": t.children }))
-                .collect();
-            json!({ "topics": topics })
-        }))
+        answer(out.map(Topics::from))
     }
 
     /// `POST /topic`.
@@ -78,16 +73,7 @@ impl MnemoMcp {
         }
         let ns = namespace(a.namespace.as_deref(), &ext);
         let out = flat(self.engine.read(move |m| m.topics(&ns, &a.ids)).await);
-        answer(out.map(|topics| {
-            let mut map = serde_json::Map::new();
-            for t in topics {
-                map.insert(
-                    t.id,
-                    json!({ "name": t.name, "memories": t.memories, "parent": t.parent, "children": t.children }),
-                );
-            }
-            Value::Object(map)
-        }))
+        answer(out.map(topic_map))
     }
 
     /// `GET /triggers`.
@@ -97,13 +83,7 @@ impl MnemoMcp {
     async fn triggers(&self, Parameters(a): Parameters<NsArgs>, ext: Extensions) -> Answer {
         let ns = namespace(a.namespace.as_deref(), &ext);
         let out = flat(self.engine.read(move |m| m.triggers(&ns)).await);
-        answer(out.map(|list| {
-            let list: Vec<Value> = list
-                .into_iter()
-                .map(|(name, access)| json!({ "name": name, "access": access }))
-                .collect();
-            json!({ "triggers": list })
-        }))
+        answer(out.map(Triggers::from))
     }
 
     /// `GET /recent`.
@@ -112,7 +92,7 @@ impl MnemoMcp {
         let ns = namespace(a.namespace.as_deref(), &ext);
         let (hours, limit) = a.window();
         let out = flat(self.engine.read(move |m| m.recent(&ns, hours, limit)).await);
-        answer(out.map(|list| json!({ "memories": list })))
+        answer(out.map(|memories| Memories { memories }))
     }
 
     /// `POST /episodes`.
@@ -143,7 +123,7 @@ impl MnemoMcp {
             .read(move |m| m.ports().store.sessions(&ns, pending, limit))
             .await
             .and_then(|r| r.map_err(ApiError::storage));
-        answer(out.map(|sessions| json!({ "sessions": sessions })))
+        answer(out.map(|sessions| Sessions { sessions }))
     }
 
     /// `POST /consolidate`.
@@ -234,7 +214,7 @@ impl MnemoMcp {
             ..Default::default()
         };
         let out = flat(self.engine.read(move |m| m.query_facts(q)).await);
-        answer(out.map(|facts| json!({ "facts": facts })))
+        answer(out.map(|facts| Facts { facts }))
     }
 
     /// `GET /facts/graph`.
@@ -247,6 +227,6 @@ impl MnemoMcp {
                 .read(move |m| m.fact_graph(&ns, &a.entity, hops))
                 .await,
         );
-        answer(out.map(|facts| json!({ "facts": facts })))
+        answer(out.map(|facts| Facts { facts }))
     }
 }

@@ -11,7 +11,7 @@ use serde_json::json;
 use super::{MnemoMcp, answer, flat, namespace, namespace_or_all};
 use crate::server::args::*;
 use crate::server::error::ApiError;
-use crate::server::routes::Written;
+use crate::server::routes::{Entities, Written};
 
 type Answer = Result<CallToolResult, ErrorData>;
 
@@ -219,7 +219,7 @@ impl MnemoMcp {
                     format!("no entity named `{}`", a.name),
                 ));
             }
-            Ok(json!({ "entities": profiles }))
+            Ok(Entities { entities: profiles })
         }))
     }
 }

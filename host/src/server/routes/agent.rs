@@ -55,16 +55,39 @@ pub(in crate::server) async fn list_topics(
 ) -> Answer<Topics> {
     let ns = namespace(&headers, q.namespace.as_deref().unwrap_or(""));
     let topics = s.engine.read(move |m| m.topics(&ns, &[])).await??;
-    let topics = topics
+    Reply::ok(Topics::from(topics))
+}
+
+impl From<Vec<Topic>> for Topics {
+    /// The index without the memories (`GET /topics`, the `topics` tool).
+    fn from(topics: Vec<Topic>) -> Self {
+        let topics = topics
+            .into_iter()
+            .map(|t| TopicRef {
+                id: t.id,
+                name: t.name,
+                parent: t.parent,
+                children: t.children,
+            })
+            .collect();
+        Self { topics }
+    }
+}
+
+/// Topics by id with their memories (`POST /topic`, the `topic` tool).
+pub(in crate::server) fn topic_map(topics: Vec<Topic>) -> BTreeMap<String, TopicMemories> {
+    topics
         .into_iter()
-        .map(|t| TopicRef {
-            id: t.id,
-            name: t.name,
-            parent: t.parent,
-            children: t.children,
+        .map(|t| {
+            let topic = TopicMemories {
+                name: t.name,
+                memories: t.memories,
+                parent: t.parent,
+                children: t.children,
+            };
+            (t.id, topic)
         })
-        .collect();
-    Reply::ok(Topics { topics })
+        .collect()
 }
 
 /// A topic with its memories (a parent's are its leaves').
@@ -95,19 +118,7 @@ pub(in crate::server) async fn topic(
     }
     let ns = namespace(&headers, req.namespace.as_deref().unwrap_or(""));
     let topics = s.engine.read(move |m| m.topics(&ns, &req.ids)).await??;
-    let out = topics
-        .into_iter()
-        .map(|t| {
-            let topic = TopicMemories {
-                name: t.name,
-                memories: t.memories,
-                parent: t.parent,
-                children: t.children,
-            };
-            (t.id, topic)
-        })
-        .collect();
-    Reply::ok(out)
+    Reply::ok(topic_map(topics))
 }
 
 /// A `trigger:*` tag and how often its memories were read.
@@ -132,11 +143,18 @@ pub(in crate::server) async fn triggers(
 ) -> Answer<Triggers> {
     let ns = namespace(&headers, q.namespace.as_deref().unwrap_or(""));
     let list = s.engine.read(move |m| m.triggers(&ns)).await??;
-    let triggers = list
-        .into_iter()
-        .map(|(name, access)| Trigger { name, access })
-        .collect();
-    Reply::ok(Triggers { triggers })
+    Reply::ok(Triggers::from(list))
+}
+
+impl From<Vec<(String, u64)>> for Triggers {
+    /// `(name, summed access)` pairs as the answer lists them.
+    fn from(list: Vec<(String, u64)>) -> Self {
+        let triggers = list
+            .into_iter()
+            .map(|(name, access)| Trigger { name, access })
+            .collect();
+        Self { triggers }
+    }
 }
 
 /// The memories of one trigger.

@@ -31,7 +31,7 @@ pub(in crate::server) async fn ingest(
 #[derive(Serialize, JsonSchema)]
 pub(in crate::server) struct Sessions {
     /// Most recently active first.
-    sessions: Vec<Session>,
+    pub(in crate::server) sessions: Vec<Session>,
 }
 
 /// A session and a page of its turns.

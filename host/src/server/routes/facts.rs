@@ -15,13 +15,13 @@ use super::*;
 #[derive(Serialize, JsonSchema)]
 pub(in crate::server) struct Entities {
     /// Every entity of that name (one per type).
-    entities: Vec<EntityProfile>,
+    pub(in crate::server) entities: Vec<EntityProfile>,
 }
 
 #[derive(Serialize, JsonSchema)]
 pub(in crate::server) struct Facts {
     /// The matching facts.
-    facts: Vec<Fact>,
+    pub(in crate::server) facts: Vec<Fact>,
 }
 
 #[derive(Serialize, JsonSchema)]

@@ -17,7 +17,7 @@ use crate::server::args::*;
 #[derive(Serialize, JsonSchema)]
 pub(in crate::server) struct Decisions {
     /// Newest first.
-    entries: Vec<Decision>,
+    pub(in crate::server) entries: Vec<Decision>,
 }
 
 pub(in crate::server) async fn decisions(
