@@ -1,4 +1,4 @@
-//! Builds the guest components — the core, the bundled NER plugins and the
+//! Builds the guest components — the core, the bundled NER and LLM plugins and the
 //! test-fixture plugins — for `wasm32-wasip2`, so that building the host is
 //! the only command anyone runs. It uses its own target folder, so it never
 //! waits on the outer cargo's lock. Each artifact's path reaches the host as
@@ -72,4 +72,8 @@ const GUESTS: &[(&str, &str)] = &[
     ("mnemo-ner-names", "MNEMO_PLUGIN_NAMES_WASM"),
     ("mnemo-ner-misbehave", "MNEMO_FIXTURE_MISBEHAVE_WASM"),
     ("mnemo-ner-future-abi", "MNEMO_FIXTURE_FUTURE_ABI_WASM"),
+    ("mnemo-llm-openai", "MNEMO_PLUGIN_LLM_OPENAI_WASM"),
+    ("mnemo-llm-anthropic", "MNEMO_PLUGIN_LLM_ANTHROPIC_WASM"),
+    ("mnemo-llm-ollama", "MNEMO_PLUGIN_LLM_OLLAMA_WASM"),
+    ("mnemo-llm-hostile", "MNEMO_FIXTURE_LLM_HOSTILE_WASM"),
 ];

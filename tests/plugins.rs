@@ -158,8 +158,8 @@ fn unknown_abi_and_non_components_are_refused_before_compiling() {
         Err(PluginError::UnknownAbi {
             found, supported, ..
         }) => {
-            assert_eq!(found, "9.0.0");
-            assert_eq!(supported, "0.1.0");
+            assert_eq!(found, "ner 9.0.0");
+            assert_eq!(supported, "ner 0.1.0");
         }
         other => panic!("expected UnknownAbi, got {:?}", other.err()),
     }

@@ -16,7 +16,7 @@ use mnemo_core::ports::Llm;
 use mnemo_host::config::EmbedderChoice;
 use mnemo_host::http::HttpPolicy;
 use mnemo_host::ledger::Ledger;
-use mnemo_host::llm::{Endpoint, LlmClient, LlmConfig, Provider};
+use mnemo_host::llm::{Endpoint, LlmClient, LlmConfig};
 use serde_json::json;
 
 fn fast_policy() -> HttpPolicy {
@@ -27,9 +27,9 @@ fn fast_policy() -> HttpPolicy {
     }
 }
 
-fn endpoint(s: &Scripted, provider: Provider, model: &str) -> Endpoint {
+fn endpoint(s: &Scripted, provider: &str, model: &str) -> Endpoint {
     Endpoint {
-        provider,
+        provider: provider.into(),
         base_url: s.base.clone(),
         api_key: Some("k-123".into()),
         model: model.into(),
@@ -86,7 +86,7 @@ fn structured_output_by_tool_calling_openai() {
                "usage": {"prompt_tokens": 20, "completion_tokens": 7}}),
     ));
     s.push(chat_reply("I think promote", "stop"));
-    let llm = client(endpoint(&s, Provider::OpenAi, "m"), &Ledger::default());
+    let llm = client(endpoint(&s, "openai", "m"), &Ledger::default());
     let out = llm.complete(&with_tool(ask("triage", true))).unwrap();
     let v: serde_json::Value = serde_json::from_str(&out.content).unwrap();
     assert_eq!(v["decision"], "promote");
@@ -117,7 +117,7 @@ fn structured_output_by_tool_calling_anthropic() {
         json!({"model": "c", "stop_reason": "tool_use", "usage": {"input_tokens": 5, "output_tokens": 3},
                "content": [{"type": "tool_use", "id": "t1", "name": "decide", "input": {"decision": "keep"}}]}),
     ));
-    let llm = client(endpoint(&s, Provider::Anthropic, "c"), &Ledger::default());
+    let llm = client(endpoint(&s, "anthropic", "c"), &Ledger::default());
     let out = llm.complete(&with_tool(ask("gate", false))).unwrap();
     assert_eq!(
         serde_json::from_str::<serde_json::Value>(&out.content).unwrap()["decision"],
@@ -133,7 +133,7 @@ fn openai_compatible_request_and_answer() {
     let s = Scripted::start();
     s.push(chat_reply("{\"decision\": \"promote\"}", "stop"));
     let ledger = Ledger::default();
-    let llm = client(endpoint(&s, Provider::OpenAi, "gpt-4o-mini"), &ledger);
+    let llm = client(endpoint(&s, "openai", "gpt-4o-mini"), &ledger);
     let out = llm.complete(&ask("triage", true)).unwrap();
     assert_eq!(out.content, "{\"decision\": \"promote\"}");
     assert_eq!((out.input_tokens, out.output_tokens), (12, 5));
@@ -160,10 +160,7 @@ fn anthropic_messages_format() {
         json!({"model": "claude-x", "content": [{"type": "text", "text": "keep"}], "stop_reason": "end_turn",
                "usage": {"input_tokens": 9, "output_tokens": 1}}),
     ));
-    let llm = client(
-        endpoint(&s, Provider::Anthropic, "claude-x"),
-        &Ledger::default(),
-    );
+    let llm = client(endpoint(&s, "anthropic", "claude-x"), &Ledger::default());
     let out = llm.complete(&ask("gate", false)).unwrap();
     assert_eq!(out.content, "keep");
     let req = s.requests().remove(0);
@@ -180,7 +177,7 @@ fn retries_on_429_and_5xx_then_succeeds() {
     s.push(Reply::json(429, json!({"error": "slow down"})));
     s.push(Reply::json(503, json!({"error": "busy"})));
     s.push(chat_reply("ok", "stop"));
-    let llm = client(endpoint(&s, Provider::OpenAi, "m"), &Ledger::default());
+    let llm = client(endpoint(&s, "openai", "m"), &Ledger::default());
     assert_eq!(llm.complete(&ask("merge", false)).unwrap().content, "ok");
     assert_eq!(s.requests().len(), 3);
 }
@@ -192,7 +189,7 @@ fn gives_up_after_the_retries_with_a_typed_error_in_the_ledger() {
         s.push(Reply::json(500, json!({"error": "down"})));
     }
     let ledger = Ledger::default();
-    let llm = client(endpoint(&s, Provider::OpenAi, "m"), &ledger);
+    let llm = client(endpoint(&s, "openai", "m"), &ledger);
     assert!(matches!(
         llm.complete(&ask("merge", false)),
         Err(CoreError::Llm(_))
@@ -219,7 +216,7 @@ fn malformed_or_truncated_output_is_an_error_never_an_empty_answer() {
         headers: Vec::new(),
     });
     let ledger = Ledger::default();
-    let llm = client(endpoint(&s, Provider::OpenAi, "m"), &ledger);
+    let llm = client(endpoint(&s, "openai", "m"), &ledger);
     for _ in 0..3 {
         match llm.complete(&ask("extract", true)) {
             Err(CoreError::Llm(msg)) => assert!(
@@ -240,13 +237,13 @@ fn components_route_to_their_tier_and_fall_back_to_the_global_model() {
     gate.respond_with(|_| chat_reply("gate", "stop"));
     let mut config = LlmConfig {
         level: LlmLevel::Auto,
-        default: Some(endpoint(&global, Provider::OpenAi, "small")),
+        default: Some(endpoint(&global, "openai", "small")),
         policy: fast_policy(),
         ..Default::default()
     };
     config
         .tiers
-        .insert(LlmTier::Gate, endpoint(&gate, Provider::OpenAi, "big"));
+        .insert(LlmTier::Gate, endpoint(&gate, "openai", "big"));
     let llm = LlmClient::new(config, Ledger::default());
     // triage and distill use the gate tier; audit falls back to gate; rerank to the global model.
     for (component, expected) in [
@@ -481,7 +478,7 @@ fn the_llm_is_an_accurate_ner_provider_through_the_hosts_llm() {
     cfg.ner.accurate = vec!["regex".into()]; // no accurate plugin: the LLM is the provider
     cfg.llm = LlmConfig {
         level: LlmLevel::Auto,
-        default: Some(endpoint(&s, Provider::OpenAi, "m")),
+        default: Some(endpoint(&s, "openai", "m")),
         policy: fast_policy(),
         ..Default::default()
     };

@@ -1,8 +1,13 @@
-//! Outbound HTTP for providers (LLM and embedding endpoints): JSON POST with
-//! a timeout, retry with exponential backoff on 429/5xx and transport
-//! errors (honouring `Retry-After`), and a process-wide concurrency limit so
-//! a burst of work cannot storm a provider.
+//! Outbound HTTP for providers (LLM plugins and embedding endpoints): a
+//! timeout per attempt, retries with exponential backoff and jitter on
+//! 429/5xx and transport errors (honouring `Retry-After`), a cap on the
+//! answer's size, and a process-wide concurrency limit so a burst of work
+//! cannot storm a provider. LLM plugins reach the network only through
+//! [`send`] (`plugins/llm/sandbox.rs` checks their allow-list first).
 
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::io::Read;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -28,6 +33,11 @@ impl Default for HttpPolicy {
 
 /// Longest single wait between attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(10);
+/// Largest answer body read from a provider: a chat answer is kilobytes,
+/// a batch of 64 embeddings of 3,072 floats as JSON about 4 MB.
+pub const MAX_RESPONSE_BYTES: usize = 16 << 20;
+/// How much of an error body is quoted in an error.
+const QUOTED: usize = 300;
 
 #[derive(Debug, thiserror::Error)]
 pub enum HttpError {
@@ -39,6 +49,10 @@ pub enum HttpError {
     },
     #[error("cannot reach {url}: {message}")]
     Transport { url: String, message: String },
+    #[error("no answer from {url} within the timeout: {message}")]
+    Timeout { url: String, message: String },
+    #[error("the answer from {url} is over the {cap} byte cap")]
+    TooLarge { url: String, cap: usize },
     #[error("the response from {url} is not JSON: {message}")]
     Malformed { url: String, message: String },
 }
@@ -49,6 +63,8 @@ impl HttpError {
         match self {
             Self::Status { status, .. } => format!("http {status}"),
             Self::Transport { .. } => "unreachable".into(),
+            Self::Timeout { .. } => "timeout".into(),
+            Self::TooLarge { .. } => "too large".into(),
             Self::Malformed { .. } => "malformed".into(),
         }
     }
@@ -94,7 +110,139 @@ impl Drop for Permit<'_> {
     }
 }
 
-/// POSTs `body` as JSON and returns the JSON answer.
+/// One request as a provider (or a plugin, through the host) builds it.
+#[derive(Debug, Clone)]
+pub struct Outbound<'a> {
+    pub method: &'a str,
+    pub url: &'a str,
+    pub headers: &'a [(String, String)],
+    pub body: &'a [u8],
+}
+
+/// The final answer: a 2xx, a 4xx that is not retried, or the last 429/5xx
+/// once the retries are spent.
+#[derive(Debug, Clone)]
+pub struct Inbound {
+    pub status: u16,
+    /// Names in lower case.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Inbound {
+    pub fn is_success(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+
+    /// The start of the body, for an error message.
+    pub fn excerpt(&self) -> String {
+        String::from_utf8_lossy(&self.body)
+            .chars()
+            .take(QUOTED)
+            .collect()
+    }
+}
+
+/// A wait of `base` stretched by a random 50–150 %, so that clients
+/// refused at once do not come back at once.
+fn jittered(base: Duration) -> Duration {
+    let r = RandomState::new().build_hasher().finish() % 1000;
+    base.mul_f64(0.5 + r as f64 / 1000.0)
+}
+
+fn read_capped(resp: ureq::Response, url: &str, cap: usize) -> Result<Inbound, HttpError> {
+    let status = resp.status();
+    let headers = resp
+        .headers_names()
+        .into_iter()
+        .filter_map(|name| {
+            let value = resp.header(&name)?.to_string();
+            Some((name.to_ascii_lowercase(), value))
+        })
+        .collect();
+    let mut body = Vec::new();
+    resp.into_reader()
+        .take(cap as u64 + 1)
+        .read_to_end(&mut body)
+        .map_err(|e| HttpError::Transport {
+            url: url.into(),
+            message: e.to_string(),
+        })?;
+    if body.len() > cap {
+        return Err(HttpError::TooLarge {
+            url: url.into(),
+            cap,
+        });
+    }
+    Ok(Inbound {
+        status,
+        headers,
+        body,
+    })
+}
+
+/// Sends `req` under the concurrency limit, retrying 429, 5xx and
+/// transport failures as `policy` says; returns the final answer, whatever
+/// its status, or the last transport error.
+pub fn send(
+    req: &Outbound<'_>,
+    policy: &HttpPolicy,
+    limiter: &Limiter,
+    cap: usize,
+) -> Result<Inbound, HttpError> {
+    let _permit = limiter.acquire();
+    let mut attempt = 0;
+    loop {
+        let mut r = limiter
+            .agent
+            .request(req.method, req.url)
+            .timeout(policy.timeout);
+        for (k, v) in req.headers {
+            r = r.set(k, v);
+        }
+        let started = Instant::now();
+        let (outcome, retry_after) = match r.send_bytes(req.body) {
+            Ok(resp) => return read_capped(resp, req.url, cap),
+            Err(ureq::Error::Status(status, resp)) => {
+                let retry_after = resp
+                    .header("retry-after")
+                    .and_then(|v| v.trim().parse::<u64>().ok())
+                    .map(Duration::from_secs);
+                let answer = read_capped(resp, req.url, cap)?;
+                if status != 429 && status < 500 {
+                    return Ok(answer);
+                }
+                (Ok(answer), retry_after)
+            }
+            Err(e) => {
+                let message = e.to_string();
+                let url = req.url.to_string();
+                let err = if message.contains("timed out") {
+                    HttpError::Timeout { url, message }
+                } else {
+                    HttpError::Transport { url, message }
+                };
+                (Err(err), None)
+            }
+        };
+        if attempt >= policy.retries {
+            return outcome;
+        }
+        let wait = retry_after
+            .unwrap_or_else(|| jittered(policy.backoff * 2u32.pow(attempt)))
+            .min(MAX_BACKOFF);
+        let why = match &outcome {
+            Ok(answer) => format!("HTTP {}", answer.status),
+            Err(e) => e.to_string(),
+        };
+        tracing::warn!(url = %req.url, attempt, error = %why, waited_ms = started.elapsed().as_millis() as u64, "retrying");
+        std::thread::sleep(wait);
+        attempt += 1;
+    }
+}
+
+/// POSTs `body` as JSON and returns the JSON answer; a non-2xx status
+/// after the retries is an error.
 pub fn post_json(
     url: &str,
     headers: &[(&str, String)],
@@ -102,62 +250,25 @@ pub fn post_json(
     policy: &HttpPolicy,
     limiter: &Limiter,
 ) -> Result<Value, HttpError> {
-    let _permit = limiter.acquire();
-    let mut attempt = 0;
-    loop {
-        let mut req = limiter
-            .agent
-            .post(url)
-            .timeout(policy.timeout)
-            .set("Content-Type", "application/json");
-        for (k, v) in headers {
-            req = req.set(k, v);
-        }
-        let started = Instant::now();
-        let (err, retry_after) = match req.send_json(body.clone()) {
-            Ok(resp) => {
-                return resp.into_json::<Value>().map_err(|e| HttpError::Malformed {
-                    url: url.into(),
-                    message: e.to_string(),
-                });
-            }
-            Err(ureq::Error::Status(status, resp)) => {
-                let retry_after = resp
-                    .header("retry-after")
-                    .and_then(|v| v.trim().parse::<u64>().ok());
-                let body: String = resp
-                    .into_string()
-                    .unwrap_or_default()
-                    .chars()
-                    .take(300)
-                    .collect();
-                let retryable = status == 429 || status >= 500;
-                let e = HttpError::Status {
-                    status,
-                    url: url.into(),
-                    body,
-                };
-                if !retryable {
-                    return Err(e);
-                }
-                (e, retry_after.map(Duration::from_secs))
-            }
-            Err(e) => (
-                HttpError::Transport {
-                    url: url.into(),
-                    message: e.to_string(),
-                },
-                None,
-            ),
-        };
-        if attempt >= policy.retries {
-            return Err(err);
-        }
-        let wait = retry_after
-            .unwrap_or(policy.backoff * 2u32.pow(attempt))
-            .min(MAX_BACKOFF);
-        tracing::warn!(%url, attempt, error = %err, waited_ms = started.elapsed().as_millis() as u64, "retrying");
-        std::thread::sleep(wait);
-        attempt += 1;
+    let mut all = vec![("content-type".to_string(), "application/json".to_string())];
+    all.extend(headers.iter().map(|(k, v)| (k.to_string(), v.clone())));
+    let bytes = body.to_string().into_bytes();
+    let req = Outbound {
+        method: "POST",
+        url,
+        headers: &all,
+        body: &bytes,
+    };
+    let answer = send(&req, policy, limiter, MAX_RESPONSE_BYTES)?;
+    if !answer.is_success() {
+        return Err(HttpError::Status {
+            status: answer.status,
+            url: url.into(),
+            body: answer.excerpt(),
+        });
     }
+    serde_json::from_slice(&answer.body).map_err(|e| HttpError::Malformed {
+        url: url.into(),
+        message: e.to_string(),
+    })
 }

@@ -15,6 +15,7 @@ use crate::llm::LlmClient;
 use crate::llm::rehearsal::Answers;
 use crate::ner::NerPipeline;
 use crate::plugins::PluginHost;
+use crate::plugins::llm::LlmPlugins;
 use crate::ports::HostPorts;
 use crate::runtime::{CoreInstance, Runtime};
 use crate::storage::{Store, VectorState};
@@ -67,14 +68,28 @@ pub fn host_ports(config: &Config) -> anyhow::Result<HostPorts> {
     Ok(HostPorts {
         store,
         embeddings: Embeddings::new(provider, ledger.clone()),
-        llm: LlmClient::new(config.llm.clone(), ledger.clone()),
+        llm: llm_client(config, &ledger)?,
         ner: ner_pipeline(config)?,
         clock: config.clock.clone(),
         ledger,
     })
 }
 
-/// Loads the bundled plugins, then the user folder's, and builds the strategies.
+/// The LLM client over the bundled provider plugins and the plugin
+/// folder's; an endpoint naming an unknown provider is a start-up error.
+fn llm_client(config: &Config, ledger: &Ledger) -> anyhow::Result<LlmClient> {
+    let host = PluginHost::new(config.ner.limits.clone(), config.cache_dir.clone())?;
+    let added = match &config.ner.plugin_dir {
+        Some(dir) => host.llm_plugins_in(dir),
+        None => Vec::new(),
+    };
+    let plugins = LlmPlugins::with(host, added);
+    let llm = LlmClient::with_plugins(config.llm.clone(), ledger.clone(), Some(plugins));
+    llm.check_providers()?;
+    Ok(llm)
+}
+
+/// Loads the bundled NER plugins, then the user folder's, and builds the strategies.
 pub fn ner_pipeline(config: &Config) -> anyhow::Result<NerPipeline> {
     let host = PluginHost::new(config.ner.limits.clone(), config.cache_dir.clone())?;
     let mut providers: Vec<Box<dyn crate::ner::NerProvider>> = Vec::new();
@@ -87,7 +102,9 @@ pub fn ner_pipeline(config: &Config) -> anyhow::Result<NerPipeline> {
     if let Some(dir) = &config.ner.plugin_dir {
         for loaded in host.load_dir(dir) {
             match loaded {
-                Ok(p) => providers.push(Box::new(p)),
+                Ok(crate::plugins::Loaded::Ner(p)) => providers.push(Box::new(p)),
+                // LLM plugins are the LLM client's (`llm_client`).
+                Ok(crate::plugins::Loaded::Llm(_)) => {}
                 Err(e) => tracing::warn!("plugin skipped: {e}"),
             }
         }

@@ -85,11 +85,11 @@ pub fn count(m: &Mnemo, sql: &str) -> i64 {
 /// An LLM configuration at level `auto` pointed at a scripted server's base
 /// URL, with a short timeout and no retries.
 pub fn scripted_llm(base: &str) -> mnemo_host::llm::LlmConfig {
-    use mnemo_host::llm::{Endpoint, LlmConfig, Provider};
+    use mnemo_host::llm::{Endpoint, LlmConfig};
     LlmConfig {
         level: LlmLevel::Auto,
         default: Some(Endpoint {
-            provider: Provider::OpenAi,
+            provider: "openai".into(),
             base_url: base.to_string(),
             api_key: None,
             model: "m".into(),

@@ -17,7 +17,7 @@ use mnemo_core::model::LlmLevel;
 pub use settings::{EmbedderKind, Flag, Limit, Settings};
 
 use crate::http::HttpPolicy;
-use crate::llm::{Endpoint, LlmConfig, Provider, TIERS};
+use crate::llm::{Endpoint, LlmConfig, TIERS};
 use crate::plugins::PluginLimits;
 
 /// Which embedding provider the host runs.
@@ -285,14 +285,20 @@ fn ner_from_settings(s: &Settings) -> NerConfig {
     }
 }
 
-fn provider(name: &str, value: &str) -> anyhow::Result<Provider> {
-    match value {
-        "openai" => Ok(Provider::OpenAi),
-        "anthropic" => Ok(Provider::Anthropic),
-        other => bail!(
-            "{name}=`{other}` is not known; use `openai` (any OpenAI-compatible server) or `anthropic`"
-        ),
+/// A provider name: a bundled LLM plugin (`openai`, `anthropic`,
+/// `ollama`) or the name a plugin in the plugin folder declares (checked
+/// once the plugins are loaded).
+fn provider(name: &str, value: &str) -> anyhow::Result<String> {
+    let ok = !value.is_empty()
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !ok {
+        bail!(
+            "{name}=`{value}` is not a provider name; use `openai` (any OpenAI-compatible server), `anthropic`, `ollama`, or an LLM plugin's name"
+        );
     }
+    Ok(value.to_string())
 }
 
 /// `MNEMO_LLM_*` for the global endpoint, `MNEMO_<TIER>_{URL,KEY,MODEL,PROVIDER}`
@@ -301,13 +307,15 @@ pub fn llm_from_settings(s: &Settings) -> anyhow::Result<LlmConfig> {
     let level = s.llm_level.unwrap_or(LlmLevel::Off);
     let global_provider = provider(
         "MNEMO_LLM_PROVIDER",
-        s.llm_provider.as_deref().unwrap_or("openai"),
+        s.llm_provider
+            .as_deref()
+            .unwrap_or(crate::llm::DEFAULT_PROVIDER),
     )?;
     let global_url = s.llm_url.clone();
     let global_key = s.llm_key.clone();
     let global_model = s.llm_model.clone().unwrap_or_else(|| "gpt-4o-mini".into());
     let default = global_url.clone().map(|base_url| Endpoint {
-        provider: global_provider,
+        provider: global_provider.clone(),
         base_url,
         api_key: global_key.clone(),
         model: global_model.clone(),
@@ -324,7 +332,7 @@ pub fn llm_from_settings(s: &Settings) -> anyhow::Result<LlmConfig> {
         };
         let provider = match t.provider {
             Some(p) => provider(&format!("MNEMO_{name}_PROVIDER"), p)?,
-            None => global_provider,
+            None => global_provider.clone(),
         };
         tiers.insert(
             *tier,

@@ -1,12 +1,13 @@
-//! LLM providers behind the core's `Llm` port: OpenAI-compatible chat
-//! completions (OpenAI, Ollama, llama.cpp, vLLM, ...) and Anthropic messages,
-//! with per-component model routing (seed 004 §7), retries, a concurrency
-//! limit, and every call in the usage ledger. With the level `off` (the
-//! default) every call is refused with a typed error and the core takes its
-//! heuristic path.
+//! LLM providers behind the core's `Llm` port. Every provider is a
+//! sandboxed plugin (`plugins/llm/`): the bundled `openai` (OpenAI, Ollama's
+//! `/v1`, llama.cpp, vLLM, ...), `anthropic` and `ollama`, or one from the
+//! plugin folder. This client routes each component to its tier's endpoint
+//! (seed 004 §7), grants the plugin that endpoint's URL and key for the
+//! call, and records every call in the usage ledger; retries, timeouts and
+//! the concurrency limit are the host's (`http.rs`). With the level `off`
+//! (the default) every call is refused with a typed error and the core
+//! takes its heuristic path.
 
-mod anthropic;
-mod openai;
 pub mod rehearsal;
 
 use std::collections::HashMap;
@@ -18,17 +19,17 @@ use mnemo_core::{CoreError, CoreResult};
 
 use crate::http::{HttpPolicy, Limiter};
 use crate::ledger::{Ledger, Usage, now_ms};
+use crate::plugins::llm::{CallError, Grant, LlmPlugins, ProviderError, Wire};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Provider {
-    OpenAi,
-    Anthropic,
-}
+/// The provider plugin used when none is named.
+pub const DEFAULT_PROVIDER: &str = "openai";
 
 /// Where one model tier's calls go.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Endpoint {
-    pub provider: Provider,
+    /// The LLM plugin's name: `openai`, `anthropic`, `ollama`, or one a
+    /// plugin in the plugin folder declares.
+    pub provider: String,
     pub base_url: String,
     pub api_key: Option<String>,
     pub model: String,
@@ -66,6 +67,7 @@ pub struct LlmClient {
     config: LlmConfig,
     limiter: Limiter,
     ledger: Ledger,
+    plugins: Option<LlmPlugins>,
     /// Live, or a rehearsal's recording or replay (`rehearsal.rs`).
     pub answers: rehearsal::Answers,
 }
@@ -75,14 +77,42 @@ impl LlmClient {
         Self::new(LlmConfig::default(), Ledger::default())
     }
 
+    /// A client over the bundled provider plugins (default limits).
     pub fn new(config: LlmConfig, ledger: Ledger) -> Self {
+        let plugins = LlmPlugins::bundled(Default::default(), None)
+            .map_err(|e| tracing::error!("the LLM plugin engine did not start: {e:#}"))
+            .ok();
+        Self::with_plugins(config, ledger, plugins)
+    }
+
+    /// A client over `plugins` (bundled and the plugin folder's).
+    pub fn with_plugins(config: LlmConfig, ledger: Ledger, plugins: Option<LlmPlugins>) -> Self {
         let limiter = Limiter::new(config.concurrency);
         Self {
             config,
             limiter,
             ledger,
+            plugins,
             answers: rehearsal::Answers::Live,
         }
+    }
+
+    /// Fails unless every configured endpoint names a known provider.
+    pub fn check_providers(&self) -> anyhow::Result<()> {
+        let Some(plugins) = &self.plugins else {
+            return Ok(());
+        };
+        let endpoints = self.config.default.iter().chain(self.config.tiers.values());
+        for ep in endpoints {
+            if !plugins.knows(&ep.provider) {
+                anyhow::bail!(
+                    "the LLM provider `{}` is not known; known: {} (an LLM plugin in MNEMO_PLUGIN_DIR adds its own name)",
+                    ep.provider,
+                    plugins.names().join(", ")
+                );
+            }
+        }
+        Ok(())
     }
 
     /// The same endpoints, concurrency limit and ledger, for another
@@ -92,6 +122,7 @@ impl LlmClient {
             config: self.config.clone(),
             limiter: self.limiter.clone(),
             ledger: self.ledger.clone(),
+            plugins: self.plugins.clone(),
             answers: rehearsal::Answers::Live,
         }
     }
@@ -110,6 +141,71 @@ impl LlmClient {
 /// An answer that could not be used: the caller sees a typed error.
 pub(crate) fn malformed(what: impl std::fmt::Display) -> CoreError {
     CoreError::Llm(format!("malformed LLM response: {what}"))
+}
+
+/// The core's error for a failed plugin call, and the ledger's outcome:
+/// the HTTP status or transport failure the host saw where there was one.
+fn failure(e: CallError, wire: &Wire) -> (CoreError, String) {
+    let seen = || {
+        wire.last_failure.clone().or(wire
+            .last_status
+            .filter(|s| *s >= 400)
+            .map(|s| format!("http {s}")))
+    };
+    match e {
+        CallError::Provider { plugin, error } => match error {
+            ProviderError::MalformedResponse(m) => (malformed(m), "malformed".into()),
+            ProviderError::RateLimited(ms) => (
+                CoreError::Llm(format!(
+                    "plugin `{plugin}`: rate limited{}",
+                    ms.map(|ms| format!(" (retry after {ms} ms)"))
+                        .unwrap_or_default()
+                )),
+                seen().unwrap_or_else(|| "rate limited".into()),
+            ),
+            ProviderError::Unavailable(m) => (
+                CoreError::Llm(format!("plugin `{plugin}`: unavailable: {m}")),
+                seen().unwrap_or_else(|| "unavailable".into()),
+            ),
+            ProviderError::InvalidRequest(m) => (
+                CoreError::Llm(format!("plugin `{plugin}`: request refused: {m}")),
+                seen().unwrap_or_else(|| "invalid".into()),
+            ),
+            ProviderError::Unsupported(m) => (
+                CoreError::Unavailable(format!("plugin `{plugin}`: {m}")),
+                "unsupported".into(),
+            ),
+        },
+        e @ CallError::Denied { .. } => (CoreError::Llm(e.to_string()), "denied".into()),
+        e @ CallError::Trapped { .. } => (CoreError::Llm(e.to_string()), "trapped".into()),
+        e @ CallError::Refused { .. } => (CoreError::Llm(e.to_string()), "refused".into()),
+    }
+}
+
+impl LlmClient {
+    /// One completion through the endpoint's provider plugin, granted the
+    /// endpoint's URL and key for this call only.
+    fn through_plugin(
+        &self,
+        endpoint: &Endpoint,
+        req: &ChatRequest,
+        max_tokens: u32,
+    ) -> Result<ChatResponse, (CoreError, String)> {
+        let plugin = self
+            .plugins
+            .as_ref()
+            .ok_or_else(|| "the LLM plugin engine is not running".to_string())
+            .and_then(|p| p.get(&endpoint.provider))
+            .map_err(|e| (CoreError::Unavailable(e), "no provider".to_string()))?;
+        let grant = Grant {
+            base_url: endpoint.base_url.clone(),
+            key: endpoint.api_key.clone(),
+            policy: self.config.policy.clone(),
+            limiter: self.limiter.clone(),
+        };
+        let (result, wire) = plugin.chat(grant, &endpoint.model, req, max_tokens);
+        result.map_err(|e| failure(e, &wire))
+    }
 }
 
 impl Llm for LlmClient {
@@ -135,22 +231,7 @@ impl Llm for LlmClient {
         };
         let started = Instant::now();
         let max_tokens = req.max_tokens.unwrap_or(self.config.max_tokens);
-        let result = match endpoint.provider {
-            Provider::OpenAi => openai::complete(
-                endpoint,
-                req,
-                max_tokens,
-                &self.config.policy,
-                &self.limiter,
-            ),
-            Provider::Anthropic => anthropic::complete(
-                endpoint,
-                req,
-                max_tokens,
-                &self.config.policy,
-                &self.limiter,
-            ),
-        };
+        let result = self.through_plugin(endpoint, req, max_tokens);
         let (input_tokens, output_tokens, outcome) = match &result {
             Ok(r) => (r.input_tokens, r.output_tokens, "ok".to_string()),
             Err((_, outcome)) => (0, 0, outcome.clone()),

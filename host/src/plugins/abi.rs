@@ -1,20 +1,52 @@
 //! Which plugin ABI does a file declare? Read from the component's export
-//! names (`mnemo:ner/provider@<version>`) before anything is compiled.
+//! names (`mnemo:ner/provider@<version>`, `mnemo:llm/provider@<version>`)
+//! before anything is compiled.
 
 use super::PluginError;
 
-/// ABI versions this host can run. `since_v0.1.0` is the released one.
-pub const SUPPORTED: &[&str] = &["0.1.0"];
-const EXPORT_PREFIX: &str = "mnemo:ner/provider@";
+/// The two kinds of provider a plugin can be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Ner,
+    Llm,
+}
 
-/// The declared versions of the provider interface (normally one).
-pub fn declared_versions(origin: &str, bytes: &[u8]) -> Result<Vec<String>, PluginError> {
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ner => "ner",
+            Self::Llm => "llm",
+        }
+    }
+
+    fn export_prefix(self) -> &'static str {
+        match self {
+            Self::Ner => "mnemo:ner/provider@",
+            Self::Llm => "mnemo:llm/provider@",
+        }
+    }
+
+    /// ABI versions of this kind the host can run; `since_v0.1.0` is the
+    /// released one of each (`wit/ner/`, `wit/llm/`).
+    pub fn supported(self) -> &'static [&'static str] {
+        match self {
+            Self::Ner => &["0.1.0"],
+            Self::Llm => &["0.1.0"],
+        }
+    }
+}
+
+/// NER ABI versions this host can run (kept for the tests and `mnemo plugins`).
+pub const SUPPORTED: &[&str] = &["0.1.0"];
+
+/// The provider interfaces a file exports, with their versions (normally one).
+pub fn declared(origin: &str, bytes: &[u8]) -> Result<Vec<(Kind, String)>, PluginError> {
     if !bytes.starts_with(b"\0asm") {
         return Err(PluginError::NotWasm {
             origin: origin.into(),
         });
     }
-    let mut versions = Vec::new();
+    let mut found = Vec::new();
     let mut first = true;
     for payload in wasmparser::Parser::new(0).parse_all(bytes) {
         let payload = payload.map_err(|e| PluginError::Malformed {
@@ -36,30 +68,64 @@ pub fn declared_versions(origin: &str, bytes: &[u8]) -> Result<Vec<String>, Plug
                         origin: origin.into(),
                         message: e.to_string(),
                     })?;
-                    if let Some(v) = export.name.name.strip_prefix(EXPORT_PREFIX) {
-                        versions.push(v.to_string());
+                    for kind in [Kind::Ner, Kind::Llm] {
+                        if let Some(v) = export.name.name.strip_prefix(kind.export_prefix()) {
+                            found.push((kind, v.to_string()));
+                        }
                     }
                 }
             }
             _ => {}
         }
     }
-    Ok(versions)
+    Ok(found)
 }
 
-/// Fails unless the file declares a supported provider ABI.
-pub fn check(origin: &str, bytes: &[u8]) -> Result<String, PluginError> {
-    let versions = declared_versions(origin, bytes)?;
-    match versions.iter().find(|v| SUPPORTED.contains(&v.as_str())) {
-        Some(v) => Ok(v.clone()),
-        None => Err(PluginError::UnknownAbi {
-            origin: origin.into(),
-            found: if versions.is_empty() {
-                "none".into()
-            } else {
-                versions.join(", ")
-            },
-            supported: SUPPORTED.join(", "),
-        }),
+/// The declared versions of the NER provider interface.
+pub fn declared_versions(origin: &str, bytes: &[u8]) -> Result<Vec<String>, PluginError> {
+    Ok(declared(origin, bytes)?
+        .into_iter()
+        .filter(|(k, _)| *k == Kind::Ner)
+        .map(|(_, v)| v)
+        .collect())
+}
+
+/// The kind and supported ABI version a file declares; fails unless it
+/// declares one this host can run (of `only`, when given).
+pub fn check(
+    origin: &str,
+    bytes: &[u8],
+    only: Option<Kind>,
+) -> Result<(Kind, String), PluginError> {
+    let declared = declared(origin, bytes)?;
+    let usable = declared.iter().find(|(kind, v)| {
+        only.is_none_or(|o| o == *kind) && kind.supported().contains(&v.as_str())
+    });
+    match usable {
+        Some((kind, v)) => Ok((*kind, v.clone())),
+        None => {
+            let supported: Vec<String> = [Kind::Ner, Kind::Llm]
+                .into_iter()
+                .filter(|k| only.is_none_or(|o| o == *k))
+                .flat_map(|k| {
+                    k.supported()
+                        .iter()
+                        .map(move |v| format!("{} {v}", k.as_str()))
+                })
+                .collect();
+            Err(PluginError::UnknownAbi {
+                origin: origin.into(),
+                found: if declared.is_empty() {
+                    "none".into()
+                } else {
+                    declared
+                        .iter()
+                        .map(|(k, v)| format!("{} {v}", k.as_str()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                },
+                supported: supported.join(", "),
+            })
+        }
     }
 }

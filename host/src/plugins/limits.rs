@@ -1,6 +1,8 @@
-//! The sandbox of every plugin call.
+//! The sandbox of every plugin call, NER and LLM alike.
 
 use std::time::Duration;
+
+use wasmtime::Trap;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct PluginLimits {
@@ -16,6 +18,9 @@ pub struct PluginLimits {
     pub max_entities: usize,
     /// Longest entity text a call may return.
     pub max_entity_bytes: usize,
+    /// Longest answer an LLM plugin may return (a chat answer is
+    /// kilobytes; `max_tokens` of 1,024 is about 4 KiB).
+    pub max_answer_bytes: usize,
 }
 
 impl Default for PluginLimits {
@@ -27,6 +32,7 @@ impl Default for PluginLimits {
             max_input_bytes: 64 << 10,
             max_entities: 512,
             max_entity_bytes: 512,
+            max_answer_bytes: 1 << 20,
         }
     }
 }
@@ -37,5 +43,21 @@ pub const TICK: Duration = Duration::from_millis(5);
 impl PluginLimits {
     pub fn deadline_ticks(&self) -> u64 {
         (self.deadline.as_millis() / TICK.as_millis()).max(1) as u64
+    }
+}
+
+/// Names the limit a trap broke, when it was one.
+pub fn describe_trap(e: &wasmtime::Error, limits: &PluginLimits) -> String {
+    match e.downcast_ref::<Trap>() {
+        Some(Trap::Interrupt) => format!("deadline of {} ms exceeded", limits.deadline.as_millis()),
+        Some(Trap::OutOfFuel) => format!("fuel budget of {} exhausted", limits.fuel.unwrap_or(0)),
+        _ => {
+            let text = format!("{e:#}");
+            if text.contains("memory") && (text.contains("grow") || text.contains("limit")) {
+                format!("memory limit of {} MiB exceeded", limits.memory_bytes >> 20)
+            } else {
+                format!("trapped: {}", text.lines().next().unwrap_or("unknown trap"))
+            }
+        }
     }
 }

@@ -1,26 +1,50 @@
-//! NER providers as sandboxed WASM components. One plugin `Engine` (with
-//! epoch interruption and fuel metering) shared by all plugins, a ticker
-//! thread advancing its epoch, and for each plugin its own store with a
-//! memory limit and no WASI capabilities. A plugin that traps, loops or
-//! balloons costs one call: its instance is re-made and the host goes on.
+//! Providers as sandboxed WASM components: NER plugins (`mnemo:ner`) and
+//! LLM plugins (`mnemo:llm`, `llm/`). One plugin `Engine` for the process
+//! (epoch interruption and fuel metering) with one ticker thread advancing
+//! its epoch, compiled components kept per process, and for each instance
+//! its own store with a memory limit and no WASI capabilities. A plugin
+//! that traps, loops or balloons costs one call: its instance is thrown
+//! away and the host goes on.
 
 mod abi;
 mod limits;
+pub mod llm;
 mod provider;
 mod wit;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use wasmtime::Config;
+use wasmtime::component::Component;
 
-pub use abi::{SUPPORTED as SUPPORTED_ABIS, declared_versions};
+pub use abi::{Kind, SUPPORTED as SUPPORTED_ABIS, declared, declared_versions};
 pub use limits::PluginLimits;
+pub use llm::LlmPlugin;
 pub use provider::PluginProvider;
 
-/// The bundled providers, built from `plugins/` by `build.rs`.
+/// The bundled NER providers, built from `plugins/` by `build.rs`.
 pub static BUNDLED: &[(&str, &[u8])] = &[
     ("regex", include_bytes!(env!("MNEMO_PLUGIN_REGEX_WASM"))),
     ("names", include_bytes!(env!("MNEMO_PLUGIN_NAMES_WASM"))),
+];
+
+/// The bundled LLM providers, built from `plugins/llm-*` by `build.rs`:
+/// every provider, these included, runs as a plugin.
+pub static BUNDLED_LLM: &[(&str, &[u8])] = &[
+    (
+        "openai",
+        include_bytes!(env!("MNEMO_PLUGIN_LLM_OPENAI_WASM")),
+    ),
+    (
+        "anthropic",
+        include_bytes!(env!("MNEMO_PLUGIN_LLM_ANTHROPIC_WASM")),
+    ),
+    (
+        "ollama",
+        include_bytes!(env!("MNEMO_PLUGIN_LLM_OLLAMA_WASM")),
+    ),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -43,66 +67,138 @@ pub enum PluginError {
     Io { origin: String, message: String },
 }
 
+/// A loaded plugin of either kind.
+pub enum Loaded {
+    Ner(PluginProvider),
+    Llm(LlmPlugin),
+}
+
+/// The process's plugin engine; its epoch ticker runs for as long as the
+/// process does.
+fn engine() -> anyhow::Result<&'static wasmtime::Engine> {
+    static ENGINE: OnceLock<Result<wasmtime::Engine, String>> = OnceLock::new();
+    let made = ENGINE.get_or_init(|| {
+        let mut config = Config::new();
+        config.wasm_component_model(true);
+        config.epoch_interruption(true);
+        config.consume_fuel(true);
+        let engine = wasmtime::Engine::new(&config).map_err(|e| format!("{e:#}"))?;
+        let ticking = engine.clone();
+        std::thread::Builder::new()
+            .name("mnemo-plugin-epoch".into())
+            .spawn(move || {
+                loop {
+                    ticking.increment_epoch();
+                    std::thread::sleep(limits::TICK);
+                }
+            })
+            .map_err(|e| e.to_string())?;
+        Ok(engine)
+    });
+    made.as_ref().map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// Compiles `bytes` once per process (and once per cache folder on disk).
+fn compile(bytes: &[u8], cache_dir: Option<&Path>) -> anyhow::Result<Component> {
+    static COMPILED: OnceLock<Mutex<HashMap<String, Component>>> = OnceLock::new();
+    let engine = engine()?;
+    let key = crate::runtime::cache::cache_key(engine, bytes);
+    let memo = COMPILED.get_or_init(Default::default);
+    if let Some(c) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(c.clone());
+    }
+    let (component, _) = crate::runtime::cache::load(engine, "plugin", bytes, cache_dir)?;
+    memo.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, component.clone());
+    Ok(component)
+}
+
+#[derive(Clone)]
 pub struct PluginHost {
-    engine: wasmtime::Engine,
     limits: PluginLimits,
     cache_dir: Option<PathBuf>,
 }
 
 impl PluginHost {
     pub fn new(limits: PluginLimits, cache_dir: Option<PathBuf>) -> anyhow::Result<Self> {
-        let mut config = Config::new();
-        config.wasm_component_model(true);
-        config.epoch_interruption(true);
-        config.consume_fuel(true);
-        let engine = wasmtime::Engine::new(&config)?;
-        let weak = engine.weak();
-        std::thread::Builder::new()
-            .name("mnemo-plugin-epoch".into())
-            .spawn(move || {
-                while let Some(engine) = weak.upgrade() {
-                    engine.increment_epoch();
-                    drop(engine);
-                    std::thread::sleep(limits::TICK);
-                }
-            })?;
-        Ok(Self {
-            engine,
-            limits,
-            cache_dir,
-        })
+        engine()?;
+        Ok(Self { limits, cache_dir })
     }
 
     pub fn limits(&self) -> &PluginLimits {
         &self.limits
     }
 
-    /// Checks the declared ABI, compiles (through the on-disk cache) and
-    /// instantiates a plugin.
+    /// Checks the declared ABI, compiles (through the caches) and
+    /// instantiates a plugin of whichever kind it is.
+    pub fn load_any(&self, origin: &str, bytes: &[u8]) -> Result<Loaded, PluginError> {
+        self.load_kind(origin, bytes, None)
+    }
+
+    /// An NER plugin; a file of another kind is refused.
     pub fn load(&self, origin: &str, bytes: &[u8]) -> Result<PluginProvider, PluginError> {
-        let abi = abi::check(origin, bytes)?;
+        match self.load_kind(origin, bytes, Some(Kind::Ner))? {
+            Loaded::Ner(p) => Ok(p),
+            Loaded::Llm(_) => Err(self.wrong_kind(origin)),
+        }
+    }
+
+    /// An LLM plugin; a file of another kind is refused.
+    pub fn load_llm(&self, origin: &str, bytes: &[u8]) -> Result<LlmPlugin, PluginError> {
+        match self.load_kind(origin, bytes, Some(Kind::Llm))? {
+            Loaded::Llm(p) => Ok(p),
+            Loaded::Ner(_) => Err(self.wrong_kind(origin)),
+        }
+    }
+
+    fn wrong_kind(&self, origin: &str) -> PluginError {
+        PluginError::Load {
+            origin: origin.into(),
+            message: "not the kind of plugin asked for".into(),
+        }
+    }
+
+    fn load_kind(
+        &self,
+        origin: &str,
+        bytes: &[u8],
+        only: Option<Kind>,
+    ) -> Result<Loaded, PluginError> {
+        let (kind, abi) = abi::check(origin, bytes, only)?;
         let load = |e: anyhow::Error| PluginError::Load {
             origin: origin.into(),
             message: format!("{e:#}"),
         };
-        let (component, _) =
-            crate::runtime::cache::load(&self.engine, "plugin", bytes, self.cache_dir.as_deref())
-                .map_err(load)?;
-        PluginProvider::new(&self.engine, &component, &abi, self.limits.clone(), origin)
-            .map_err(load)
+        let component = compile(bytes, self.cache_dir.as_deref()).map_err(load)?;
+        let engine = engine().map_err(load)?;
+        match kind {
+            Kind::Ner => PluginProvider::new(engine, &component, &abi, self.limits.clone(), origin)
+                .map(Loaded::Ner)
+                .map_err(load),
+            Kind::Llm => LlmPlugin::new(engine, &component, &abi, self.limits.clone(), origin)
+                .map(Loaded::Llm)
+                .map_err(load),
+        }
     }
 
-    pub fn load_file(&self, path: &Path) -> Result<PluginProvider, PluginError> {
+    fn read(&self, path: &Path) -> Result<(String, Vec<u8>), PluginError> {
         let origin = path.display().to_string();
         let bytes = std::fs::read(path).map_err(|e| PluginError::Io {
             origin: origin.clone(),
             message: e.to_string(),
         })?;
+        Ok((origin, bytes))
+    }
+
+    pub fn load_file(&self, path: &Path) -> Result<PluginProvider, PluginError> {
+        let (origin, bytes) = self.read(path)?;
         self.load(&origin, &bytes)
     }
 
-    /// Every `*.wasm` in `dir`, in name order; a file that fails is reported, not fatal.
-    pub fn load_dir(&self, dir: &Path) -> Vec<Result<PluginProvider, PluginError>> {
+    /// Every `*.wasm` in `dir`, in name order, of either kind; a file that
+    /// fails is reported, not fatal.
+    pub fn load_dir(&self, dir: &Path) -> Vec<Result<Loaded, PluginError>> {
         let mut paths: Vec<PathBuf> = match std::fs::read_dir(dir) {
             Ok(entries) => entries
                 .filter_map(|e| e.ok().map(|e| e.path()))
@@ -116,6 +212,28 @@ impl PluginHost {
             }
         };
         paths.sort();
-        paths.iter().map(|p| self.load_file(p)).collect()
+        paths
+            .iter()
+            .map(|p| {
+                let (origin, bytes) = self.read(p)?;
+                self.load_any(&origin, &bytes)
+            })
+            .collect()
+    }
+
+    /// The LLM plugins a folder holds, by name; others are skipped (NER
+    /// plugins are the NER pipeline's), failures logged.
+    pub fn llm_plugins_in(&self, dir: &Path) -> Vec<Arc<LlmPlugin>> {
+        self.load_dir(dir)
+            .into_iter()
+            .filter_map(|loaded| match loaded {
+                Ok(Loaded::Llm(p)) => Some(Arc::new(p)),
+                Ok(Loaded::Ner(_)) => None,
+                Err(e) => {
+                    tracing::debug!("{e}");
+                    None
+                }
+            })
+            .collect()
     }
 }

@@ -5,10 +5,10 @@
 use anyhow::anyhow;
 use mnemo_core::model::{EntityType, Mention};
 use wasmtime::component::{Component, ResourceTable};
-use wasmtime::{Store, StoreLimits, StoreLimitsBuilder, Trap};
+use wasmtime::{Store, StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use super::limits::PluginLimits;
+use super::limits::{PluginLimits, describe_trap};
 use super::wit::{Provider, ProviderError, ProviderPre};
 use crate::ner::NerProvider;
 
@@ -36,22 +36,6 @@ pub struct PluginProvider {
     limits: PluginLimits,
     /// Calls that trapped (and replaced the instance).
     pub traps: u32,
-}
-
-/// Names the limit a trap broke, when it was one.
-fn describe_trap(e: &wasmtime::Error, limits: &PluginLimits) -> String {
-    match e.downcast_ref::<Trap>() {
-        Some(Trap::Interrupt) => format!("deadline of {} ms exceeded", limits.deadline.as_millis()),
-        Some(Trap::OutOfFuel) => format!("fuel budget of {} exhausted", limits.fuel.unwrap_or(0)),
-        _ => {
-            let text = format!("{e:#}");
-            if text.contains("memory") && (text.contains("grow") || text.contains("limit")) {
-                format!("memory limit of {} MiB exceeded", limits.memory_bytes >> 20)
-            } else {
-                format!("trapped: {}", text.lines().next().unwrap_or("unknown trap"))
-            }
-        }
-    }
 }
 
 impl PluginProvider {

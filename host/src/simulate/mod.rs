@@ -230,11 +230,11 @@ pub fn run(base: &Config, args: &SimArgs) -> anyhow::Result<SimReport> {
 }
 
 fn scripted_llm_config(base_url: &str) -> crate::llm::LlmConfig {
-    use crate::llm::{Endpoint, LlmConfig, Provider};
+    use crate::llm::{Endpoint, LlmConfig};
     LlmConfig {
         level: LlmLevel::Auto,
         default: Some(Endpoint {
-            provider: Provider::OpenAi,
+            provider: "openai".into(),
             base_url: base_url.to_string(),
             api_key: None,
             model: "scripted".into(),
