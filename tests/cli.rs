@@ -146,6 +146,72 @@ fn delete_and_restore_from_the_command_line() {
 }
 
 #[test]
+fn plugins_lists_ner_and_llm_plugins_with_their_abi() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir_all(&plugins).unwrap();
+    std::fs::copy(
+        env!("MNEMO_FIXTURE_LLM_HOSTILE_WASM"),
+        plugins.join("a-hostile.wasm"),
+    )
+    .unwrap();
+    std::fs::copy(
+        env!("MNEMO_FIXTURE_MISBEHAVE_WASM"),
+        plugins.join("b-misbehave.wasm"),
+    )
+    .unwrap();
+    std::fs::write(plugins.join("c-notes.wasm"), "not wasm").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_mnemo"))
+        .args(["plugins", "--json"])
+        .env("MNEMO_DATA_DIR", dir.path())
+        .env("MNEMO_PLUGIN_DIR", &plugins)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let rows: Vec<String> = v["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            format!(
+                "{} {} {}",
+                p["kind"].as_str().unwrap_or("-"),
+                p["name"].as_str().unwrap_or("-"),
+                p["abi"].as_str().unwrap_or("-")
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "ner regex 0.1.0",
+            "ner names 0.1.0",
+            "llm openai 0.1.0",
+            "llm anthropic 0.1.0",
+            "llm ollama 0.1.0",
+            "llm hostile 0.1.0",
+            "ner misbehave 0.1.0",
+            "- - -",
+        ]
+    );
+    let listed = v["plugins"].as_array().unwrap();
+    assert_eq!(listed[3]["auth"], "header x-api-key");
+    assert_eq!(
+        listed[2]["capabilities"],
+        serde_json::json!(["chat", "embed"])
+    );
+    assert!(
+        listed[7]["error"]
+            .as_str()
+            .unwrap()
+            .contains("not a WebAssembly file")
+    );
+    assert_eq!(v["supported"]["llm"], serde_json::json!(["0.1.0"]));
+}
+
+#[test]
 fn ner_prints_merged_entities_and_names_a_failing_plugin() {
     let dir = tempfile::tempdir().unwrap();
     let plugins = dir.path().join("plugins");

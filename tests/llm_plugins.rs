@@ -118,6 +118,59 @@ fn ollama_native_is_a_plugin_the_host_never_knew() {
 }
 
 #[test]
+fn embeddings_go_through_a_plugin_too() {
+    let s = Scripted::start();
+    s.respond_with(|r| {
+        let n = r.body["input"].as_array().map_or(0, |a| a.len());
+        let rows: Vec<Vec<f32>> = (0..n)
+            .map(|i| vec![1.0, i as f32, 0.5, 0.25, 9.0])
+            .collect();
+        Reply::json(
+            200,
+            json!({"model": "nomic", "embeddings": rows, "prompt_eval_count": 7}),
+        )
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = common::config(dir.path());
+    cfg.embedder = mnemo_host::config::EmbedderChoice::Http {
+        provider: "ollama".into(),
+        base_url: s.base.clone(),
+        api_key: None,
+        model: "nomic".into(),
+        dimension: 4,
+        send_dimensions: false,
+    };
+    let mut m = Mnemo::open(&cfg).unwrap();
+    common::remember(&mut m, "", "the backup job runs nightly at two");
+    m.backfill_all(64, |_| {}).unwrap();
+    let sent = s.requests();
+    assert!(sent.iter().all(|r| r.path == "/api/embed"), "{sent:?}");
+    assert_eq!(sent[0].body["model"], "nomic");
+    let usage = m.ports().store.usage(10).unwrap();
+    assert!(
+        usage
+            .iter()
+            .any(|u| u.component == "embedding" && u.outcome == "ok" && u.input_tokens == 7)
+    );
+    let hits = common::recall(&mut m, "", "when does the backup job run");
+    assert_eq!(hits.hits.len(), 1);
+    // A provider without embeddings is refused when the store opens.
+    cfg.embedder = mnemo_host::config::EmbedderChoice::Http {
+        provider: "anthropic".into(),
+        base_url: s.base.clone(),
+        api_key: None,
+        model: "x".into(),
+        dimension: 4,
+        send_dimensions: false,
+    };
+    let e = format!("{:#}", Mnemo::open(&cfg).err().unwrap());
+    assert!(
+        e.contains("`anthropic`: that provider has no embeddings"),
+        "{e}"
+    );
+}
+
+#[test]
 fn an_unknown_provider_is_refused_at_start_with_the_known_names() {
     let s = Scripted::start();
     let llm = LlmClient::new(config(&s, "gemini", "g"), Ledger::default());

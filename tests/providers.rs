@@ -299,6 +299,7 @@ fn embedding_server() -> Scripted {
 fn http_config(dir: &std::path::Path, s: &Scripted, dimension: usize) -> mnemo_host::Config {
     let mut cfg = common::config(dir);
     cfg.embedder = EmbedderChoice::Http {
+        provider: "openai".into(),
         base_url: s.base.clone(),
         api_key: Some("e-1".into()),
         model: "emb".into(),

@@ -8,14 +8,16 @@ use std::sync::Arc;
 use anyhow::Context;
 
 use crate::config::{Config, EmbedderChoice};
-use crate::embedding::{EmbeddingProvider, Embeddings, HashEmbedder, HttpEmbedder, LocalEmbedder};
+use crate::embedding::{
+    EmbeddingProvider, Embeddings, HashEmbedder, LocalEmbedder, RemoteEmbedder,
+};
 use crate::http::{HttpPolicy, Limiter};
 use crate::ledger::Ledger;
 use crate::llm::LlmClient;
 use crate::llm::rehearsal::Answers;
 use crate::ner::NerPipeline;
 use crate::plugins::PluginHost;
-use crate::plugins::llm::LlmPlugins;
+use crate::plugins::llm::{Capability, LlmPlugin, LlmPlugins};
 use crate::ports::HostPorts;
 use crate::runtime::{CoreInstance, Runtime};
 use crate::storage::{Store, VectorState};
@@ -38,16 +40,19 @@ pub fn host_ports(config: &Config) -> anyhow::Result<HostPorts> {
     let store = Store::open(&config.db_path)?;
     store.set_ann(config.ann_min_rows, config.ann_flush_at);
     let ledger = Ledger::default();
+    let plugins = llm_plugins(config)?;
     let provider: Box<dyn EmbeddingProvider> = match &config.embedder {
         EmbedderChoice::Hash { dimension } => Box::new(HashEmbedder::new(*dimension)),
         EmbedderChoice::Local { dir, dimension } => Box::new(LocalEmbedder::load(dir, *dimension)?),
         EmbedderChoice::Http {
+            provider,
             base_url,
             api_key,
             model,
             dimension,
             send_dimensions,
-        } => Box::new(HttpEmbedder {
+        } => Box::new(RemoteEmbedder {
+            plugin: embedding_plugin(&plugins, provider)?,
             base_url: base_url.clone(),
             api_key: api_key.clone(),
             model: model.clone(),
@@ -68,22 +73,36 @@ pub fn host_ports(config: &Config) -> anyhow::Result<HostPorts> {
     Ok(HostPorts {
         store,
         embeddings: Embeddings::new(provider, ledger.clone()),
-        llm: llm_client(config, &ledger)?,
+        llm: llm_client(config, &ledger, plugins)?,
         ner: ner_pipeline(config)?,
         clock: config.clock.clone(),
         ledger,
     })
 }
 
-/// The LLM client over the bundled provider plugins and the plugin
-/// folder's; an endpoint naming an unknown provider is a start-up error.
-fn llm_client(config: &Config, ledger: &Ledger) -> anyhow::Result<LlmClient> {
+/// The bundled LLM provider plugins and the plugin folder's.
+fn llm_plugins(config: &Config) -> anyhow::Result<LlmPlugins> {
     let host = PluginHost::new(config.ner.limits.clone(), config.cache_dir.clone())?;
     let added = match &config.ner.plugin_dir {
         Some(dir) => host.llm_plugins_in(dir),
         None => Vec::new(),
     };
-    let plugins = LlmPlugins::with(host, added);
+    Ok(LlmPlugins::with(host, added))
+}
+
+/// The plugin `MNEMO_EMBEDDING_PROVIDER` names, if it can embed.
+fn embedding_plugin(plugins: &LlmPlugins, name: &str) -> anyhow::Result<Arc<LlmPlugin>> {
+    let plugin = plugins.get(name).map_err(anyhow::Error::msg)?;
+    anyhow::ensure!(
+        plugin.capabilities.contains(&Capability::Embed),
+        "MNEMO_EMBEDDING_PROVIDER=`{name}`: that provider has no embeddings"
+    );
+    Ok(plugin)
+}
+
+/// The LLM client over `plugins`; an endpoint naming an unknown provider
+/// is a start-up error.
+fn llm_client(config: &Config, ledger: &Ledger, plugins: LlmPlugins) -> anyhow::Result<LlmClient> {
     let llm = LlmClient::with_plugins(config.llm.clone(), ledger.clone(), Some(plugins));
     llm.check_providers()?;
     Ok(llm)

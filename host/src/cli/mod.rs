@@ -22,6 +22,7 @@ mod knowledge;
 mod lifecycle;
 mod memories;
 mod output;
+mod plugins;
 mod simulate;
 mod store;
 
@@ -116,6 +117,8 @@ enum Command {
     Facts(FactsCommand),
     /// Run a NER strategy on a text: the merged entities of its plugins.
     Ner(NerArgs),
+    /// The NER and LLM provider plugins: bundled and in the plugin folder, with their ABI versions.
+    Plugins(plugins::PluginsArgs),
     /// The decision log: what the engine decided and why (reinforce, delete, restore, supersede, promote, ...).
     #[command(alias = "audit")]
     Decisions(DecisionsArgs),
@@ -186,6 +189,9 @@ fn run(cli: Cli, config: Config) -> Out {
     if let Command::Ner(a) = &cli.command {
         return knowledge::ner(&config, a);
     }
+    if let Command::Plugins(a) = &cli.command {
+        return plugins::plugins(&config, a);
+    }
     if let Command::Eval(cmd) = cli.command {
         return eval::run(&config, cmd).map_err(Into::into);
     }
@@ -234,6 +240,7 @@ fn run(cli: Cli, config: Config) -> Out {
         Command::Serve(_)
         | Command::Bench(_)
         | Command::Ner(_)
+        | Command::Plugins(_)
         | Command::Eval(_)
         | Command::Simulate(_)
         | Command::Migrate(_)

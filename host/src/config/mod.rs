@@ -30,8 +30,11 @@ pub enum EmbedderChoice {
     },
     /// Hashed bag of words: no model, no synonyms. For tests and tiny machines.
     Hash { dimension: usize },
-    /// An OpenAI-compatible `/embeddings` endpoint.
+    /// A remote endpoint through an LLM provider plugin's `embed`
+    /// (`openai`: any OpenAI-compatible `/embeddings`; `ollama`: `/api/embed`).
     Http {
+        /// The provider plugin's name.
+        provider: String,
         base_url: String,
         api_key: Option<String>,
         model: String,
@@ -171,6 +174,12 @@ impl Config {
                 dimension: dimension.unwrap_or(DEFAULT_DIMENSION),
             },
             EmbedderKind::Http => EmbedderChoice::Http {
+                provider: provider(
+                    "MNEMO_EMBEDDING_PROVIDER",
+                    s.embedding_provider
+                        .as_deref()
+                        .unwrap_or(crate::llm::DEFAULT_PROVIDER),
+                )?,
                 base_url: s.embedding_url.clone().context(
                     "MNEMO_EMBEDDER=http needs MNEMO_EMBEDDING_URL (e.g. https://api.openai.com/v1)",
                 )?,

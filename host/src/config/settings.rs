@@ -139,6 +139,10 @@ settings! {
     /// `local` (default), `http` or `hash`.
     embedder: EmbedderKind,
     embedding_dim: usize,
+    /// The provider plugin that serves `http` embeddings: `openai`
+    /// (default; any OpenAI-compatible `/embeddings`), `ollama`
+    /// (`/api/embed`), or an LLM plugin's name that can `embed`.
+    embedding_provider: String,
     embedding_url: String,
     embedding_key: String,
     embedding_model: String,
@@ -146,7 +150,8 @@ settings! {
     embedding_send_dim: Flag,
     /// `off` (default), `auto` or `full`.
     llm_level: LlmLevel,
-    /// `openai` (any OpenAI-compatible server, default) or `anthropic`.
+    /// The provider plugin: `openai` (any OpenAI-compatible server,
+    /// default), `anthropic`, `ollama` (native API), or an LLM plugin's name.
     llm_provider: String,
     llm_url: String,
     llm_key: String,

@@ -2,8 +2,8 @@
 //! query cache. One file per backend.
 
 mod hash;
-mod http;
 mod local;
+mod remote;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -15,8 +15,8 @@ use mnemo_core::{CoreError, CoreResult};
 use crate::ledger::{Ledger, Usage, now_ms};
 
 pub use hash::HashEmbedder;
-pub use http::HttpEmbedder;
 pub use local::LocalEmbedder;
+pub use remote::RemoteEmbedder;
 
 /// Entries kept in the query-embedding cache before it is cleared.
 const QUERY_CACHE_ENTRIES: usize = 1024;

@@ -196,29 +196,33 @@ impl PluginHost {
         self.load(&origin, &bytes)
     }
 
+    /// The `*.wasm` files in `dir`, in name order.
+    pub fn wasm_files(dir: &Path) -> Result<Vec<PathBuf>, PluginError> {
+        let entries = std::fs::read_dir(dir).map_err(|e| PluginError::Io {
+            origin: dir.display().to_string(),
+            message: e.to_string(),
+        })?;
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "wasm"))
+            .collect();
+        paths.sort();
+        Ok(paths)
+    }
+
+    /// A file of either kind.
+    pub fn load_path(&self, path: &Path) -> Result<Loaded, PluginError> {
+        let (origin, bytes) = self.read(path)?;
+        self.load_any(&origin, &bytes)
+    }
+
     /// Every `*.wasm` in `dir`, in name order, of either kind; a file that
     /// fails is reported, not fatal.
     pub fn load_dir(&self, dir: &Path) -> Vec<Result<Loaded, PluginError>> {
-        let mut paths: Vec<PathBuf> = match std::fs::read_dir(dir) {
-            Ok(entries) => entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "wasm"))
-                .collect(),
-            Err(e) => {
-                return vec![Err(PluginError::Io {
-                    origin: dir.display().to_string(),
-                    message: e.to_string(),
-                })];
-            }
-        };
-        paths.sort();
-        paths
-            .iter()
-            .map(|p| {
-                let (origin, bytes) = self.read(p)?;
-                self.load_any(&origin, &bytes)
-            })
-            .collect()
+        match Self::wasm_files(dir) {
+            Ok(paths) => paths.iter().map(|p| self.load_path(p)).collect(),
+            Err(e) => vec![Err(e)],
+        }
     }
 
     /// The LLM plugins a folder holds, by name; others are skipped (NER

@@ -30,6 +30,8 @@ impl WasiView for PluginState {
 pub struct PluginProvider {
     name: String,
     pub version: String,
+    /// The plugin ABI it was linked for.
+    pub abi: String,
     pub entity_types: Vec<EntityType>,
     pre: ProviderPre,
     live: Option<(Store<PluginState>, Provider)>,
@@ -51,6 +53,7 @@ impl PluginProvider {
         let mut p = Self {
             name: String::new(),
             version: String::new(),
+            abi: abi.to_string(),
             entity_types: Vec::new(),
             pre,
             live: None,
