@@ -16,6 +16,7 @@ use mnemo_host::runtime::Runtime;
 use mnemo_host::{Config, Mnemo};
 
 mod fill;
+mod llm;
 mod load;
 mod serve;
 mod stalls;
@@ -42,6 +43,9 @@ enum BenchCommand {
     /// and errors per kind, p50/p99, lock timeouts (default: 32 clients for
     /// 10 minutes).
     Load(load::LoadBenchArgs),
+    /// What a provider as a sandboxed plugin costs per call: the `openai`
+    /// plugin against a native client, on the same stub server.
+    Llm(llm::LlmBenchArgs),
 }
 
 /// The in-process figures (`mnemo bench` alone).
@@ -159,6 +163,7 @@ pub fn run(base: &Config, args: BenchArgs) -> anyhow::Result<()> {
     match args.command {
         Some(BenchCommand::Serve(a)) => serve::run(base, a),
         Some(BenchCommand::Load(a)) => load::run(a),
+        Some(BenchCommand::Llm(a)) => llm::run(a),
         None => run_core(base, args.core),
     }
 }
