@@ -57,6 +57,16 @@ fn hostile(s: &Scripted, model: &str, limits: PluginLimits) -> (LlmClient, Ledge
     (client, ledger)
 }
 
+/// A store's configuration with the hostile fixture in its plugin folder.
+fn with_hostile_in_folder(dir: &std::path::Path) -> mnemo_host::Config {
+    let plugins = dir.join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    std::fs::write(plugins.join("hostile.wasm"), HOSTILE).unwrap();
+    let mut cfg = common::config(dir);
+    cfg.ner.plugin_dir = Some(plugins);
+    cfg
+}
+
 fn ask(text: &str) -> ChatRequest {
     ChatRequest {
         component: LlmComponent::Ner,
@@ -186,11 +196,7 @@ fn a_plugin_in_the_folder_adds_a_provider_to_a_real_store() {
     let s = Scripted::start();
     s.respond_with(|r| Reply::json(200, json!({"text": r.body["text"]})));
     let dir = tempfile::tempdir().unwrap();
-    let plugins = dir.path().join("plugins");
-    std::fs::create_dir(&plugins).unwrap();
-    std::fs::write(plugins.join("hostile.wasm"), HOSTILE).unwrap();
-    let mut cfg = common::config(dir.path());
-    cfg.ner.plugin_dir = Some(plugins);
+    let mut cfg = with_hostile_in_folder(dir.path());
     cfg.llm = config(&s, "hostile", "honest");
     let m = Mnemo::open(&cfg).unwrap();
     let out = m.ports().llm.complete(&ask("hello")).unwrap();
@@ -315,11 +321,7 @@ fn a_panic_costs_one_call() {
 fn garbage_is_repaired_or_a_typed_error_that_keeps_the_item() {
     let s = Scripted::start();
     let dir = tempfile::tempdir().unwrap();
-    let plugins = dir.path().join("plugins");
-    std::fs::create_dir(&plugins).unwrap();
-    std::fs::write(plugins.join("hostile.wasm"), HOSTILE).unwrap();
-    let mut cfg = common::config(dir.path());
-    cfg.ner.plugin_dir = Some(plugins);
+    let mut cfg = with_hostile_in_folder(dir.path());
     cfg.ner.accurate = vec!["regex".into()];
     cfg.llm = config(&s, "hostile", "garbage");
     let mut m = Mnemo::open(&cfg).unwrap();

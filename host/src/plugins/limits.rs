@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use wasmtime::Trap;
+use wasmtime::{StoreLimits, StoreLimitsBuilder, Trap};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct PluginLimits {
@@ -43,6 +43,18 @@ pub const TICK: Duration = Duration::from_millis(5);
 impl PluginLimits {
     pub fn deadline_ticks(&self) -> u64 {
         (self.deadline.as_millis() / TICK.as_millis()).max(1) as u64
+    }
+
+    /// What one plugin store may grow to: the memory limit, and room for
+    /// a component's few instances, tables and memories.
+    pub fn store_limits(&self) -> StoreLimits {
+        StoreLimitsBuilder::new()
+            .memory_size(self.memory_bytes)
+            .instances(16)
+            .tables(16)
+            .memories(4)
+            .trap_on_grow_failure(true)
+            .build()
     }
 }
 

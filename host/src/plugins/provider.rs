@@ -5,7 +5,7 @@
 use anyhow::anyhow;
 use mnemo_core::model::{EntityType, Mention};
 use wasmtime::component::{Component, ResourceTable};
-use wasmtime::{Store, StoreLimits, StoreLimitsBuilder};
+use wasmtime::{Store, StoreLimits};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::limits::{PluginLimits, describe_trap};
@@ -78,13 +78,7 @@ impl PluginProvider {
         let state = PluginState {
             wasi: WasiCtx::builder().build(),
             table: ResourceTable::new(),
-            limits: StoreLimitsBuilder::new()
-                .memory_size(self.limits.memory_bytes)
-                .instances(16)
-                .tables(16)
-                .memories(4)
-                .trap_on_grow_failure(true)
-                .build(),
+            limits: self.limits.store_limits(),
         };
         let mut store = Store::new(self.pre.engine(), state);
         store.limiter(|s| &mut s.limits);

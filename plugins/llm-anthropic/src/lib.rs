@@ -37,12 +37,7 @@ pub fn body(r: &ChatRequest) -> Result<Value, Error> {
         body["temperature"] = json!(t);
     }
     if let Some(tool) = &r.tool {
-        let schema: Value = mnemo_llm_sdk::serde_json::from_str(&tool.parameters).map_err(|e| {
-            Error::InvalidRequest(format!(
-                "tool `{}` parameters are not a JSON schema: {e}",
-                tool.name
-            ))
-        })?;
+        let schema = tool.schema()?;
         body["tools"] =
             json!([{ "name": tool.name, "description": tool.description, "input_schema": schema }]);
         body["tool_choice"] = json!({ "type": "tool", "name": tool.name });

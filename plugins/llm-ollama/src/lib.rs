@@ -30,12 +30,7 @@ pub fn chat_body(r: &ChatRequest) -> Result<Value, Error> {
         "options": options,
     });
     if let Some(tool) = &r.tool {
-        let schema: Value = mnemo_llm_sdk::serde_json::from_str(&tool.parameters).map_err(|e| {
-            Error::InvalidRequest(format!(
-                "tool `{}` parameters are not a JSON schema: {e}",
-                tool.name
-            ))
-        })?;
+        let schema = tool.schema()?;
         body["format"] = schema;
     } else if r.json {
         body["format"] = json!("json");

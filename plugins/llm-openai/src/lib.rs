@@ -28,13 +28,7 @@ pub fn chat_body(r: &ChatRequest) -> Result<Value, Error> {
         body["temperature"] = json!(t);
     }
     if let Some(tool) = &r.tool {
-        let parameters: Value =
-            mnemo_llm_sdk::serde_json::from_str(&tool.parameters).map_err(|e| {
-                Error::InvalidRequest(format!(
-                    "tool `{}` parameters are not a JSON schema: {e}",
-                    tool.name
-                ))
-            })?;
+        let parameters = tool.schema()?;
         let function =
             json!({ "name": tool.name, "description": tool.description, "parameters": parameters });
         body["tools"] = json!([{ "type": "function", "function": function }]);

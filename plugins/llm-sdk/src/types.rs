@@ -17,6 +17,19 @@ pub struct Tool {
     pub parameters: String,
 }
 
+impl Tool {
+    /// The arguments' JSON Schema, parsed; a schema that is not JSON is
+    /// the caller's error.
+    pub fn schema(&self) -> Result<serde_json::Value, Error> {
+        serde_json::from_str(&self.parameters).map_err(|e| {
+            Error::InvalidRequest(format!(
+                "tool `{}` parameters are not a JSON schema: {e}",
+                self.name
+            ))
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChatRequest {
     pub model: String,

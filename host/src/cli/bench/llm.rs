@@ -86,18 +86,11 @@ fn native(
         .ok_or_else(|| anyhow::anyhow!("no tool call"))
 }
 
-fn timed(
-    calls: usize,
-    mut f: impl FnMut() -> anyhow::Result<String>,
-) -> anyhow::Result<Vec<Duration>> {
-    let mut times = Vec::with_capacity(calls);
-    for _ in 0..calls {
-        let started = Instant::now();
-        f()?;
-        times.push(started.elapsed());
-    }
-    times.sort();
-    Ok(times)
+/// Times one call.
+fn once(f: impl FnOnce() -> anyhow::Result<String>) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    f()?;
+    Ok(started.elapsed())
 }
 
 pub fn run(a: LlmBenchArgs) -> anyhow::Result<()> {
@@ -135,11 +128,23 @@ pub fn run(a: LlmBenchArgs) -> anyhow::Result<()> {
         native(&stubs.base, &req, &policy, &limiter)?;
     }
     let how = format!(
-        "{} sequential calls, forced tool call, stub on 127.0.0.1",
+        "{} calls each, interleaved, forced tool call, stub on 127.0.0.1",
         a.calls
     );
-    let plugin = timed(a.calls, || Ok(client.complete(&req)?.content))?;
-    let base = timed(a.calls, || native(&stubs.base, &req, &policy, &limiter))?;
+    // Interleaved, so drift in the machine's load falls on both paths alike.
+    let mut plugin = Vec::with_capacity(a.calls);
+    let mut base = Vec::with_capacity(a.calls);
+    let mut paired: Vec<f64> = Vec::with_capacity(a.calls);
+    for _ in 0..a.calls {
+        let p = once(|| Ok(client.complete(&req)?.content))?;
+        let n = once(|| native(&stubs.base, &req, &policy, &limiter))?;
+        paired.push(p.as_secs_f64() - n.as_secs_f64());
+        plugin.push(p);
+        base.push(n);
+    }
+    plugin.sort();
+    base.sort();
+    paired.sort_by(f64::total_cmp);
     for (label, times) in [("openai plugin", &plugin), ("native client", &base)] {
         t.row(
             &format!("{label}: p50"),
@@ -161,12 +166,12 @@ pub fn run(a: LlmBenchArgs) -> anyhow::Result<()> {
             &how,
         );
     }
-    let overhead = percentile(&plugin, 0.5).saturating_sub(percentile(&base, 0.5));
+    let median = paired.get(paired.len() / 2).copied().unwrap_or_default();
     t.row(
-        "plugin overhead per call (p50 difference)",
-        format!("{:.1}", overhead.as_secs_f64() * 1e6),
+        "plugin overhead per call (median of pairs)",
+        format!("{:.1}", median * 1e6),
         "µs",
-        "sandboxed instance, copies across the boundary, the guest's JSON",
+        "plugin minus native, call by call: the sandboxed instance, copies across the boundary, the guest's JSON",
     );
     if a.json {
         println!("{}", serde_json::to_string_pretty(&t.rows)?);

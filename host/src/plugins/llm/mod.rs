@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use anyhow::anyhow;
 use mnemo_core::model::{ChatRequest, ChatResponse};
+use wasmtime::Store;
 use wasmtime::component::Component;
-use wasmtime::{Store, StoreLimitsBuilder};
 
 use super::limits::{PluginLimits, describe_trap};
 pub use registry::LlmPlugins;
@@ -161,14 +161,7 @@ impl LlmPlugin {
     }
 
     fn instantiate(&self) -> anyhow::Result<Live> {
-        let limits = StoreLimitsBuilder::new()
-            .memory_size(self.limits.memory_bytes)
-            .instances(16)
-            .tables(16)
-            .memories(4)
-            .trap_on_grow_failure(true)
-            .build();
-        let mut state = LlmState::new(limits, self.limits.deadline);
+        let mut state = LlmState::new(self.limits.store_limits(), self.limits.deadline);
         state.name = self.name.clone();
         state.auth = self.auth.clone();
         let mut store = Store::new(self.pre.engine(), state);
