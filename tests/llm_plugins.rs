@@ -181,6 +181,42 @@ fn embeddings_go_through_a_plugin_too() {
 }
 
 #[test]
+fn a_tier_can_name_another_provider_plugin() {
+    let global = Scripted::start();
+    let gate = Scripted::start();
+    global.respond_with(|_| common::llm_server::chat_reply("from openai", "stop"));
+    gate.respond_with(|_| {
+        Reply::json(
+            200,
+            json!({"model": "qwen", "message": {"content": "from ollama"}, "done_reason": "stop"}),
+        )
+    });
+    let mut cfg = config(&global, "openai", "gpt");
+    cfg.tiers.insert(
+        LlmTier::Gate,
+        Endpoint {
+            provider: "ollama".into(),
+            base_url: gate.base.clone(),
+            api_key: None,
+            model: "qwen".into(),
+        },
+    );
+    let llm = LlmClient::new(cfg, Ledger::default());
+    llm.check_providers().unwrap();
+    let mut req = ask("x");
+    req.component = LlmComponent::Gate;
+    assert_eq!(llm.complete(&req).unwrap().content, "from ollama");
+    req.component = LlmComponent::Ner;
+    assert_eq!(llm.complete(&req).unwrap().content, "from openai");
+    assert_eq!(gate.requests()[0].path, "/api/chat");
+    assert_eq!(global.requests()[0].path, "/chat/completions");
+    assert_eq!(
+        global.requests()[0].header("authorization"),
+        Some("Bearer sk-secret-0123456789")
+    );
+}
+
+#[test]
 fn an_unknown_provider_is_refused_at_start_with_the_known_names() {
     let s = Scripted::start();
     let llm = LlmClient::new(config(&s, "gemini", "g"), Ledger::default());
