@@ -45,15 +45,7 @@ impl RemoteEmbedder {
         let (result, wire) = self.plugin.embed(grant, &self.model, texts, dims);
         let (tokens, outcome) = match &result {
             Ok(e) => (e.input_tokens, "ok".to_string()),
-            Err(_) => (
-                0,
-                wire.last_failure
-                    .or(wire
-                        .last_status
-                        .filter(|s| *s >= 400)
-                        .map(|s| format!("http {s}")))
-                    .unwrap_or_else(|| "failed".into()),
-            ),
+            Err(_) => (0, wire.outcome().unwrap_or_else(|| "failed".into())),
         };
         self.ledger.record(Usage {
             at: now_ms(),

@@ -146,12 +146,6 @@ pub(crate) fn malformed(what: impl std::fmt::Display) -> CoreError {
 /// The core's error for a failed plugin call, and the ledger's outcome:
 /// the HTTP status or transport failure the host saw where there was one.
 fn failure(e: CallError, wire: &Wire) -> (CoreError, String) {
-    let seen = || {
-        wire.last_failure.clone().or(wire
-            .last_status
-            .filter(|s| *s >= 400)
-            .map(|s| format!("http {s}")))
-    };
     match e {
         CallError::Provider { plugin, error } => match error {
             ProviderError::MalformedResponse(m) => (malformed(m), "malformed".into()),
@@ -161,15 +155,15 @@ fn failure(e: CallError, wire: &Wire) -> (CoreError, String) {
                     ms.map(|ms| format!(" (retry after {ms} ms)"))
                         .unwrap_or_default()
                 )),
-                seen().unwrap_or_else(|| "rate limited".into()),
+                wire.outcome().unwrap_or_else(|| "rate limited".into()),
             ),
             ProviderError::Unavailable(m) => (
                 CoreError::Llm(format!("plugin `{plugin}`: unavailable: {m}")),
-                seen().unwrap_or_else(|| "unavailable".into()),
+                wire.outcome().unwrap_or_else(|| "unavailable".into()),
             ),
             ProviderError::InvalidRequest(m) => (
                 CoreError::Llm(format!("plugin `{plugin}`: request refused: {m}")),
-                seen().unwrap_or_else(|| "invalid".into()),
+                wire.outcome().unwrap_or_else(|| "invalid".into()),
             ),
             ProviderError::Unsupported(m) => (
                 CoreError::Unavailable(format!("plugin `{plugin}`: {m}")),

@@ -38,6 +38,17 @@ pub struct Wire {
     pub last_failure: Option<String>,
 }
 
+impl Wire {
+    /// What went wrong on the wire, for the ledger: the transport failure,
+    /// or the error status of the last answer (`http 500`).
+    pub fn outcome(&self) -> Option<String> {
+        self.last_failure.clone().or(self
+            .last_status
+            .filter(|s| *s >= 400)
+            .map(|s| format!("http {s}")))
+    }
+}
+
 pub struct LlmState {
     wasi: WasiCtx,
     table: ResourceTable,
