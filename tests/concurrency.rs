@@ -365,6 +365,46 @@ fn what_a_read_causes_reaches_the_store() {
 }
 
 #[test]
+fn a_burst_of_reads_loses_no_access_count_when_their_effects_share_a_commit() {
+    let s = start_with(tempfile::tempdir().unwrap(), None, &NO_CRON);
+    let (_, kept) = post(
+        &s,
+        "/memories",
+        json!({"content": "The fire drill is on the first Friday"}),
+    );
+    let id = kept["id"].as_str().unwrap().to_string();
+    // 8 clients × 6 recalls at once: the writer batches what the readers
+    // hand it, and every access still lands.
+    let clients: Vec<_> = (0..8)
+        .map(|_| {
+            let base = s.base.clone();
+            std::thread::spawn(move || {
+                for _ in 0..6 {
+                    let (st, r) = call(
+                        ureq::post(&format!("{base}/recall")),
+                        Some(&json!({"query": "fire drill friday"}).to_string()),
+                    );
+                    assert_eq!(st, 200, "{r}");
+                }
+            })
+        })
+        .collect();
+    for c in clients {
+        c.join().unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut stored = Value::Null;
+    while Instant::now() < deadline {
+        stored = call(ureq::get(&format!("{}/memories/{id}", s.base)), None).1;
+        if stored["access_count"] == 48 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(stored["access_count"], 48, "{stored}");
+}
+
+#[test]
 fn a_background_vector_is_stored_only_for_the_text_it_was_computed_from() {
     let dir = tempfile::tempdir().unwrap();
     let mut m = open(dir.path());

@@ -14,7 +14,8 @@
 //!   with each other and with the writer (SQLite WAL). A write is committed
 //!   before its reply, and every read opens a fresh snapshot, so a client
 //!   reads its own writes. The access counts and renewals a read causes
-//!   come back as effects the writer applies just after (`storage/reader.rs`).
+//!   come back as effects the writer applies just after (`storage/reader.rs`),
+//!   every read's effects pending at that moment in one transaction.
 //! - **The embedding worker** finds rows without a vector through a reader
 //!   connection, embeds them with no lock held, and hands the vectors to the
 //!   writer, which stores those whose text has not changed meanwhile (seed
@@ -36,7 +37,7 @@ use std::time::{Duration, Instant};
 
 use crate::embedding::Embeddings;
 use crate::llm::rehearsal::{Answers, Script};
-use crate::storage::Store;
+use crate::storage::{Effect, Store};
 use crate::{Config, Mnemo};
 use anyhow::Context;
 use mnemo_core::model::ConsolidateReport;
@@ -114,7 +115,7 @@ impl Engines {
             .recv()
             .context("the writer died while making the readers")??;
         // Read-only: a read's effects are dropped, not handed to the writer.
-        let effects_to = (!made.read_only).then_some(writer_tx.clone());
+        let effects_to = (!made.read_only).then(|| PendingEffects::new(writer_tx.clone()));
         for (i, instance) in made.readers.into_iter().enumerate() {
             spawn_reader(i, instance, read_rx.clone(), effects_to.clone())?;
         }
@@ -395,13 +396,59 @@ fn spawn_topic_watcher(store: Store, engines: Engines) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Reads' effects waiting for the writer. The first read to leave some
+/// queues one flush job; reads finishing before the writer gets to it add
+/// theirs to the same batch, and the flush applies them all in one
+/// transaction. Under load the writer then commits once per batch, not
+/// once per read (on Postgres each commit also takes the write lock).
+#[derive(Clone)]
+struct PendingEffects {
+    batch: Arc<Mutex<Vec<Effect>>>,
+    writer: mpsc::Sender<Job>,
+}
+
+impl PendingEffects {
+    fn new(writer: mpsc::Sender<Job>) -> Self {
+        Self {
+            batch: Arc::new(Mutex::new(Vec::new())),
+            writer,
+        }
+    }
+
+    /// Adds a read's effects, queueing a flush unless one is pending;
+    /// false once the writer has stopped.
+    fn add(&self, effects: Vec<Effect>) -> bool {
+        let first = {
+            let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
+            let first = batch.is_empty();
+            batch.extend(effects);
+            first
+        };
+        if !first {
+            return true;
+        }
+        let batch = self.batch.clone();
+        let flush: Job = Box::new(move |m| {
+            let effects = std::mem::take(&mut *batch.lock().unwrap_or_else(|e| e.into_inner()));
+            let done = m.atomically(|m| -> anyhow::Result<()> {
+                m.ports().store.apply_effects(&effects)?;
+                Ok(())
+            });
+            if let Err(e) = done {
+                tracing::warn!(error = %format!("{e:#}"), effects = effects.len(), "reads' access counts could not be written");
+            }
+        });
+        self.writer.send(flush).is_ok()
+    }
+}
+
 /// A reader's thread: takes the next read job, runs it, and hands the
 /// effects the call kept to the writer.
 fn spawn_reader(
     i: usize,
     mut mnemo: Mnemo,
     jobs: Arc<Mutex<mpsc::Receiver<Job>>>,
-    writer: Option<mpsc::Sender<Job>>,
+    effects_to: Option<PendingEffects>,
 ) -> anyhow::Result<()> {
     std::thread::Builder::new()
         .name(format!("mnemo-reader-{i}"))
@@ -414,19 +461,10 @@ fn spawn_reader(
                 let Ok(job) = job else { return };
                 job(&mut mnemo);
                 let effects = mnemo.ports().store.take_effects();
-                let Some(writer) = writer.as_ref().filter(|_| !effects.is_empty()) else {
+                let Some(pending) = effects_to.as_ref().filter(|_| !effects.is_empty()) else {
                     continue;
                 };
-                let apply: Job = Box::new(move |m| {
-                    let done = m.atomically(|m| -> anyhow::Result<()> {
-                        m.ports().store.apply_effects(&effects)?;
-                        Ok(())
-                    });
-                    if let Err(e) = done {
-                        tracing::warn!(error = %format!("{e:#}"), "a read's access counts could not be written");
-                    }
-                });
-                if writer.send(apply).is_err() {
+                if !pending.add(effects) {
                     return;
                 }
             }
