@@ -185,7 +185,7 @@ fn a_folder_loads_what_it_can() {
     std::fs::write(dir.path().join("b-future.wasm"), FUTURE_ABI).unwrap();
     std::fs::write(dir.path().join("c-notes.wasm"), "not wasm").unwrap();
     std::fs::write(dir.path().join("ignored.txt"), "skipped: not .wasm").unwrap();
-    let loaded = host(PluginLimits::default()).load_dir(dir.path());
+    let loaded = host(PluginLimits::default()).load_dir(dir.path(), None);
     assert_eq!(loaded.len(), 3);
     assert!(loaded[0].is_ok());
     assert!(matches!(loaded[1], Err(PluginError::UnknownAbi { .. })));

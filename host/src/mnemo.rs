@@ -119,10 +119,10 @@ pub fn ner_pipeline(config: &Config) -> anyhow::Result<NerPipeline> {
         }
     }
     if let Some(dir) = &config.ner.plugin_dir {
-        for loaded in host.load_dir(dir) {
+        for loaded in host.load_dir(dir, Some(crate::plugins::Kind::Ner)) {
             match loaded {
                 Ok(crate::plugins::Loaded::Ner(p)) => providers.push(Box::new(p)),
-                // LLM plugins are the LLM client's (`llm_client`).
+                // `load_dir` passes LLM plugins over; none arrive here.
                 Ok(crate::plugins::Loaded::Llm(_)) => {}
                 Err(e) => tracing::warn!("plugin skipped: {e}"),
             }

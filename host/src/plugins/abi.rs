@@ -28,16 +28,13 @@ impl Kind {
 
     /// ABI versions of this kind the host can run; `since_v0.1.0` is the
     /// released one of each (`wit/ner/`, `wit/llm/`).
-    pub fn supported(self) -> &'static [&'static str] {
+    pub const fn supported(self) -> &'static [&'static str] {
         match self {
             Self::Ner => &["0.1.0"],
             Self::Llm => &["0.1.0"],
         }
     }
 }
-
-/// NER ABI versions this host can run (kept for the tests and `mnemo plugins`).
-pub const SUPPORTED: &[&str] = &["0.1.0"];
 
 /// The provider interfaces a file exports, with their versions (normally one).
 pub fn declared(origin: &str, bytes: &[u8]) -> Result<Vec<(Kind, String)>, PluginError> {
@@ -79,15 +76,6 @@ pub fn declared(origin: &str, bytes: &[u8]) -> Result<Vec<(Kind, String)>, Plugi
         }
     }
     Ok(found)
-}
-
-/// The declared versions of the NER provider interface.
-pub fn declared_versions(origin: &str, bytes: &[u8]) -> Result<Vec<String>, PluginError> {
-    Ok(declared(origin, bytes)?
-        .into_iter()
-        .filter(|(k, _)| *k == Kind::Ner)
-        .map(|(_, v)| v)
-        .collect())
 }
 
 /// The kind and supported ABI version a file declares; fails unless it

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use wasmtime::Config;
 use wasmtime::component::Component;
 
-pub use abi::{Kind, SUPPORTED as SUPPORTED_ABIS, declared, declared_versions};
+pub use abi::Kind;
 pub use limits::PluginLimits;
 pub use llm::LlmPlugin;
 pub use provider::PluginProvider;
@@ -216,19 +216,38 @@ impl PluginHost {
         self.load_any(&origin, &bytes)
     }
 
-    /// Every `*.wasm` in `dir`, in name order, of either kind; a file that
-    /// fails is reported, not fatal.
-    pub fn load_dir(&self, dir: &Path) -> Vec<Result<Loaded, PluginError>> {
-        match Self::wasm_files(dir) {
-            Ok(paths) => paths.iter().map(|p| self.load_path(p)).collect(),
-            Err(e) => vec![Err(e)],
+    /// Every `*.wasm` in `dir` of kind `only` (of either kind with
+    /// `None`), in name order; files that declare only the other kind are
+    /// passed over unloaded, a file that fails is reported, not fatal.
+    pub fn load_dir(&self, dir: &Path, only: Option<Kind>) -> Vec<Result<Loaded, PluginError>> {
+        let paths = match Self::wasm_files(dir) {
+            Ok(paths) => paths,
+            Err(e) => return vec![Err(e)],
+        };
+        let mut loaded = Vec::new();
+        for path in &paths {
+            let (origin, bytes) = match self.read(path) {
+                Ok(read) => read,
+                Err(e) => {
+                    loaded.push(Err(e));
+                    continue;
+                }
+            };
+            let other_kind = only.is_some_and(|kind| {
+                abi::declared(&origin, &bytes)
+                    .is_ok_and(|d| !d.is_empty() && d.iter().all(|(k, _)| *k != kind))
+            });
+            if !other_kind {
+                loaded.push(self.load_kind(&origin, &bytes, only));
+            }
         }
+        loaded
     }
 
-    /// The LLM plugins a folder holds, by name; others are skipped (NER
-    /// plugins are the NER pipeline's), failures logged.
+    /// The LLM plugins a folder holds; NER plugins are the NER pipeline's,
+    /// failures are logged.
     pub fn llm_plugins_in(&self, dir: &Path) -> Vec<Arc<LlmPlugin>> {
-        self.load_dir(dir)
+        self.load_dir(dir, Some(Kind::Llm))
             .into_iter()
             .filter_map(|loaded| match loaded {
                 Ok(Loaded::Llm(p)) => Some(Arc::new(p)),

@@ -150,8 +150,6 @@ impl LlmPlugin {
         p.version = info.version;
         p.auth = info.auth;
         p.capabilities = info.capabilities;
-        // Instances made before the name and scheme were known are dropped.
-        p.idle.lock().unwrap_or_else(|e| e.into_inner()).clear();
         Ok(p)
     }
 
@@ -161,16 +159,14 @@ impl LlmPlugin {
     }
 
     fn instantiate(&self) -> anyhow::Result<Live> {
-        let mut state = LlmState::new(self.limits.store_limits(), self.limits.deadline);
-        state.name = self.name.clone();
-        state.auth = self.auth.clone();
+        let state = LlmState::new(self.limits.store_limits(), self.limits.deadline);
         let mut store = Store::new(self.pre.engine(), state);
         store.limiter(|s| &mut s.limits);
         store.epoch_deadline_callback(|ctx| ctx.data().on_epoch());
         store.set_epoch_deadline(self.limits.deadline_ticks());
         store.set_fuel(self.limits.fuel.unwrap_or(u64::MAX))?;
         // Instantiation runs guest code too: it gets the same budget.
-        store.data_mut().begin(None);
+        store.data_mut().begin(&self.name, &self.auth, None);
         let api = self.pre.instantiate(&mut store)?;
         Ok(Live { store, api })
     }
@@ -190,7 +186,7 @@ impl LlmPlugin {
                 why: format!("cannot instantiate: {e:#}"),
             })?,
         };
-        live.store.data_mut().begin(grant);
+        live.store.data_mut().begin(&self.name, &self.auth, grant);
         live.store.set_epoch_deadline(self.limits.deadline_ticks());
         let fuel = live.store.set_fuel(self.limits.fuel.unwrap_or(u64::MAX));
         let out = fuel.and_then(|()| f(&live.api, &mut live.store));
@@ -291,9 +287,9 @@ impl LlmPlugin {
                 return Err(CallError::Provider {
                     plugin: self.name.clone(),
                     error: ProviderError::MalformedResponse(format!(
-                        "{} vectors (of uneven lengths: {}) for {} texts",
+                        "{} vectors{} for {} texts",
                         e.vectors.len(),
-                        !same,
+                        if same { "" } else { " of unequal lengths" },
                         texts.len()
                     )),
                 });

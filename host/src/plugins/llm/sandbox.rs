@@ -53,9 +53,10 @@ pub struct LlmState {
     wasi: WasiCtx,
     table: ResourceTable,
     pub(super) limits: StoreLimits,
-    /// The plugin's name and how its key is sent (from `info`).
-    pub(super) name: String,
-    pub(super) auth: Auth,
+    /// The plugin's name and how its key is sent (from `info`), set with
+    /// each call's grant.
+    name: String,
+    auth: Auth,
     grant: Option<Grant>,
     pub(super) wire: Wire,
     started: Instant,
@@ -113,8 +114,11 @@ impl LlmState {
         }
     }
 
-    /// Opens a call: what it may reach, and a fresh clock.
-    pub fn begin(&mut self, grant: Option<Grant>) {
+    /// Opens a call of plugin `name`, whose key goes as `auth` says: what
+    /// it may reach, and a fresh clock.
+    pub fn begin(&mut self, name: &str, auth: &Auth, grant: Option<Grant>) {
+        name.clone_into(&mut self.name);
+        self.auth.clone_from(auth);
         self.grant = grant;
         self.wire = Wire::default();
         self.started = Instant::now();
