@@ -125,4 +125,26 @@ impl api::Guest for Component {
     }
 }
 
+impl super::exports::mnemo::core::analysis::Guest for Component {
+    fn tokens(text: String, content_only: bool) -> Vec<String> {
+        let tokens = crate::text::tokens(&text);
+        if !content_only {
+            return tokens;
+        }
+        tokens
+            .into_iter()
+            .filter(|t| !crate::text::is_stop_word(t))
+            .collect()
+    }
+    fn index_text(text: String) -> String {
+        crate::text::index_text(&text)
+    }
+    fn merge_mentions(mentions: Vec<types::Mention>) -> Vec<types::Mention> {
+        crate::merge_mentions(mentions.into_iter().map(Cross::cross).collect())
+            .into_iter()
+            .map(Cross::cross)
+            .collect()
+    }
+}
+
 super::export!(Component with_types_in super);

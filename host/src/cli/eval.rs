@@ -29,7 +29,7 @@ pub struct LocomoArgs {
     /// Depth of the ranking scored (and written with --out).
     #[arg(long, default_value_t = 10)]
     k: u32,
-    /// One JSON line per question: {"qid": "<sample_id>#<index in qa>", "ranked": ["D1:3", ...]}.
+    /// One JSON line per question: {"qid": "<sample_id>#<index in qa>", "ranked": ["D1:3", ...], "scores": [...]}.
     #[arg(long)]
     out: Option<PathBuf>,
     /// Keep the evaluation database here (default: a temporary file).
@@ -41,6 +41,11 @@ pub struct LocomoArgs {
     /// How evidence becomes relevance (`blend` or seed 004's `semantic`).
     #[arg(long, default_value = "blend")]
     relevance: Relevance,
+    /// Run at this time (milliseconds since the Unix epoch) with
+    /// reproducible ids: a driven clock, so two runs — or two hosts, the
+    /// JavaScript host's parity test — score the same.
+    #[arg(long)]
+    at: Option<i64>,
 }
 
 const MONTHS: [&str; 12] = [
@@ -218,6 +223,11 @@ pub fn run(config: &Config, cmd: EvalCommand) -> anyhow::Result<()> {
     std::fs::create_dir_all(&dir)?;
     let mut cfg = config.clone();
     cfg.db_path = args.keep_db.clone().unwrap_or_else(|| dir.join("eval.db"));
+    if let Some(at) = args.at {
+        cfg.clock = mnemo_host::clock::HostClock::driven(std::sync::Arc::new(
+            std::sync::atomic::AtomicI64::new(at),
+        ));
+    }
     let _ = std::fs::remove_file(&cfg.db_path);
     let mut mnemo = Mnemo::open(&cfg)?;
 
@@ -313,23 +323,23 @@ pub fn run(config: &Config, cmd: EvalCommand) -> anyhow::Result<()> {
                 ..Default::default()
             })?;
             latencies.push(start.elapsed());
-            let ranked: Vec<String> = res
+            let (ranked, scores): (Vec<String>, Vec<f32>) = res
                 .hits
                 .iter()
                 .filter_map(|h| match &h.item {
                     Item::Episode(e) => {
                         serde_json::from_str::<Value>(&e.attributes).ok()?["dia_id"]
                             .as_str()
-                            .map(String::from)
+                            .map(|d| (d.to_string(), h.score))
                     }
                     Item::Memory(_) => None,
                 })
-                .collect();
+                .unzip();
             if let Some(w) = out.as_mut() {
                 writeln!(
                     w,
                     "{}",
-                    serde_json::json!({ "qid": format!("{sid}#{qi}"), "ranked": ranked })
+                    serde_json::json!({ "qid": format!("{sid}#{qi}"), "ranked": ranked, "scores": scores })
                 )?;
             }
             if evidence.is_empty() {

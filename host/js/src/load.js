@@ -1,0 +1,49 @@
+// Loads a component transpiled into gen/ (scripts/build.mjs) with the
+// imports its instance gets. WASI comes from jco's preview2-shim, fully
+// sandboxed: no files, no environment, no network — a component reaches
+// the outside only through the imports mnemo gives it.
+
+import { WASIShim } from '@bytecodealliance/preview2-shim/instantiation';
+
+const isNode = typeof process !== 'undefined' && Boolean(process.versions?.node);
+const compiled = new Map();
+
+/// The compiled core modules of component `name` (compiled once per process).
+async function coreModule(name, file) {
+  const key = `${name}/${file}`;
+  if (!compiled.has(key)) {
+    const url = new URL(`../gen/${name}/${file}`, import.meta.url);
+    compiled.set(
+      key,
+      (async () => {
+        if (isNode) {
+          const { readFile } = await import('node:fs/promises');
+          return WebAssembly.compile(await readFile(url));
+        }
+        return WebAssembly.compileStreaming(fetch(url));
+      })(),
+    );
+  }
+  return compiled.get(key);
+}
+
+/// The sandboxed WASI imports every instance gets.
+export function wasiImports() {
+  return new WASIShim({
+    sandbox: { preopens: {}, env: {}, args: ['mnemo'], enableNetwork: false },
+  }).getImportObject();
+}
+
+/// A new instance of component `name` with `imports` (keyed by
+/// unversioned interface name, e.g. `mnemo:core/storage`).
+export async function instantiate(name, imports) {
+  const { instantiate: make } = await import(`../gen/${name}/${name}.js`);
+  return make((file) => coreModule(name, file), { ...stripVersions(wasiImports()), ...imports });
+}
+
+/// jco looks imports up without their `@version`.
+function stripVersions(object) {
+  const out = {};
+  for (const [k, v] of Object.entries(object)) out[k.replace(/@[^@/]+$/, '')] = v;
+  return out;
+}
