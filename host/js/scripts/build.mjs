@@ -64,6 +64,17 @@ for (const g of GUESTS) {
   );
 }
 
+// jco declares a function renamed around a keyword (`delete`) without
+// `declare`, which TypeScript refuses in a .d.ts (TS1046): add it.
+for (const g of GUESTS) {
+  const dir = join(gen, g.name, 'interfaces');
+  if (!existsSync(dir)) continue;
+  for (const f of readdirSync(dir).filter((n) => n.endsWith('.d.ts'))) {
+    const text = readFileSync(join(dir, f), 'utf8');
+    writeFileSync(join(dir, f), text.replace(/^function /gm, 'declare function '));
+  }
+}
+
 const schemaDir = join(repo, 'host/src/storage/schema');
 const migrations = readdirSync(schemaDir)
   .filter((f) => /^\d{4}_.*\.sql$/.test(f))

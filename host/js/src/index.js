@@ -3,7 +3,9 @@
 // storage over SQLite compiled to WASM, embeddings (the hash embedder, or a
 // provider through an LLM plugin), the LLM through the same plugins, NER
 // through the same plugins, the platform's clock. Every engine call runs in
-// one SQLite transaction: it lands whole or not at all.
+// one SQLite transaction: it lands whole or not at all. A call that needs
+// the network is planned, then applied (exchange.js): it never blocks the
+// thread it runs on.
 
 import sqlite3InitModule from '@sqlite.org/sqlite-wasm';
 
@@ -11,7 +13,7 @@ import { instantiate } from './load.js';
 import { persistence } from './persist.js';
 import { HashEmbedder, LlmPlugin, NerPlugins, RemoteEmbedder, DEFAULT_DIMENSION } from './providers.js';
 import { Storage } from './storage/index.js';
-import { syncHttp } from './sync-http.js';
+import { Exchange, MAX_ROUNDS, PinnedClock } from './exchange.js';
 import { exportLines, importLines } from './transfer.js';
 import * as requests from './requests.js';
 
@@ -43,6 +45,9 @@ async function analysisInstance() {
   return core.analysis;
 }
 
+/// A round that waits for provider answers.
+const DEFERRED = Symbol('deferred');
+
 export class Mnemo {
   /// Opens a memory. Options (all optional):
   /// - `file` (Node): a SQLite file to open and keep saved to;
@@ -64,8 +69,9 @@ export class Mnemo {
     m.handle = openHandle(sqlite3, { ...options, bytes: m.persist?.bytes ?? options.bytes });
     m.storage = new Storage(sqlite3, m.handle, m.analysis);
     m.clock = options.clock ?? wallClock();
-    const send = options.llm || typeof options.embedder === 'object' ? await syncHttp() : undefined;
-    m.llm = options.llm ? await LlmPlugin.load(`llm-${options.llm.provider ?? 'openai'}`, options.llm, send) : undefined;
+    // The plugins' HTTP goes through the exchange of the operation running.
+    const send = (request) => m.op.exchange.send(request);
+    m.llm = options.llm ? await LlmPlugin.load(pluginName(options.llm.provider), options.llm, send) : undefined;
     m.embedder = await embedderFor(options.embedder, m.analysis, send);
     const info = m.embedder.info();
     m.storage.lockEmbedder(info.model, info.dimension);
@@ -95,39 +101,89 @@ export class Mnemo {
         extract: (text, strategy) => (this.ner ? this.ner.extract(text, strategy) : { mentions: [], failures: [] }),
         accurateAvailable: () => (this.ner ? this.ner.accurateAvailable() : false),
       },
-      'mnemo:core/clock': { now: () => this.clock.now(), random: () => this.clock.random() },
+      'mnemo:core/clock': { now: () => this.op.clock.now(), random: () => this.op.clock.random() },
     });
     this.engine = core.engine;
   }
 
-  /// Runs engine function `name` in one transaction. A typed error rolls
-  /// it back and is thrown as a `MnemoError`; a trap (a bug or a limit)
-  /// rolls back too and replaces the instance, so the next call starts clean.
-  call(name, ...args) {
+  /// One round of an operation: `work(engine)` in one transaction. It
+  /// commits, unless a provider exchange was deferred (then it rolls back
+  /// and answers `DEFERRED`, to run again once the answers are in) — on the
+  /// last round it commits whatever the core made of the missing answers.
+  /// A typed error rolls back and is thrown as a `MnemoError`; a trap (a bug
+  /// or a limit) rolls back too and replaces the instance.
+  attempt(op, work, last) {
     if (!this.engine) throw new MnemoError('unavailable', 'this memory is closed');
+    this.op = op;
+    op.clock.rewind();
     this.handle.exec('BEGIN IMMEDIATE');
     try {
-      const out = this.engine[name](...args);
+      const out = work(this.engine);
+      if (op.exchange.waiting && !last) {
+        this.rollback();
+        return DEFERRED;
+      }
       this.handle.exec('COMMIT');
       return out;
     } catch (e) {
-      this.handle.exec('ROLLBACK');
-      this.storage.vectors.clear();
-      if (e && e.payload && typeof e.payload.tag === 'string') throw new MnemoError(e.payload.tag, e.payload.val);
+      this.rollback();
+      if (e instanceof MnemoError) throw e;
+      if (e && e.payload && typeof e.payload.tag === 'string') {
+        if (op.exchange.waiting && !last) return DEFERRED;
+        throw new MnemoError(e.payload.tag, e.payload.val);
+      }
       this.engineLost = this.instantiateCore();
       throw new MnemoError('trap', String(e && e.message ? e.message : e));
+    } finally {
+      this.op = undefined;
     }
   }
 
-  async run(name, ...args) {
+  rollback() {
+    this.handle.exec('ROLLBACK');
+    // The vectors held in memory may include the round's: read them again.
+    this.storage.vectors.clear();
+  }
+
+  /// Runs `work(engine)` as one operation: rounds until no exchange is
+  /// deferred, the deferred ones fetched between rounds.
+  async operate(work) {
     if (this.engineLost) {
       await this.engineLost;
       this.engineLost = undefined;
     }
-    const out = this.call(name, ...args);
-    this.scheduleBackfill();
-    this.scheduleSave();
-    return out;
+    const op = { exchange: new Exchange(), clock: new PinnedClock(this.clock) };
+    for (let round = 1; ; round++) {
+      const out = this.attempt(op, work, round >= MAX_ROUNDS);
+      if (out !== DEFERRED) {
+        this.scheduleBackfill();
+        this.scheduleSave();
+        return out;
+      }
+      await op.exchange.settle();
+    }
+  }
+
+  /// Engine function `name` as one operation.
+  async run(name, ...args) {
+    return this.operate((engine) => engine[name](...args));
+  }
+
+  /// `work()` outside the core (the backfill's embedding), with the
+  /// provider exchanges it defers fetched between rounds.
+  async provide(work) {
+    const op = { exchange: new Exchange(), clock: new PinnedClock(this.clock) };
+    for (let round = 1; ; round++) {
+      this.op = op;
+      try {
+        return work();
+      } catch (e) {
+        if (!op.exchange.waiting || round >= MAX_ROUNDS) throw e;
+      } finally {
+        this.op = undefined;
+      }
+      await op.exchange.settle();
+    }
   }
 
   /// Writes the database image to its file (or OPFS) once the pending
@@ -216,10 +272,7 @@ export class Mnemo {
   /// Imports JSON lines of `mnemo export` (either host's) in one
   /// transaction: a bad line writes nothing. Returns the outcome counts.
   async import(lines) {
-    const counts = importLines(this, lines);
-    this.scheduleBackfill();
-    this.scheduleSave();
-    return counts;
+    return importLines(this, lines);
   }
 
   /// Embeds what waits for a vector, a batch at a time, after the call
@@ -238,8 +291,9 @@ export class Mnemo {
     );
   }
 
-  /// Embeds every row without a vector; returns how many were embedded.
-  backfillAll() {
+  /// Embeds every row without a vector; returns how many were embedded. A
+  /// row whose text changed while its vector was computed keeps waiting.
+  async backfillAll() {
     let done = 0;
     while (this.engine) {
       const rows = [
@@ -249,18 +303,20 @@ export class Mnemo {
       if (!rows.length) break;
       let vectors;
       try {
-        vectors = this.embedder.embed(rows.map((r) => r.text));
+        vectors = await this.provide(() => this.embedder.embed(rows.map((r) => r.text)));
       } catch {
         // The provider failed: the rows stay pending for the next write.
         break;
       }
+      if (!this.engine) break;
       this.handle.exec('BEGIN IMMEDIATE');
       try {
-        rows.forEach((r, i) => this.storage.putVector(r.target, r.id, vectors[i]));
+        rows.forEach((r, i) => {
+          if (this.storage.stillMissing(r.target, r.id, r.text)) this.storage.putVector(r.target, r.id, vectors[i]);
+        });
         this.handle.exec('COMMIT');
       } catch (e) {
-        this.handle.exec('ROLLBACK');
-        this.storage.vectors.clear();
+        this.rollback();
         throw e;
       }
       done += rows.length;
@@ -312,12 +368,22 @@ function openHandle(sqlite3, options) {
   return db;
 }
 
+/// The bundled LLM plugins, by provider name.
+export const PROVIDERS = ['openai', 'anthropic', 'ollama'];
+
+function pluginName(provider = 'openai') {
+  if (!PROVIDERS.includes(provider)) {
+    throw new MnemoError('invalid-input', `unknown provider \`${provider}\`; the bundled ones are ${PROVIDERS.join(', ')}`);
+  }
+  return `llm-${provider}`;
+}
+
 async function embedderFor(choice, analysis, send) {
   if (choice === undefined || choice === 'hash') return new HashEmbedder(analysis, DEFAULT_DIMENSION);
   if (typeof choice === 'object' && choice.hash !== undefined) return new HashEmbedder(analysis, choice.hash);
   if (typeof choice === 'object' && choice.provider) {
     if (!choice.dimension) throw new MnemoError('invalid-input', 'a provider embedder needs its `dimension`');
-    const plugin = await LlmPlugin.load(`llm-${choice.provider}`, choice, send);
+    const plugin = await LlmPlugin.load(pluginName(choice.provider), choice, send);
     return new RemoteEmbedder(plugin, choice.model, choice.dimension);
   }
   throw new MnemoError('invalid-input', `unknown embedder ${JSON.stringify(choice)}`);

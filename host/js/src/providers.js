@@ -8,7 +8,7 @@
 // - `LlmPlugin`: an LLM provider plugin (`plugins/llm-*`, the same
 //   components the native host runs) whose only way out is `transport.send`,
 //   which this host answers for the configured base URL only, adding the key
-//   itself;
+//   itself, through the operation's exchange (exchange.js);
 // - `NerPlugins`: the NER plugin components, merged by the core's rule.
 
 import { instantiate } from './load.js';
@@ -17,8 +17,6 @@ import { instantiate } from './load.js';
 export const DEFAULT_DIMENSION = 384;
 /// The native host's LLM answer budget (`llm::LlmConfig::max_tokens`).
 export const DEFAULT_MAX_TOKENS = 1024;
-/// How long one HTTP exchange may take.
-export const HTTP_TIMEOUT_MS = 60_000;
 /// The NER plugin caps of the native host's `PluginLimits`.
 export const NER_MAX_INPUT_BYTES = 64 << 10;
 export const NER_MAX_ENTITIES = 512;
@@ -97,7 +95,7 @@ export function transport(send, endpoint, auth) {
       const headers = request.headers.filter(([k]) => !['authorization', 'x-api-key'].includes(k.toLowerCase()));
       if (endpoint.apiKey && auth.tag === 'bearer') headers.push(['authorization', `Bearer ${endpoint.apiKey}`]);
       if (endpoint.apiKey && auth.tag === 'header') headers.push([auth.val, endpoint.apiKey]);
-      const answer = send({ method: request.method, url: url.href, headers, body: request.body }, HTTP_TIMEOUT_MS);
+      const answer = send({ method: request.method, url: url.href, headers, body: request.body });
       if (answer.error) throw { payload: { tag: answer.kind, val: answer.error } };
       return { status: answer.status, headers: answer.headers, body: answer.body };
     },

@@ -103,7 +103,7 @@ export function exportLines(storage, { namespace, vectors }) {
 
 /// Imports JSON lines through the core, all in one transaction: a line
 /// that is not an export item, or that the core refuses, writes nothing.
-export function importLines(mnemo, input) {
+export async function importLines(mnemo, input) {
   const lines = (typeof input === 'string' ? input.split('\n') : input).filter((l) => l.trim() !== '');
   const locked = mnemo.storage.vectorState.state === 'enabled' ? mnemo.storage.vectorState.model : undefined;
   let keepVectors = false;
@@ -128,25 +128,16 @@ export function importLines(mnemo, input) {
     if ((kind === 'memory' || kind === 'episode') && !keepVectors) val.vector = undefined;
     items.push({ n: i + 1, item: { tag: kind, val } });
   });
-  const counts = { created: 0, exists: 0, merged: 0, lines: items.length };
-  mnemo.handle.exec('BEGIN IMMEDIATE');
-  try {
+  return mnemo.operate((engine) => {
+    const counts = { created: 0, exists: 0, merged: 0, lines: items.length };
     for (const { n, item } of items) {
-      let outcome;
       try {
-        outcome = mnemo.engine.import(item);
+        counts[engine.import(item)] += 1;
       } catch (e) {
-        const message = e && e.payload ? `${e.payload.tag}: ${e.payload.val}` : String(e && e.message ? e.message : e);
-        throw new MnemoError(e && e.payload ? e.payload.tag : 'invalid-input', `line ${n}: ${message}`);
+        if (!e || !e.payload) throw e;
+        throw new MnemoError(e.payload.tag, `line ${n}: ${e.payload.tag}: ${e.payload.val}`);
       }
-      counts[outcome] += 1;
     }
-    mnemo.handle.exec('COMMIT');
-  } catch (e) {
-    mnemo.handle.exec('ROLLBACK');
-    mnemo.storage.vectors.clear();
-    throw e;
-  }
-  return counts;
+    return counts;
+  });
 }
-

@@ -61,4 +61,8 @@ test('bad input is a typed error and the memory keeps serving', async () => {
   assert.equal((await m.stats()).active, 1n);
   assert.equal((await m.recall('keep')).hits.length, 1);
   await m.close();
+  await assert.rejects(
+    Mnemo.open({ llm: { provider: 'gpt-from-nowhere', baseUrl: 'http://127.0.0.1:9', model: 'm' } }),
+    (e) => e.kind === 'invalid-input' && /openai, anthropic, ollama/.test(e.message),
+  );
 });

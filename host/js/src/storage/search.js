@@ -217,6 +217,18 @@ export const searchMethods = {
     return out;
   },
 
+  /// Whether active row `id` still has text `text` and no vector (checked
+  /// before a vector computed meanwhile is stored).
+  stillMissing(target, id, text) {
+    const t = table(target);
+    const r = this.db.one(
+      `SELECT x.content FROM ${t} x JOIN vector_pending p ON p.row = x.rowid AND p.target = ?2 ` +
+        'WHERE x.id = ?1 AND x.valid_until IS NULL',
+      [id, target],
+    );
+    return r !== undefined && r[0] === text;
+  },
+
   /// Up to `limit` active rows of `target` waiting for a vector, with
   /// their text (the backfill's next batch).
   missingVectors(target, limit) {

@@ -14,9 +14,12 @@ export const SCENARIOS = JSON.parse(readFileSync(`${repo}tests/scenarios/hosts.j
 
 const camel = (k) => k.replace(/_([a-z])/g, (_m, c) => c.toUpperCase());
 
-/// The scripted LLM server in a child process; resolves to `{ baseUrl, stop }`.
-export function startScriptedLlm(script) {
-  const child = spawn(process.execPath, [fileURLToPath(new URL('./scripted-llm.mjs', import.meta.url)), JSON.stringify(script)], {
+/// The scripted LLM server in a child process; resolves to
+/// `{ baseUrl, origin, stop }`. `hold`: answers wait for `POST /release`.
+export function startScriptedLlm(script, hold = false) {
+  const args = [fileURLToPath(new URL('./scripted-llm.mjs', import.meta.url)), JSON.stringify(script)];
+  if (hold) args.push('hold');
+  const child = spawn(process.execPath, args, {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {
@@ -24,7 +27,7 @@ export function startScriptedLlm(script) {
     child.stdout.once('data', (d) => {
       const port = String(d).match(/listening (\d+)/)?.[1];
       if (!port) return reject(new Error(`scripted LLM said ${d}`));
-      resolve({ baseUrl: `http://127.0.0.1:${port}/v1`, stop: () => child.kill() });
+      resolve({ baseUrl: `http://127.0.0.1:${port}/v1`, origin: `http://127.0.0.1:${port}`, stop: () => child.kill() });
     });
   });
 }

@@ -3,11 +3,15 @@
 // test's own thread could never answer). It answers each chat request that
 // forces a tool with the arguments scripted for that tool's name (argv[2]:
 // a JSON object, tool name → arguments), 400 for any other, and prints
-// `listening <port>` once ready. Every request is logged to stderr.
+// `listening <port>` once ready. Every request is logged to stderr. With
+// argv[3] `hold`, chat answers wait until `POST /release`; `GET /seen`
+// tells how many chat requests arrived.
 
 import { createServer } from 'node:http';
 
 const script = JSON.parse(process.argv[2] ?? '{}');
+let held = process.argv[3] === 'hold' ? [] : undefined;
+let seen = 0;
 
 const server = createServer((req, res) => {
   let body = '';
@@ -21,10 +25,19 @@ const server = createServer((req, res) => {
       tool = undefined;
     }
     process.stderr.write(`${req.method} ${req.url} tool=${tool}\n`);
-    const send = (status, v) => {
+    const reply = (status, v) => {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(v));
     };
+    if (req.url === '/seen') return reply(200, { seen });
+    if (req.url === '/release') {
+      const waiting = held ?? [];
+      held = undefined;
+      waiting.forEach((f) => f());
+      return reply(200, { released: waiting.length });
+    }
+    if (req.url.endsWith('/chat/completions')) seen += 1;
+    const send = (status, v) => (held ? held.push(() => reply(status, v)) : reply(status, v));
     if (!req.url.endsWith('/chat/completions') || tool === undefined || !(tool in script)) {
       return send(400, { error: { message: `nothing scripted for ${req.url} tool ${tool}` } });
     }
