@@ -3,7 +3,9 @@
 // test's own thread could never answer). It answers each chat request that
 // forces a tool with the arguments scripted for that tool's name (argv[2]:
 // a JSON object, tool name → arguments), 400 for any other, and prints
-// `listening <port>` once ready. Every request is logged to stderr. With
+// `listening <port>` once ready; `/embeddings` answers 8-dimensional
+// vectors counted from the text's characters. Every request is logged to
+// stderr. With
 // argv[3] `hold`, chat answers wait until `POST /release`; `GET /seen`
 // tells how many chat requests arrived.
 
@@ -35,6 +37,21 @@ const server = createServer((req, res) => {
       held = undefined;
       waiting.forEach((f) => f());
       return reply(200, { released: waiting.length });
+    }
+    if (req.url.endsWith('/embeddings')) {
+      // Deterministic vectors: 8 dimensions from the text's character codes.
+      let input;
+      try {
+        input = JSON.parse(body).input;
+      } catch {
+        return reply(400, { error: { message: 'not JSON' } });
+      }
+      const data = input.map((text, index) => {
+        const v = new Array(8).fill(0);
+        for (const [i, ch] of [...text.toLowerCase()].entries()) v[(ch.codePointAt(0) + i) % 8] += 1;
+        return { index, embedding: v };
+      });
+      return reply(200, { model: 'scripted-embed', data, usage: { prompt_tokens: input.length, total_tokens: input.length } });
     }
     if (req.url.endsWith('/chat/completions')) seen += 1;
     const send = (status, v) => (held ? held.push(() => reply(status, v)) : reply(status, v));
