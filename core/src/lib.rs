@@ -58,5 +58,7 @@ pub mod fuzzing {
 /// [`search_text::index_text`] in its index and the core queries it with the
 /// same tokens (CJK segmented, seed 004 §9).
 pub mod search_text {
+    #[cfg(not(target_arch = "wasm32"))]
+    pub use crate::text::JIEBA_DICTIONARY;
     pub use crate::text::{estimate_tokens, fts_terms, index_text, is_stop_word, tokens};
 }

@@ -183,15 +183,28 @@ fn is_kana_or_hangul(c: char) -> bool {
 }
 
 /// jieba's dictionary, trimmed to frequent words (see `core/data/README.md`).
-const JIEBA_DICT: &str = include_str!("../data/jieba-dict.txt");
+/// Linked into a native build; the component asks its host for it instead
+/// (the `resources` import), which keeps 1.2 MB out of `core.wasm`.
+#[cfg(not(target_arch = "wasm32"))]
+pub const JIEBA_DICTIONARY: &str = include_str!("../data/jieba-dict.txt");
 
-/// The jieba segmenter, built on first use (only Chinese text pays for it).
-/// A dictionary that does not parse leaves an empty one: the HMM still
-/// segments, nothing fails.
+#[cfg(not(target_arch = "wasm32"))]
+fn dictionary() -> String {
+    JIEBA_DICTIONARY.to_string()
+}
+
+#[cfg(target_arch = "wasm32")]
+fn dictionary() -> String {
+    crate::wasm::jieba_dictionary()
+}
+
+/// The jieba segmenter, built on first use (only Chinese text pays for it,
+/// and only then is the dictionary read). A dictionary that does not parse
+/// leaves an empty one: the HMM still segments, nothing fails.
 fn jieba() -> &'static jieba_rs::Jieba {
     static JIEBA: std::sync::OnceLock<jieba_rs::Jieba> = std::sync::OnceLock::new();
     JIEBA.get_or_init(|| {
-        jieba_rs::Jieba::with_dict(&mut std::io::BufReader::new(JIEBA_DICT.as_bytes()))
+        jieba_rs::Jieba::with_dict(&mut std::io::BufReader::new(dictionary().as_bytes()))
             .unwrap_or_else(|_| jieba_rs::Jieba::empty())
     })
 }

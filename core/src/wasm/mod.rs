@@ -11,7 +11,7 @@ wit_bindgen::generate!({
 mod engine_export;
 
 use exports::mnemo::core::engine;
-use mnemo::core::{clock, embedding, llm, ner, storage, types};
+use mnemo::core::{clock, embedding, llm, ner, resources, storage, types};
 
 use crate::cross::Cross;
 use crate::error::CoreResult;
@@ -24,6 +24,12 @@ crate::cross_contract!();
 /// A host answer, crossed into the core's types.
 fn back<T: Cross<U>, U>(r: Result<T, types::Error>) -> CoreResult<U> {
     r.map(Cross::cross).map_err(Cross::cross)
+}
+
+/// The jieba dictionary, from the host (`text.rs` asks once, on the first
+/// Chinese text).
+pub(crate) fn jieba_dictionary() -> String {
+    resources::jieba_dictionary()
 }
 
 /// The ports, bound to the host's imports.

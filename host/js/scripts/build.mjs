@@ -5,6 +5,8 @@
 // - the bundled NER plugins (`plugins/ner-regex`, `plugins/ner-names`) and
 //   LLM plugins (`plugins/llm-openai`, `-anthropic`, `-ollama`), transpiled
 //   the same way;
+// - `jieba-dict.txt`: the dictionary the core reads on its first Chinese
+//   text, through its `resources` import;
 // - `schema.js`: the SQLite migrations of `host/src/storage/schema/`, so the
 //   two hosts keep one schema.
 //
@@ -12,7 +14,7 @@
 // instead; without them cargo builds them (a no-op when they are fresh).
 
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -74,6 +76,10 @@ for (const g of GUESTS) {
     writeFileSync(join(dir, f), text.replace(/^function /gm, 'declare function '));
   }
 }
+
+// The jieba dictionary the core asks for on its first Chinese text (the
+// `resources` import): beside the component, not inside it.
+copyFileSync(join(repo, 'core/data/jieba-dict.txt'), join(gen, 'jieba-dict.txt'));
 
 const schemaDir = join(repo, 'host/src/storage/schema');
 const migrations = readdirSync(schemaDir)

@@ -9,7 +9,7 @@
 
 import sqlite3InitModule from '@sqlite.org/sqlite-wasm';
 
-import { instantiate } from './load.js';
+import { instantiate, resources } from './load.js';
 import { persistence } from './persist.js';
 import { HashEmbedder, LlmPlugin, NerPlugins, RemoteEmbedder, DEFAULT_DIMENSION } from './providers.js';
 import { Storage } from './storage/index.js';
@@ -41,6 +41,7 @@ async function analysisInstance() {
     'mnemo:core/llm': stub(['level', 'complete']),
     'mnemo:core/ner': stub(['extract', 'accurateAvailable']),
     'mnemo:core/clock': stub(['now', 'random']),
+    'mnemo:core/resources': resources,
   });
   return core.analysis;
 }
@@ -102,6 +103,7 @@ export class Mnemo {
         accurateAvailable: () => (this.ner ? this.ner.accurateAvailable() : false),
       },
       'mnemo:core/clock': { now: () => this.op.clock.now(), random: () => this.op.clock.random() },
+      'mnemo:core/resources': resources,
     });
     this.engine = core.engine;
   }

@@ -34,6 +34,32 @@ export function wasiImports() {
   }).getImportObject();
 }
 
+let dictionary;
+/// How often the jieba dictionary was read (once per process at most).
+export const loads = { dictionary: 0 };
+
+/// The core's `resources` import: the jieba dictionary, read from gen/ the
+/// first time the core meets Chinese text (Node: the file; a browser: one
+/// synchronous request, the import being synchronous) and kept.
+export const resources = {
+  jiebaDictionary() {
+    if (dictionary === undefined) {
+      const url = new URL('../gen/jieba-dict.txt', import.meta.url);
+      if (isNode) {
+        dictionary = process.getBuiltinModule('node:fs').readFileSync(url, 'utf8');
+      } else {
+        const xhr = new XMLHttpRequest();
+        xhr.open('GET', url.href, false);
+        xhr.send(null);
+        if (xhr.status !== 200) throw new Error(`${url.href}: HTTP ${xhr.status}`);
+        dictionary = xhr.responseText;
+      }
+      loads.dictionary += 1;
+    }
+    return dictionary;
+  },
+};
+
 /// A new instance of component `name` with `imports` (keyed by
 /// unversioned interface name, e.g. `mnemo:core/storage`).
 export async function instantiate(name, imports) {

@@ -6,7 +6,7 @@ use mnemo_core::ports::{Clock, Embedder, Llm, Ner};
 use mnemo_core::{CoreResult, Cross};
 
 use super::HostState;
-use super::bindings::mnemo::core::{clock, embedding, llm, ner, storage, types as wit};
+use super::bindings::mnemo::core::{clock, embedding, llm, ner, resources, storage, types as wit};
 
 type W<T> = Result<T, wit::Error>;
 
@@ -215,6 +215,12 @@ impl ner::Host for HostState {
     }
     fn accurate_available(&mut self) -> bool {
         self.ports.ner.accurate_available()
+    }
+}
+
+impl resources::Host for HostState {
+    fn jieba_dictionary(&mut self) -> String {
+        mnemo_core::search_text::JIEBA_DICTIONARY.to_string()
     }
 }
 
