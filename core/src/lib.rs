@@ -41,6 +41,7 @@ pub use cross::Cross;
 pub use engine::Engine;
 pub use error::{CoreError, CoreResult};
 pub use validate::namespace as valid_namespace;
+pub use vector::{hash_embedding, normalize};
 pub use write::entities::merge_mentions;
 
 /// What the fuzz targets (`fuzz/`) drive directly: the tokeniser (CJK

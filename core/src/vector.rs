@@ -26,6 +26,40 @@ pub fn normalize(v: &mut [f32]) {
     }
 }
 
+/// A deterministic, model-free embedding of `text`: hashed word unigrams
+/// and bigrams (signed feature hashing, FNV-1a), L2-normalised. Texts that
+/// share words land close together; it knows no synonyms. The hosts' `hash`
+/// embedder (the fallback without a model, and the embedder of fast tests)
+/// is this function, so both hosts embed alike.
+pub fn hash_embedding(text: &str, dimension: usize) -> Vec<f32> {
+    let dimension = dimension.max(8);
+    let bucket = |feature: &str| -> (usize, f32) {
+        // FNV-1a: stable across platforms and releases.
+        let h = feature.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+        });
+        (
+            (h % dimension as u64) as usize,
+            if h >> 63 == 0 { 1.0 } else { -1.0 },
+        )
+    };
+    let mut v = vec![0f32; dimension];
+    let words: Vec<String> = crate::text::tokens(text)
+        .into_iter()
+        .filter(|w| !crate::text::is_stop_word(w))
+        .collect();
+    for w in &words {
+        let (i, s) = bucket(w);
+        v[i] += s;
+    }
+    for pair in words.windows(2) {
+        let (i, s) = bucket(&format!("{} {}", pair[0], pair[1]));
+        v[i] += 0.5 * s;
+    }
+    normalize(&mut v);
+    v
+}
+
 /// The normalised mean of `vectors` (a spherical centroid).
 pub fn centroid<'a>(vectors: impl IntoIterator<Item = &'a [f32]>, dim: usize) -> Vec<f32> {
     let mut sum = vec![0.0f32; dim];

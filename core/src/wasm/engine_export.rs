@@ -139,6 +139,9 @@ impl super::exports::mnemo::core::analysis::Guest for Component {
     fn index_text(text: String) -> String {
         crate::text::index_text(&text)
     }
+    fn hash_embedding(text: String, dimension: u32) -> Vec<f32> {
+        crate::hash_embedding(&text, dimension as usize)
+    }
     fn merge_mentions(mentions: Vec<types::Mention>) -> Vec<types::Mention> {
         crate::merge_mentions(mentions.into_iter().map(Cross::cross).collect())
             .into_iter()

@@ -21,20 +21,7 @@ import type {
   StoreStats,
 } from '../gen/core/interfaces/mnemo-core-engine.js';
 
-export type {
-  ConsolidateReport,
-  ContextBlock,
-  EntityProfile,
-  Fact,
-  FactOutcome,
-  IngestOutcome,
-  Memory,
-  MemoryVersion,
-  RecallResponse,
-  RememberOutcome,
-  ResumeBlock,
-  StoreStats,
-};
+export type * from '../gen/core/interfaces/mnemo-core-engine.js';
 
 /** Milliseconds since the Unix epoch, or a Date. */
 export type Time = number | bigint | Date;

@@ -12,6 +12,7 @@ import sqlite3InitModule from '@sqlite.org/sqlite-wasm';
 import { instantiate, resources } from './load.js';
 import { persistence } from './persist.js';
 import { HashEmbedder, LlmPlugin, NerPlugins, RemoteEmbedder, DEFAULT_DIMENSION } from './providers.js';
+import { HostFailure } from './storage/db.js';
 import { Storage } from './storage/index.js';
 import { Exchange, MAX_ROUNDS, PinnedClock } from './exchange.js';
 import { exportLines, importLines } from './transfer.js';
@@ -94,7 +95,7 @@ export class Mnemo {
       'mnemo:core/llm': {
         level: () => level,
         complete: (req) => {
-          if (!this.llm) throw { payload: { tag: 'unavailable', val: 'no LLM is configured' } };
+          if (!this.llm) throw new HostFailure('unavailable', 'no LLM is configured');
           return this.llm.complete(req);
         },
       },
@@ -154,14 +155,19 @@ export class Mnemo {
       await this.engineLost;
       this.engineLost = undefined;
     }
+    const out = await this.rounds((op, last) => this.attempt(op, work, last));
+    this.scheduleBackfill();
+    this.scheduleSave();
+    return out;
+  }
+
+  /// `step(op, last)` until it answers something other than `DEFERRED`,
+  /// with the exchanges it deferred fetched between rounds.
+  async rounds(step) {
     const op = { exchange: new Exchange(), clock: new PinnedClock(this.clock) };
     for (let round = 1; ; round++) {
-      const out = this.attempt(op, work, round >= MAX_ROUNDS);
-      if (out !== DEFERRED) {
-        this.scheduleBackfill();
-        this.scheduleSave();
-        return out;
-      }
+      const out = step(op, round >= MAX_ROUNDS);
+      if (out !== DEFERRED) return out;
       await op.exchange.settle();
     }
   }
@@ -174,18 +180,17 @@ export class Mnemo {
   /// `work()` outside the core (the backfill's embedding), with the
   /// provider exchanges it defers fetched between rounds.
   async provide(work) {
-    const op = { exchange: new Exchange(), clock: new PinnedClock(this.clock) };
-    for (let round = 1; ; round++) {
+    return this.rounds((op, last) => {
       this.op = op;
       try {
         return work();
       } catch (e) {
-        if (!op.exchange.waiting || round >= MAX_ROUNDS) throw e;
+        if (op.exchange.waiting && !last) return DEFERRED;
+        throw e;
       } finally {
         this.op = undefined;
       }
-      await op.exchange.settle();
-    }
+    });
   }
 
   /// Writes the database image to its file (or OPFS) once the pending

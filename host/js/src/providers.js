@@ -1,16 +1,15 @@
 // The providers behind the core's embedding, LLM and NER imports in the
 // JavaScript host:
 //
-// - `HashEmbedder`: the native host's model-free embedder (hashed word
-//   unigrams and bigrams, FNV-1a, L2-normalised), bit for bit: the words
-//   come from the core's own tokenizer and every float step is rounded to
-//   f32 as Rust computes it;
+// - `HashEmbedder`: the native host's model-free embedder — the core's own
+//   function, called through its `analysis` export;
 // - `LlmPlugin`: an LLM provider plugin (`plugins/llm-*`, the same
 //   components the native host runs) whose only way out is `transport.send`,
 //   which this host answers for the configured base URL only, adding the key
 //   itself, through the operation's exchange (exchange.js);
 // - `NerPlugins`: the NER plugin components, merged by the core's rule.
 
+import { HostFailure } from './storage/db.js';
 import { instantiate } from './load.js';
 
 /// The native host's default hash dimension (`config::DEFAULT_DIMENSION`).
@@ -22,12 +21,10 @@ export const NER_MAX_INPUT_BYTES = 64 << 10;
 export const NER_MAX_ENTITIES = 512;
 export const NER_MAX_ENTITY_BYTES = 512;
 
-const FNV_OFFSET = 0xcbf29ce484222325n;
-const FNV_PRIME = 0x100000001b3n;
-const MASK64 = 0xffffffffffffffffn;
 const utf8 = new TextEncoder();
 
-/// Scales `v` (a Float32Array) to unit length in f32 arithmetic.
+/// Scales `v` (a Float32Array) to unit length in f32 arithmetic, as the
+/// core's `normalize` does to a provider's vectors natively.
 export function normalize(v) {
   let sum = 0;
   for (const x of v) sum = Math.fround(sum + Math.fround(x * x));
@@ -36,8 +33,9 @@ export function normalize(v) {
   return v;
 }
 
+/// The native host's model-free embedder: the core's own `hash_embedding`
+/// (through its `analysis` export), so both hosts embed bit for bit alike.
 export class HashEmbedder {
-  /// `analysis`: the core's text functions (its tokenizer and stop words).
   constructor(analysis, dimension = DEFAULT_DIMENSION) {
     this.analysis = analysis;
     this.dimension = Math.max(dimension, 8);
@@ -47,28 +45,8 @@ export class HashEmbedder {
     return { model: `hash-${this.dimension}`, dimension: this.dimension };
   }
 
-  bucket(feature) {
-    let h = FNV_OFFSET;
-    for (const b of utf8.encode(feature)) h = ((h ^ BigInt(b)) * FNV_PRIME) & MASK64;
-    return [Number(h % BigInt(this.dimension)), h >> 63n === 0n ? 1 : -1];
-  }
-
-  embedOne(text) {
-    const v = new Float32Array(this.dimension);
-    const words = this.analysis.tokens(text, true);
-    for (const w of words) {
-      const [i, s] = this.bucket(w);
-      v[i] += s;
-    }
-    for (let i = 1; i < words.length; i++) {
-      const [j, s] = this.bucket(`${words[i - 1]} ${words[i]}`);
-      v[j] += 0.5 * s;
-    }
-    return normalize(v);
-  }
-
   embed(texts) {
-    return texts.map((t) => this.embedOne(t));
+    return texts.map((t) => this.analysis.hashEmbedding(t, this.dimension));
   }
 }
 
@@ -83,7 +61,7 @@ export function transport(send, endpoint, auth) {
       try {
         url = new URL(request.url);
       } catch {
-        throw { payload: { tag: 'invalid', val: `not a URL: ${request.url}` } };
+        throw new HostFailure('invalid', `not a URL: ${request.url}`);
       }
       const allowed =
         url.protocol === base.protocol &&
@@ -91,12 +69,12 @@ export function transport(send, endpoint, auth) {
         !url.username &&
         !url.password &&
         url.pathname.startsWith(base.pathname);
-      if (!allowed) throw { payload: { tag: 'denied', val: `${url.origin}${url.pathname} is outside ${base.href}` } };
+      if (!allowed) throw new HostFailure('denied', `${url.origin}${url.pathname} is outside ${base.href}`);
       const headers = request.headers.filter(([k]) => !['authorization', 'x-api-key'].includes(k.toLowerCase()));
       if (endpoint.apiKey && auth.tag === 'bearer') headers.push(['authorization', `Bearer ${endpoint.apiKey}`]);
       if (endpoint.apiKey && auth.tag === 'header') headers.push([auth.val, endpoint.apiKey]);
       const answer = send({ method: request.method, url: url.href, headers, body: request.body });
-      if (answer.error) throw { payload: { tag: answer.kind, val: answer.error } };
+      if (answer.error) throw new HostFailure(answer.kind, answer.error);
       return { status: answer.status, headers: answer.headers, body: answer.body };
     },
   };
@@ -142,7 +120,7 @@ export class LlmPlugin {
         outputTokens: answer.usage.outputTokens,
       };
     } catch (e) {
-      throw { payload: { tag: 'llm', val: `${this.info.name}: ${errorText(e)}` } };
+      throw new HostFailure('llm', `${this.info.name}: ${errorText(e)}`);
     }
   }
 
@@ -152,7 +130,7 @@ export class LlmPlugin {
       const answer = this.provider.embed(this.endpoint.baseUrl, { model, texts, dimensions });
       return answer.vectors.map((v) => normalize(Float32Array.from(v)));
     } catch (e) {
-      throw { payload: { tag: 'embedding', val: `${this.info.name}: ${errorText(e)}` } };
+      throw new HostFailure('embedding', `${this.info.name}: ${errorText(e)}`);
     }
   }
 }
@@ -173,7 +151,7 @@ export class RemoteEmbedder {
     const vectors = this.plugin.embed(texts, this.model, this.dimension);
     for (const v of vectors) {
       if (v.length !== this.dimension) {
-        throw { payload: { tag: 'embedding', val: `the provider answered ${v.length} dimensions, not ${this.dimension}` } };
+        throw new HostFailure('embedding', `the provider answered ${v.length} dimensions, not ${this.dimension}`);
       }
     }
     return vectors;

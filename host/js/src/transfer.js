@@ -50,6 +50,9 @@ export function fromWire(v, key = '') {
   return v;
 }
 
+/// The `kind` of each line after the header (the engine's `import-item`).
+const ITEM_KINDS = ['memory', 'episode', 'session', 'entity', 'fact', 'version'];
+
 const line = (kind, body) => JSON.stringify({ kind, ...toWire(body) });
 
 /// Every item of the store (or of one namespace) as JSON lines.
@@ -121,8 +124,7 @@ export async function importLines(mnemo, input) {
       keepVectors = Boolean(v.embedding_model) && v.embedding_model === locked;
       return;
     }
-    const kinds = ['memory', 'episode', 'session', 'entity', 'fact', 'version'];
-    if (!v || !kinds.includes(v.kind)) throw new MnemoError('invalid-input', `line ${i + 1}: not an export item`);
+    if (!v || !ITEM_KINDS.includes(v.kind)) throw new MnemoError('invalid-input', `line ${i + 1}: not an export item`);
     const { kind, ...body } = v;
     const val = fromWire(body);
     if ((kind === 'memory' || kind === 'episode') && !keepVectors) val.vector = undefined;

@@ -1,11 +1,12 @@
-//! A deterministic, model-free embedder: hashed word unigrams and bigrams
-//! (signed feature hashing), L2-normalised. Texts that share words land close
-//! together. It needs no weights, so it is the fallback when no model is
-//! installed and the embedder of fast tests; it knows no synonyms.
+//! A deterministic, model-free embedder (the core's `hash_embedding`:
+//! hashed word unigrams and bigrams, L2-normalised). It needs no weights, so
+//! it is the fallback when no model is installed and the embedder of fast
+//! tests; it knows no synonyms. The JavaScript host calls the same function
+//! through the core's `analysis` export.
 
 use mnemo_core::model::EmbedderInfo;
 
-use super::{EmbeddingProvider, normalize};
+use super::EmbeddingProvider;
 
 pub struct HashEmbedder {
     dimension: usize,
@@ -16,35 +17,6 @@ impl HashEmbedder {
         Self {
             dimension: dimension.max(8),
         }
-    }
-
-    fn bucket(&self, feature: &str) -> (usize, f32) {
-        // FNV-1a: stable across platforms and releases.
-        let h = feature.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
-        });
-        (
-            (h % self.dimension as u64) as usize,
-            if h >> 63 == 0 { 1.0 } else { -1.0 },
-        )
-    }
-
-    fn embed_one(&self, text: &str) -> Vec<f32> {
-        let mut v = vec![0f32; self.dimension];
-        let words: Vec<String> = mnemo_core::search_text::tokens(text)
-            .into_iter()
-            .filter(|w| !mnemo_core::search_text::is_stop_word(w))
-            .collect();
-        for w in &words {
-            let (i, s) = self.bucket(w);
-            v[i] += s;
-        }
-        for pair in words.windows(2) {
-            let (i, s) = self.bucket(&format!("{} {}", pair[0], pair[1]));
-            v[i] += 0.5 * s;
-        }
-        normalize(&mut v);
-        v
     }
 }
 
@@ -57,7 +29,10 @@ impl EmbeddingProvider for HashEmbedder {
     }
 
     fn embed(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
-        Ok(texts.iter().map(|t| self.embed_one(t)).collect())
+        Ok(texts
+            .iter()
+            .map(|t| mnemo_core::hash_embedding(t, self.dimension))
+            .collect())
     }
 }
 

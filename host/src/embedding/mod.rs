@@ -137,10 +137,5 @@ impl Embedder for Embeddings {
     }
 }
 
-/// Scales `v` to unit length (a zero vector stays zero).
-pub fn normalize(v: &mut [f32]) {
-    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if norm > 0.0 {
-        v.iter_mut().for_each(|x| *x /= norm);
-    }
-}
+/// Scales `v` to unit length: the core's, so every embedder normalises alike.
+pub use mnemo_core::normalize;

@@ -6,28 +6,14 @@
 
 import { MIGRATIONS } from '../../gen/schema.js';
 
-/// A storage failure, as the core's `error::storage` (jco passes an own
-/// `payload` through as the import's `err` value).
-export class StorageFailure extends Error {
-  constructor(message) {
+/// A failure an import answers the core with: jco passes an error's own
+/// `payload` through as the import's `err` value — here the core's
+/// `error` variant (`storage`, `not-found`, `embedding`, `llm`, …) or a
+/// plugin's `http-error` (`denied`, `timeout`, …), by its `tag`.
+export class HostFailure extends Error {
+  constructor(tag, message) {
     super(message);
-    this.payload = { tag: 'storage', val: message };
-  }
-}
-
-/// A missing row, as the core's `error::not-found`.
-export class NotFound extends Error {
-  constructor(message) {
-    super(message);
-    this.payload = { tag: 'not-found', val: message };
-  }
-}
-
-/// The core's `error::embedding`.
-export class EmbeddingFailure extends Error {
-  constructor(message) {
-    super(message);
-    this.payload = { tag: 'embedding', val: message };
+    this.payload = { tag, val: message };
   }
 }
 
@@ -134,7 +120,7 @@ export class Db {
       return f();
     } catch (e) {
       if (e && e.payload) throw e;
-      throw new StorageFailure(String(e && e.message ? e.message : e));
+      throw new HostFailure('storage', String(e && e.message ? e.message : e));
     }
   }
 

@@ -3,7 +3,7 @@
 // the same SQL as the native host's `storage/{memories,dialogue,graph,
 // meta}.rs`, so a database either host writes reads the same in both.
 
-import { NotFound, inList, whereClause } from './db.js';
+import { HostFailure, inList, whereClause } from './db.js';
 import * as rows from './rows.js';
 
 const { MEMORY_COLUMNS, EPISODE_COLUMNS, SESSION_COLUMNS, FACT_COLUMNS, ENTITY_COLUMNS } = rows;
@@ -63,7 +63,7 @@ export const recordMethods = {
       m.supersedes,
       m.supersededBy,
     ]);
-    if (n === 0) throw new NotFound(`memory \`${m.id}\``);
+    if (n === 0) throw new HostFailure('not-found', `memory \`${m.id}\``);
   },
 
   memoriesWhere(clause, params) {

@@ -5,7 +5,7 @@
 // `1 - dot / (sqrt(|a|²) · sqrt(|b|²))` in double, rounded to f32), so
 // both hosts rank the same vectors the same.
 
-import { EmbeddingFailure, NotFound, inList, table, whereClause } from './db.js';
+import { HostFailure, inList, table, whereClause } from './db.js';
 
 /// Constants of the native host's `storage/sqlite.rs`, by the same names.
 export const FTS_TERM_MAX_DOCS = 5000;
@@ -177,10 +177,10 @@ export const searchMethods = {
     if (!this.vectorsEnabled()) return;
     const { dimension } = this.vectorState;
     if (v.length !== dimension) {
-      throw new EmbeddingFailure(`vector has ${v.length} dimensions; the database expects ${dimension}`);
+      throw new HostFailure('embedding', `vector has ${v.length} dimensions; the database expects ${dimension}`);
     }
     const found = this.vectorRow(target, id);
-    if (!found) throw new NotFound(`no row \`${id}\` in ${table(target)}`);
+    if (!found) throw new HostFailure('not-found', `no row \`${id}\` in ${table(target)}`);
     const [row, ns] = found;
     const copy = Float32Array.from(v);
     this.db.run(
