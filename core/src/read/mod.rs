@@ -1,6 +1,7 @@
 //! The read paths: recall (channels, reciprocal rank fusion, scoring, LLM
 //! expansion and rerank), the fact walk, entity info, and reads by id.
 
+mod dialogue;
 mod entity_info;
 pub(crate) mod facts;
 pub(crate) mod fusion;

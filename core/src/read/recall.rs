@@ -28,8 +28,8 @@ struct ChannelRun {
 }
 
 /// A scored hit before paging, with what the ordering needs.
-struct Scored {
-    hit: Hit,
+pub(crate) struct Scored {
+    pub(crate) hit: Hit,
     rrf: Score,
     time: Millis,
     accessed: Millis,
@@ -101,6 +101,9 @@ impl<P: Ports> Engine<P> {
             &mut scored,
             &mut out,
         )?;
+        if targets.contains(&Target::Episodes) {
+            self.dialogue_context(&mut scored)?;
+        }
         order(&mut scored, req.sort);
         let mut seen = BTreeSet::new();
         out.channels_run.retain(|c| seen.insert(*c));

@@ -5,6 +5,7 @@
 
 mod buffer;
 mod candidates;
+mod dialogue;
 mod engine;
 mod history;
 mod lifecycle;
