@@ -456,6 +456,53 @@ fn eval_and_bench_run_on_small_inputs() {
     assert_eq!(json["all"]["r@10"], 1.0, "{json}");
     assert_eq!(json["categories"]["4 single-hop"]["n"], 2, "{json}");
 
+    // A kept database asked again (--reuse) stores and embeds nothing new
+    // and ranks alike; --explain carries each ranked turn's explanation.
+    let db = d.join("eval.db");
+    let args = |reuse: bool| {
+        let mut a = vec![
+            "eval",
+            "locomo",
+            "--data",
+            file.to_str().unwrap(),
+            "--json",
+            "--keep-db",
+            db.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--explain",
+        ];
+        if reuse {
+            a.push("--reuse");
+        }
+        a
+    };
+    let first: serde_json::Value = serde_json::from_str(&ok(&mnemo(d, &args(false)))).unwrap();
+    let first_ranked = std::fs::read_to_string(&out).unwrap();
+    let again: serde_json::Value = serde_json::from_str(&ok(&mnemo(d, &args(true)))).unwrap();
+    assert_eq!(first["embedded"], 3, "{first}");
+    assert_eq!(again["embedded"], 0, "{again}");
+    assert_eq!(first["all"], again["all"]);
+    let again_ranked = std::fs::read_to_string(&out).unwrap();
+    // The same order (scores may differ in recency: time has passed).
+    let orders = |text: &str| -> Vec<serde_json::Value> {
+        text.lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["ranked"].clone())
+            .collect()
+    };
+    assert_eq!(orders(&first_ranked), orders(&again_ranked));
+    let line: serde_json::Value =
+        serde_json::from_str(again_ranked.lines().next().unwrap()).unwrap();
+    let ranked = line["ranked"].as_array().unwrap();
+    let explained = line["explanations"].as_array().unwrap();
+    assert_eq!(ranked.len(), explained.len(), "{line}");
+    assert!(
+        explained[0]["notes"]
+            .as_array()
+            .is_some_and(|n| !n.is_empty()),
+        "{line}"
+    );
+
     let bench: serde_json::Value = serde_json::from_str(&ok(&mnemo(
         d,
         &[

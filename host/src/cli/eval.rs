@@ -35,6 +35,15 @@ pub struct LocomoArgs {
     /// Keep the evaluation database here (default: a temporary file).
     #[arg(long)]
     keep_db: Option<PathBuf>,
+    /// With --keep-db: when that file exists, ask its stored conversations
+    /// again instead of ingesting and embedding them anew (for comparing
+    /// ranking changes quickly; the file must come from the same --data).
+    #[arg(long, requires = "keep_db")]
+    reuse: bool,
+    /// With --out: each line also carries every ranked turn's score
+    /// explanation (channels, ranks, the factors that moved it).
+    #[arg(long, requires = "out")]
+    explain: bool,
     /// Print the scores as one JSON object instead of the table.
     #[arg(long)]
     json: bool,
@@ -228,7 +237,10 @@ pub fn run(config: &Config, cmd: EvalCommand) -> anyhow::Result<()> {
             std::sync::atomic::AtomicI64::new(at),
         ));
     }
-    let _ = std::fs::remove_file(&cfg.db_path);
+    let reuse = args.reuse && cfg.db_path.exists();
+    if !reuse {
+        let _ = std::fs::remove_file(&cfg.db_path);
+    }
     let mut mnemo = Mnemo::open(&cfg)?;
 
     // Ingest.
@@ -256,6 +268,14 @@ pub fn run(config: &Config, cmd: EvalCommand) -> anyhow::Result<()> {
                     if let Some(c) = t["blip_caption"].as_str() {
                         content.push_str(&format!(" [shares {c}]"));
                     }
+                    known
+                        .entry(sid.to_string())
+                        .or_default()
+                        .insert(dia.clone());
+                    turns += 1;
+                    if reuse {
+                        continue;
+                    }
                     m.ingest(Turn {
                         namespace: ns.clone(),
                         session_id: format!("session_{n}"),
@@ -264,8 +284,6 @@ pub fn run(config: &Config, cmd: EvalCommand) -> anyhow::Result<()> {
                         event_time: Some(date + i as i64 * 1000),
                         attributes: Some(serde_json::json!({ "dia_id": dia }).to_string()),
                     })?;
-                    known.entry(sid.to_string()).or_default().insert(dia);
-                    turns += 1;
                 }
                 n += 1;
             }
@@ -336,11 +354,13 @@ pub fn run(config: &Config, cmd: EvalCommand) -> anyhow::Result<()> {
                 })
                 .unzip();
             if let Some(w) = out.as_mut() {
-                writeln!(
-                    w,
-                    "{}",
-                    serde_json::json!({ "qid": format!("{sid}#{qi}"), "ranked": ranked, "scores": scores })
-                )?;
+                let mut line = serde_json::json!({ "qid": format!("{sid}#{qi}"), "ranked": ranked, "scores": scores });
+                if args.explain {
+                    let explained: Vec<&Explanation> =
+                        res.hits.iter().map(|h| &h.explanation).collect();
+                    line["explanations"] = serde_json::to_value(explained)?;
+                }
+                writeln!(w, "{line}")?;
             }
             if evidence.is_empty() {
                 continue;
