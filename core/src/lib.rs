@@ -12,6 +12,7 @@
 //! (the component's edge). They are private: what a host may use is
 //! re-exported below.
 
+pub mod calendar;
 mod cross;
 mod engine;
 mod error;

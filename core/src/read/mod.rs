@@ -1,11 +1,12 @@
-//! The read paths: recall (channels, reciprocal rank fusion, scoring, LLM
-//! expansion and rerank), the fact walk, entity info, and reads by id.
+//! The read paths: recall (channels, reciprocal rank fusion, scoring, what
+//! a question asks for, dialogue context, LLM expansion and rerank), the fact walk, entity info, and reads by id.
 
 mod dialogue;
 mod entity_info;
 pub(crate) mod facts;
 pub(crate) mod fusion;
 mod items;
+pub(crate) mod question;
 mod recall;
 pub(crate) mod scoring;
 

@@ -5,6 +5,7 @@
 use proptest::prelude::*;
 
 use super::fusion::{RankedList, rrf};
+use super::question::Asks;
 use super::scoring::{Evidence, combine, layer_bonus, recency, relevance};
 use crate::model::{Channel, Layer, Relevance, ScoredId, Target};
 use crate::thresholds::RRF_K;
@@ -51,8 +52,10 @@ prop_compose! {
         speaker_named in any::<bool>(),
         tag_share in 0.0f32..=1.0,
         superseded in any::<bool>(),
+        date_match in any::<bool>(),
+        answer in prop::option::of(prop_oneof![Just(Asks::Time), Just(Asks::Quantity)]),
     ) -> Evidence {
-        Evidence { semantic, fts, entity, fact, has_query_term, short_cjk, speaker_named, tag_share, superseded }
+        Evidence { semantic, fts, entity, fact, has_query_term, short_cjk, speaker_named, tag_share, superseded, date_match, answer }
     }
 }
 
@@ -163,6 +166,10 @@ proptest! {
         prop_assert!(relevance(&linked, m, &mut Vec::new()) >= base.min(cap) - 1e-6, "a fact link");
         let named = Evidence { speaker_named: true, ..ev };
         prop_assert!(relevance(&named, m, &mut Vec::new()) >= base - 1e-6, "the speaker named");
+        let dated = Evidence { date_match: true, ..ev };
+        prop_assert!(relevance(&dated, m, &mut Vec::new()) >= base - 1e-6, "the query's date");
+        let answering = Evidence { answer: Some(Asks::Time), ..ev };
+        prop_assert!(relevance(&answering, m, &mut Vec::new()) >= base - 1e-6, "the answer asked for");
         let corrected = Evidence { superseded: true, ..ev };
         prop_assert!(relevance(&corrected, m, &mut Vec::new()) <= base + 1e-6, "a superseded memory never gains");
     }

@@ -12,6 +12,7 @@ use crate::model::*;
 use crate::ports::{Embedder, Llm, Ner, Ports, Storage};
 use crate::prompts;
 use crate::read::fusion::{self, Fused, RankedList};
+use crate::read::question::Question;
 use crate::read::scoring::{self, Evidence};
 use crate::text;
 use crate::thresholds::*;
@@ -425,6 +426,7 @@ impl<P: Ports> Engine<P> {
         let terms: BTreeSet<String> = text::fts_terms(query).into_iter().collect();
         let query_tokens = text::token_set(query);
         let short_cjk = text::contains_cjk(query) && query.chars().count() < CJK_SHORT_QUERY_CHARS;
+        let question = Question::read(query, now);
         let mut scored = Vec::with_capacity(fused.len());
         for f in fused {
             let Some(item) = items.remove(&(f.target, f.id.clone())) else {
@@ -486,6 +488,8 @@ impl<P: Ports> Engine<P> {
                 speaker_named,
                 tag_share,
                 superseded: matches!(&item, Item::Memory(m) if m.superseded_by.is_some()),
+                date_match: question.matches_time(time),
+                answer: question.answered_by(&content_tokens),
             };
             let mut notes = Vec::new();
             let relevance = scoring::relevance(&evidence, req.relevance, &mut notes);

@@ -5,6 +5,7 @@
 //! layer_bonus`, capped at 1.
 
 use crate::model::{Layer, Relevance, Score};
+use crate::read::question::Asks;
 use crate::thresholds::*;
 
 /// What the channels found out about one candidate.
@@ -27,6 +28,10 @@ pub struct Evidence {
     pub tag_share: Score,
     /// A correction superseded this memory's fact (`superseded_by` set).
     pub superseded: bool,
+    /// Its time falls in a date the query names.
+    pub date_match: bool,
+    /// It holds the kind of answer the question asks for.
+    pub answer: Option<Asks>,
 }
 
 /// Relevance in [0, ∞) before the final cap, and the notes explaining it.
@@ -64,6 +69,22 @@ fn evidence_relevance(ev: &Evidence, model: Relevance, notes: &mut Vec<String>) 
     if ev.speaker_named {
         notes.push(format!("the query names the speaker x{SPEAKER_BOOST}"));
         rel *= SPEAKER_BOOST;
+    }
+    if ev.date_match {
+        notes.push(format!(
+            "its time falls in a date the query names x{DATE_MATCH_BOOST}"
+        ));
+        rel *= DATE_MATCH_BOOST;
+    }
+    if let Some(asks) = ev.answer {
+        let what = match asks {
+            Asks::Time => "a time",
+            Asks::Quantity => "a quantity",
+        };
+        notes.push(format!(
+            "the query asks for {what} and the text names one x{ANSWER_TYPE_BOOST}"
+        ));
+        rel *= ANSWER_TYPE_BOOST;
     }
     rel
 }

@@ -1,6 +1,7 @@
 //! Dialogue context in recall (`read/dialogue.rs`): a reply gains from the
 //! matching turn before it, every turn from its session's best match, and
-//! memories from neither.
+//! memories from neither; and what a question asks for (`read/question.rs`):
+//! the dates it names and the kind of answer, each named in the notes.
 
 use super::support::*;
 use crate::model::*;
@@ -116,4 +117,75 @@ fn memories_take_no_dialogue_context() {
         .collect();
     assert_eq!(episodes.len(), 2);
     assert!(episodes.iter().all(|h| !note(h).is_empty()));
+}
+
+fn said_at(e: &crate::Engine<crate::testing::FakePorts>, session: &str, text: &str, at: Millis) {
+    e.ingest(Turn {
+        namespace: "default".into(),
+        session_id: session.into(),
+        role: "ana".into(),
+        content: text.into(),
+        event_time: Some(at),
+        attributes: None,
+    })
+    .expect("ingest");
+}
+
+fn noted<'a>(h: &'a Hit, prefix: &str) -> Option<&'a str> {
+    h.explanation
+        .notes
+        .iter()
+        .find(|n| n.starts_with(prefix))
+        .map(String::as_str)
+}
+
+#[test]
+fn a_date_the_question_names_raises_what_happened_then() {
+    let e = engine();
+    let day = crate::calendar::MS_PER_DAY;
+    let oct_2022 = crate::calendar::days_from_civil(2022, 10, 25) * day;
+    let may_2023 = crate::calendar::days_from_civil(2023, 5, 8) * day;
+    said_at(
+        &e,
+        "s1",
+        "The concert was wonderful, we danced all night.",
+        may_2023,
+    );
+    said_at(
+        &e,
+        "s2",
+        "The concert was wonderful, we sang all night.",
+        oct_2022,
+    );
+    let r = ask(&e, "how was the concert on October 25, 2022", false);
+    let top = &r.hits[0];
+    assert!(top.item.content().contains("sang"), "{r:#?}");
+    let note = noted(top, "its time falls in a date the query names")
+        .unwrap_or_else(|| panic!("no date note: {:?}", top.explanation.notes));
+    assert!(note.ends_with(&format!("x{}", crate::thresholds::DATE_MATCH_BOOST)));
+    let other = hit(&r, "danced");
+    assert!(noted(other, "its time falls").is_none());
+    assert!(top.explanation.relevance > other.explanation.relevance);
+}
+
+#[test]
+fn a_when_question_raises_the_turn_that_names_a_time() {
+    let e = engine();
+    say(&e, "s1", "ana", "The pottery class is fun and messy.");
+    say(&e, "s2", "ana", "I joined the pottery class last week.");
+    let r = ask(&e, "when did ana join the pottery class", false);
+    let timed = hit(&r, "last week");
+    assert!(
+        noted(timed, "the query asks for a time and the text names one").is_some(),
+        "{:?}",
+        timed.explanation.notes
+    );
+    assert!(noted(hit(&r, "fun and messy"), "the query asks for").is_none());
+    // The same words asked with "what" name no kind of answer.
+    let r = ask(&e, "what about ana and the pottery class", false);
+    assert!(
+        r.hits
+            .iter()
+            .all(|h| noted(h, "the query asks for").is_none())
+    );
 }

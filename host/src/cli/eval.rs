@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
+use mnemo_core::calendar::days_from_civil;
 use mnemo_core::model::*;
 use mnemo_host::{Config, Mnemo};
 use serde_json::Value;
@@ -72,16 +73,6 @@ const MONTHS: [&str; 12] = [
     "december",
 ];
 
-/// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146097 + doe - 719468
-}
-
 /// "1:56 pm on 8 May, 2023" → milliseconds (UTC).
 pub fn parse_locomo_date(s: &str) -> Option<Millis> {
     let lower = s.to_lowercase();
@@ -98,7 +89,7 @@ pub fn parse_locomo_date(s: &str) -> Option<Millis> {
     let [day, month, year] = parts.as_slice() else {
         return None;
     };
-    let month = MONTHS.iter().position(|mo| mo.starts_with(month))? as i64 + 1;
+    let month = MONTHS.iter().position(|mo| mo.starts_with(month))? as u32 + 1;
     let days = days_from_civil(year.parse().ok()?, month, day.parse().ok()?);
     Some(((days * 24 + h) * 60 + m) * 60_000)
 }
