@@ -118,44 +118,34 @@ pub const AUTO_EXPAND_THRESHOLD: f32 = 0.25;
 /// answers. Measured on LoCoMo dev (BM25 alone, R@10): 0.645 without the
 /// context, 0.690 at 0.25, 0.708 at 0.5, 0.706 at 0.75 (Hit@1 falls above 0.5).
 pub const EPISODE_CONTEXT_WEIGHT: f32 = 0.5;
-/// Dialogue context (`read/dialogue.rs`, not in the seeds): an episode
-/// candidate gains `TURN_BEFORE_WEIGHT ×` the relevance of the turn just
-/// before it in its session, when that turn is a candidate too (an answer
-/// follows the question it answers). Set on LoCoMo dev (760 questions) by
-/// replaying the engine's top-200 candidates per question
-/// (`mnemo eval locomo --k 200 --out F --explain`) under each setting,
-/// R@10 / Hit@1: none 0.743 / 0.466, 0.1 → 0.752 / 0.471, 0.15 → 0.755 /
-/// 0.467, 0.2 → 0.756 / 0.455; the best of the two turns before at 0.1
-/// → 0.753 / 0.470; the turn after at 0.1 → 0.746 / 0.461.
-pub const TURN_BEFORE_WEIGHT: f32 = 0.1;
-/// `SESSION_WEIGHT ×` the best relevance among the candidates of an
-/// episode's session (the right session first, then the turn). Same
-/// replay, with `TURN_BEFORE_WEIGHT` 0.1: 0.756 / 0.471 at 0.1 (0.746 /
-/// 0.466 alone). Both on, `mnemo eval locomo` itself: 0.736 / 0.467 →
-/// 0.751 / 0.471.
+/// Session context (`read/dialogue.rs`, not in the seeds): an episode
+/// candidate gains `SESSION_WEIGHT ×` the best relevance among the
+/// candidates of its session (the right session first, then the turn). Set
+/// on LoCoMo dev (760 questions) by `scripts/locomo-replay`, which re-scores
+/// the engine's top-200 candidates per question (`mnemo eval locomo --k 200
+/// --out F --explain`), R@10 / Hit@1: none 0.743 / 0.466, 0.1 → 0.746 /
+/// 0.466, and 0.1 with the turn before's relevance × 0.1 → 0.756 / 0.471
+/// (that term reads every candidate session: `dialogue.rs` says why it is
+/// not kept). In the engine, with the question reading below: 0.750 / 0.500.
 pub const SESSION_WEIGHT: f32 = 0.1;
 /// A candidate whose time falls in a date the query names (`read/
 /// question.rs`: "on October 25, 2022", "in May 2023", "in June", "last
 /// week") has its relevance × `DATE_MATCH_BOOST`; the window reaches
 /// `DATE_MATCH_SLACK_DAYS` past the date, as what happened is told after it
 /// happened. Not in the seeds. Set on LoCoMo dev (86 of 760 questions name
-/// a date) by `scripts/locomo-replay` (the replay of `TURN_BEFORE_WEIGHT`),
-/// on top of the dialogue context, R@10 / Hit@1: none 0.756 / 0.471,
-/// × 1.2 0.761 / 0.484, × 1.5 0.768 / 0.493; slack 0, 7 or 31 days 0.767 /
-/// 0.492, 0.768 / 0.493, 0.766 / 0.489.
+/// a date) by `scripts/locomo-replay` (the replay of `SESSION_WEIGHT`), on
+/// top of the session context, R@10 / Hit@1: none 0.746 / 0.466, × 1.2
+/// 0.754 / 0.480, × 1.5 0.759 / 0.488; slack 0, 7 or 31 days 0.759 /
+/// 0.487, 0.759 / 0.488, 0.758 / 0.486.
 pub const DATE_MATCH_BOOST: f32 = 1.5;
 pub const DATE_MATCH_SLACK_DAYS: i64 = 7;
 /// A question that asks for a time ("when …") or a quantity ("how many …")
 /// raises the candidates whose text holds one (a time word, month, year;
 /// a number) × `ANSWER_TYPE_BOOST`. Same replay, on top of the date match:
-/// "when" at × 1.1 / 1.2 / 1.5 → 0.769 / 0.503, 0.769 / 0.507, 0.768 /
-/// 0.504 (from 0.768 / 0.493; temporal Hit@1 0.622 → 0.686 at × 1.2);
-/// then quantities at × 1.2 → 0.769 / 0.513.
+/// "when" at × 1.1 / 1.2 / 1.5 → 0.758 / 0.496, 0.763 / 0.501, 0.761 /
+/// 0.499 (from 0.759 / 0.488; temporal Hit@1 0.628 → 0.692 at × 1.2);
+/// then quantities at × 1.2 → 0.763 / 0.508.
 pub const ANSWER_TYPE_BOOST: f32 = 1.2;
-/// At most this many turns of a session are read to know which candidate
-/// precedes which (only for a session with two candidates or more); in a
-/// longer session, turns past it get no turn-before term.
-pub const DIALOGUE_SESSION_SCAN: u32 = 500;
 /// Candidate list size per channel: `limit × CHANNEL_FANOUT`, at least `CHANNEL_MIN`.
 pub const CHANNEL_FANOUT: u32 = 4;
 pub const CHANNEL_MIN: u32 = 40;

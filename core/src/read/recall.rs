@@ -11,6 +11,7 @@ use crate::error::{CoreError, CoreResult};
 use crate::model::*;
 use crate::ports::{Embedder, Llm, Ner, Ports, Storage};
 use crate::prompts;
+use crate::read::dialogue;
 use crate::read::fusion::{self, Fused, RankedList};
 use crate::read::question::Question;
 use crate::read::scoring::{self, Evidence};
@@ -103,7 +104,7 @@ impl<P: Ports> Engine<P> {
             &mut out,
         )?;
         if targets.contains(&Target::Episodes) {
-            self.dialogue_context(&mut scored)?;
+            dialogue::session_context(&mut scored);
         }
         order(&mut scored, req.sort);
         let mut seen = BTreeSet::new();

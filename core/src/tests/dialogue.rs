@@ -1,11 +1,11 @@
-//! Dialogue context in recall (`read/dialogue.rs`): a reply gains from the
-//! matching turn before it, every turn from its session's best match, and
-//! memories from neither; and what a question asks for (`read/question.rs`):
-//! the dates it names and the kind of answer, each named in the notes.
+//! Session context in recall (`read/dialogue.rs`): a turn gains from its
+//! session's best match, memories do not; and what a question asks for
+//! (`read/question.rs`): the dates it names and the kind of answer, each
+//! named in the notes.
 
 use super::support::*;
 use crate::model::*;
-use crate::thresholds::{SESSION_WEIGHT, TURN_BEFORE_WEIGHT};
+use crate::thresholds::SESSION_WEIGHT;
 
 fn ask(e: &crate::Engine<crate::testing::FakePorts>, q: &str, both: bool) -> RecallResponse {
     e.recall(RecallRequest {
@@ -30,13 +30,13 @@ fn note(h: &Hit) -> &str {
     h.explanation
         .notes
         .iter()
-        .find(|n| n.starts_with("dialogue context:"))
+        .find(|n| n.starts_with("session context:"))
         .map(String::as_str)
         .unwrap_or("")
 }
 
 #[test]
-fn a_reply_gains_from_the_matching_question_before_it() {
+fn a_turn_gains_from_its_sessions_best_match() {
     let e = engine();
     say(
         &e,
@@ -48,42 +48,36 @@ fn a_reply_gains_from_the_matching_question_before_it() {
         &e,
         "s1",
         "melanie",
-        "It was Matt Patterson, he was amazing!",
+        "It was a band I loved, amazing concert!",
     );
-    say(
-        &e,
-        "s2",
-        "melanie",
-        "I bought new shoes for the concert season.",
-    );
+    say(&e, "s2", "melanie", "I loved that band, amazing!");
     let r = ask(&e, "which band did melanie see at the concert", false);
     let question = hit(&r, "Which band");
-    let reply = hit(&r, "Matt Patterson");
-    let best = question.explanation.relevance / (1.0 + SESSION_WEIGHT);
-    // The question is the session's best match, alone before itself: it
-    // gains the session term only.
-    assert!(note(question).contains("its session's best match"));
-    assert!(!note(question).contains("the turn before"));
-    // The reply gains both terms, each named with what it came from.
-    let n = note(reply);
-    assert!(
-        n.contains(&format!("the turn before ({}) matches", question.item.id())),
-        "{n}"
-    );
-    let gained = TURN_BEFORE_WEIGHT * best + SESSION_WEIGHT * best;
-    assert!(
-        n.contains(&format!("+{:.3}", TURN_BEFORE_WEIGHT * best)),
-        "{n}"
-    );
-    let base = reply.explanation.relevance - gained;
-    assert!(base >= 0.0, "the reply's own relevance is {base}");
-    // The turn of another session takes nothing from this one.
-    let other = hit(&r, "new shoes");
-    assert!(!note(other).contains("the turn before"), "{}", note(other));
+    let same_session = hit(&r, "It was a band");
+    let other_session = hit(&r, "I loved that band");
+    // The best of a session gains SESSION_WEIGHT × itself, so its
+    // relevance is best × (1 + SESSION_WEIGHT), and every turn of the
+    // session gains the same, named with where it came from.
+    let best = question
+        .explanation
+        .relevance
+        .max(same_session.explanation.relevance)
+        / (1.0 + SESSION_WEIGHT);
+    for h in [question, same_session] {
+        let n = note(h);
+        assert!(
+            n.contains(&format!("its session's best match {best:.3}")),
+            "{n}"
+        );
+        assert!(n.contains(&format!("+{:.3}", SESSION_WEIGHT * best)), "{n}");
+    }
+    // The turn of the other session gains only its own session's best.
+    let o = note(other_session);
+    assert!(!o.contains(&format!("{best:.3}")), "{o}");
 }
 
 #[test]
-fn memories_take_no_dialogue_context() {
+fn memories_take_no_session_context() {
     let e = engine();
     remember(
         &e,
