@@ -36,9 +36,10 @@ pub struct LocomoArgs {
     /// Keep the evaluation database here (default: a temporary file).
     #[arg(long)]
     keep_db: Option<PathBuf>,
-    /// With --keep-db: when that file exists, ask its stored conversations
-    /// again instead of ingesting and embedding them anew (for comparing
-    /// ranking changes quickly; the file must come from the same --data).
+    /// With --keep-db: when that store already holds turns, ask its stored
+    /// conversations again instead of ingesting and embedding them anew
+    /// (for comparing ranking changes quickly; the store must come from
+    /// the same --data).
     #[arg(long, requires = "keep_db")]
     reuse: bool,
     /// With --out: each line also carries every ranked turn's score
@@ -228,11 +229,13 @@ pub fn run(config: &Config, cmd: EvalCommand) -> anyhow::Result<()> {
             std::sync::atomic::AtomicI64::new(at),
         ));
     }
-    let reuse = args.reuse && cfg.db_path.exists();
-    if !reuse {
+    if !args.reuse {
         let _ = std::fs::remove_file(&cfg.db_path);
     }
     let mut mnemo = Mnemo::open(&cfg)?;
+    // A kept store (a file or a Postgres database) that already holds turns
+    // is asked again as it is; an empty one is filled.
+    let reuse = args.reuse && mnemo.stats(None)?.episodes > 0;
 
     // Ingest.
     let started = Instant::now();
