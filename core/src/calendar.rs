@@ -7,6 +7,22 @@ use crate::model::Millis;
 
 pub const MS_PER_DAY: Millis = 86_400_000;
 
+/// English month names, January first.
+pub const MONTH_NAMES: [&str; 12] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
 /// Days since 1970-01-01 of year `y`, month `m` (1–12), day `d` (1–31).
 pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let (m, d) = (i64::from(m), i64::from(d));

@@ -9,25 +9,11 @@
 
 use std::collections::BTreeSet;
 
-use crate::calendar::{MS_PER_DAY, civil_from_millis, days_from_civil, days_in_month};
+use crate::calendar::{MONTH_NAMES, MS_PER_DAY, civil_from_millis, days_from_civil, days_in_month};
 use crate::model::Millis;
 use crate::text;
 use crate::thresholds::DATE_MATCH_SLACK_DAYS;
 
-const MONTHS: [&str; 12] = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-];
 const MONTH_ABBREVIATIONS: [&str; 12] = [
     "jan", "feb", "mar", "apr", "", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
 ];
@@ -170,7 +156,7 @@ fn asks(tokens: &[String]) -> Option<Asks> {
 }
 
 fn month(token: &str) -> Option<u32> {
-    MONTHS
+    MONTH_NAMES
         .iter()
         .position(|m| *m == token)
         .or_else(|| {

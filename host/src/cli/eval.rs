@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use mnemo_core::calendar::days_from_civil;
+use mnemo_core::calendar::{MONTH_NAMES, days_from_civil};
 use mnemo_core::model::*;
 use mnemo_host::{Config, Mnemo};
 use serde_json::Value;
@@ -59,21 +59,6 @@ pub struct LocomoArgs {
     at: Option<i64>,
 }
 
-const MONTHS: [&str; 12] = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-];
-
 /// "1:56 pm on 8 May, 2023" → milliseconds (UTC).
 pub fn parse_locomo_date(s: &str) -> Option<Millis> {
     let lower = s.to_lowercase();
@@ -90,7 +75,7 @@ pub fn parse_locomo_date(s: &str) -> Option<Millis> {
     let [day, month, year] = parts.as_slice() else {
         return None;
     };
-    let month = MONTHS.iter().position(|mo| mo.starts_with(month))? as u32 + 1;
+    let month = MONTH_NAMES.iter().position(|mo| mo.starts_with(month))? as u32 + 1;
     let days = days_from_civil(year.parse().ok()?, month, day.parse().ok()?);
     Some(((days * 24 + h) * 60 + m) * 60_000)
 }
