@@ -110,9 +110,10 @@ impl Question {
     pub fn matches_time(&self, time: Millis) -> bool {
         let slack = DATE_MATCH_SLACK_DAYS * MS_PER_DAY;
         self.windows.iter().any(|w| match *w {
-            Window::Span(from, to) => from <= time && time <= to + slack,
+            Window::Span(from, to) => from <= time && time <= to.saturating_add(slack),
             Window::Month(m) => {
-                civil_from_millis(time).1 == m || civil_from_millis(time - slack).1 == m
+                civil_from_millis(time).1 == m
+                    || civil_from_millis(time.saturating_sub(slack)).1 == m
             }
         })
     }
@@ -186,13 +187,21 @@ fn year(token: &str) -> Option<i64> {
 
 fn day_span(y: i64, m: u32, d: u32) -> Option<Window> {
     (d <= days_in_month(y, m)).then(|| {
-        let from = days_from_civil(y, m, d) * MS_PER_DAY;
-        Window::Span(from, from + MS_PER_DAY - 1)
+        let day = days_from_civil(y, m, d);
+        days_span(day, day)
     })
 }
 
+/// From the start of one day to the end of another (saturating: a clock
+/// at the end of time still reads).
 fn days_span(from_day: i64, to_day: i64) -> Window {
-    Window::Span(from_day * MS_PER_DAY, (to_day + 1) * MS_PER_DAY - 1)
+    Window::Span(
+        from_day.saturating_mul(MS_PER_DAY),
+        to_day
+            .saturating_add(1)
+            .saturating_mul(MS_PER_DAY)
+            .saturating_sub(1),
+    )
 }
 
 fn month_span(y: i64, m: u32) -> Window {
@@ -346,6 +355,22 @@ mod tests {
             "What is 31 times 12?",
         ] {
             assert_eq!(Question::read(q, now).windows, vec![], "{q}");
+        }
+    }
+
+    #[test]
+    fn any_stored_time_is_compared_without_overflow() {
+        let now = at(2026, 11, 25);
+        for q in ["what happened in June", "what happened in May 2023"] {
+            let q = Question::read(q, now);
+            for t in [Millis::MIN, Millis::MIN + 1, -1, 0, Millis::MAX] {
+                let _ = q.matches_time(t);
+            }
+        }
+        assert!(Question::read("yesterday", Millis::MAX).matches_time(Millis::MAX - DAY));
+        for q in ["this month", "this week", "last year", "last may", "today"] {
+            let _ = Question::read(q, Millis::MAX).matches_time(0);
+            let _ = Question::read(q, Millis::MIN).matches_time(0);
         }
     }
 
