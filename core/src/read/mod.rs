@@ -1,5 +1,6 @@
 //! The read paths: recall (channels, reciprocal rank fusion, scoring, what
-//! a question asks for, dialogue context, LLM expansion and rerank), the fact walk, entity info, and reads by id.
+//! a question asks for, session context, LLM expansion and rerank), the
+//! fact walk, entity info, and reads by id.
 
 mod dialogue;
 mod entity_info;
