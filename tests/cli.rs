@@ -604,6 +604,40 @@ fn eval_and_bench_run_on_small_inputs() {
         assert!(!done.starts_with("0 "), "{kind} ran: {load}");
         assert!(done.ends_with(" / 0"), "{kind}: {load}");
     }
+
+    // Its reading kinds alone: no write is sent, every read kind answers.
+    let reads: serde_json::Value = serde_json::from_str(&ok(&mnemo(
+        d,
+        &[
+            "bench",
+            "load",
+            "--reads-only",
+            "--clients",
+            "4",
+            "--seconds",
+            "3",
+            "--memories",
+            "200",
+            "--json",
+        ],
+    )))
+    .unwrap();
+    let rows = reads.as_array().unwrap();
+    let done = |kind: &str| {
+        rows.iter()
+            .find(|r| r["figure"] == format!("{kind}: done / errors"))
+            .and_then(|r| r["value"].as_str().map(String::from))
+    };
+    for kind in ["recall", "context", "resume", "list"] {
+        let d = done(kind).unwrap_or_else(|| panic!("{kind}: {reads}"));
+        assert!(
+            !d.starts_with("0 ") && d.ends_with(" / 0"),
+            "{kind}: {reads}"
+        );
+    }
+    for kind in ["remember", "turn", "consolidate"] {
+        assert_eq!(done(kind), None, "{kind} is a write: {reads}");
+    }
 }
 
 #[test]

@@ -42,6 +42,11 @@ pub struct LoadBenchArgs {
     /// over them (more than one needs Postgres).
     #[arg(long, default_value_t = 1)]
     servers: usize,
+    /// Only the reading kinds of the mix (recall, context, resume, list) in
+    /// their shares: what the servers serve when no write holds the lock,
+    /// the figure that shows whether more servers add throughput.
+    #[arg(long)]
+    reads_only: bool,
     /// Print the rows as one JSON array at the end instead of the table.
     #[arg(long)]
     json: bool,
@@ -57,6 +62,8 @@ const MIX: [(&str, u64); 7] = [
     ("list", 8),
     ("consolidate", 2),
 ];
+/// The kinds of [`MIX`] that write (they queue for the one write lock).
+const WRITES: [&str; 3] = ["remember", "turn", "consolidate"];
 /// Dimension of the stub embedder's vectors.
 const DIM: usize = 64;
 /// Clients storing the memories before the load.
@@ -139,7 +146,8 @@ pub fn run(args: LoadBenchArgs) -> anyhow::Result<()> {
     let handles: Vec<_> = (0..clients)
         .map(|c| {
             let (base, texts, seed) = (bases[c % bases.len()].clone(), texts.clone(), args.seed);
-            std::thread::spawn(move || client(c, &base, &texts, seed, deadline))
+            let mix = mix(args.reads_only);
+            std::thread::spawn(move || client(c, &base, &texts, seed, &mix, deadline))
         })
         .collect();
     let mut seen = Seen::default();
@@ -161,7 +169,22 @@ pub fn run(args: LoadBenchArgs) -> anyhow::Result<()> {
     report(&args, &backend, clients, seconds, seen, &filled)
 }
 
-fn client(c: usize, base: &str, texts: &[String], seed: u64, deadline: Instant) -> Seen {
+/// The kinds a client draws from, with their shares.
+fn mix(reads_only: bool) -> Vec<(&'static str, u64)> {
+    MIX.into_iter()
+        .filter(|(kind, _)| !reads_only || !WRITES.contains(kind))
+        .collect()
+}
+
+fn client(
+    c: usize,
+    base: &str,
+    texts: &[String],
+    seed: u64,
+    mix: &[(&'static str, u64)],
+    deadline: Instant,
+) -> Seen {
+    let total: u64 = mix.iter().map(|(_, share)| share).sum();
     let agent = ureq::AgentBuilder::new()
         .timeout(Duration::from_secs(120))
         .build();
@@ -172,8 +195,8 @@ fn client(c: usize, base: &str, texts: &[String], seed: u64, deadline: Instant) 
     while Instant::now() < deadline {
         n += 1;
         let r = xorshift(&mut rng);
-        let mut pick = r % 100;
-        let kind = MIX
+        let mut pick = r % total.max(1);
+        let kind = mix
             .iter()
             .find(|(_, share)| {
                 if pick < *share {
@@ -258,8 +281,9 @@ fn report(
         rows: Vec::new(),
     };
     t.note(&format!(
-        "mnemo bench load: {clients} clients over HTTP on 127.0.0.1 for {seconds:.0} s ({backend}), {} memories stored first, {DIM}-d stub vectors, LLM off",
-        args.memories
+        "mnemo bench load: {clients} clients over HTTP on 127.0.0.1 for {seconds:.0} s ({backend}), {} memories stored first, {DIM}-d stub vectors, LLM off{}",
+        args.memories,
+        if args.reads_only { ", reads only" } else { "" }
     ));
     let rate = |(n, took): (usize, Duration)| format!("{:.0}", n as f64 / took.as_secs_f64());
     if let Some(r) = filled.remembered {
@@ -282,7 +306,7 @@ fn report(
         );
     }
     let how = format!("{clients} clients, {seconds:.0} s");
-    for (kind, _) in MIX {
+    for (kind, _) in mix(args.reads_only) {
         let mut times = seen.ok.get(kind).cloned().unwrap_or_default();
         times.sort();
         let errors = seen.failed.iter().filter(|(k, _, _)| *k == kind).count();
