@@ -15,3 +15,19 @@ pub fn mnemo(dir: &Path, args: &[&str]) -> Output {
         .output()
         .expect("run mnemo")
 }
+
+/// What `o` printed on stdout.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// `o`'s stdout, after checking that it exited 0 (its stderr otherwise).
+pub fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stdout(o)
+}

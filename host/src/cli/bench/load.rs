@@ -4,7 +4,7 @@
 //! consolidation cycles — and the answers counted: errors (anything but a
 //! success), lock timeouts among them (an answer naming a locked or busy
 //! database), and latency per kind. `--clients 32 --seconds 600` is the
-//! long form; CI runs a short one (`tests/cli.rs`).
+//! long form; CI runs a short one (`tests/cli_bench.rs`).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -1,0 +1,244 @@
+//! `mnemo eval` and `mnemo bench` on small inputs: every figure they print
+//! is there and sane, in the short form CI can afford (their long forms
+//! print the README's tables).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::cli::{mnemo, ok};
+
+#[test]
+fn eval_and_bench_run_on_small_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let turn = |dia: &str, speaker: &str, text: &str| serde_json::json!({"dia_id": dia, "speaker": speaker, "text": text});
+    let data = serde_json::json!([{
+        "sample_id": "conv-test",
+        "conversation": {
+            "speaker_a": "Ana", "speaker_b": "Ben",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                turn("D1:1", "Ana", "I started learning the cello last week."),
+                turn("D1:2", "Ben", "Nice! I went hiking in the Alps."),
+                turn("D1:3", "Ana", "My teacher is called Rosa."),
+            ]
+        },
+        "qa": [
+            {"question": "What instrument is Ana learning?", "answer": "cello", "evidence": ["D1:1"], "category": 4},
+            {"question": "Where did Ben go hiking?", "answer": "the Alps", "evidence": ["D1:2"], "category": 4},
+        ]
+    }]);
+    let file = d.join("locomo.json");
+    std::fs::write(&file, data.to_string()).unwrap();
+    let out = d.join("rankings.jsonl");
+    let table = ok(&mnemo(
+        d,
+        &[
+            "eval",
+            "locomo",
+            "--data",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    ));
+    assert!(table.contains("| all (1-4) | 2 | 1.000 |"), "{table}");
+    let ranked = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(ranked.lines().count(), 2);
+    assert!(ranked.contains("\"conv-test#0\""), "{ranked}");
+    let bad = mnemo(d, &["eval", "locomo", "--data", "/no/such.json"]);
+    assert!(!bad.status.success());
+
+    let json: serde_json::Value = serde_json::from_str(&ok(&mnemo(
+        d,
+        &["eval", "locomo", "--data", file.to_str().unwrap(), "--json"],
+    )))
+    .unwrap();
+    assert_eq!(json["all"]["n"], 2, "{json}");
+    assert_eq!(json["all"]["r@10"], 1.0, "{json}");
+    assert_eq!(json["categories"]["4 single-hop"]["n"], 2, "{json}");
+
+    // A kept database asked again (--reuse) stores and embeds nothing new
+    // and ranks alike; --explain carries each ranked turn's explanation.
+    let db = d.join("eval.db");
+    let args = |reuse: bool| {
+        let mut a = vec![
+            "eval",
+            "locomo",
+            "--data",
+            file.to_str().unwrap(),
+            "--json",
+            "--keep-db",
+            db.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--explain",
+        ];
+        if reuse {
+            a.push("--reuse");
+        }
+        a
+    };
+    let first: serde_json::Value = serde_json::from_str(&ok(&mnemo(d, &args(false)))).unwrap();
+    let first_ranked = std::fs::read_to_string(&out).unwrap();
+    let again: serde_json::Value = serde_json::from_str(&ok(&mnemo(d, &args(true)))).unwrap();
+    assert_eq!(first["embedded"], 3, "{first}");
+    assert_eq!(again["embedded"], 0, "{again}");
+    assert_eq!(first["all"], again["all"]);
+    let again_ranked = std::fs::read_to_string(&out).unwrap();
+    // The same order (scores may differ in recency: time has passed).
+    let orders = |text: &str| -> Vec<serde_json::Value> {
+        text.lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["ranked"].clone())
+            .collect()
+    };
+    assert_eq!(orders(&first_ranked), orders(&again_ranked));
+    let line: serde_json::Value =
+        serde_json::from_str(again_ranked.lines().next().unwrap()).unwrap();
+    let ranked = line["ranked"].as_array().unwrap();
+    let explained = line["explanations"].as_array().unwrap();
+    assert_eq!(ranked.len(), explained.len(), "{line}");
+    assert!(
+        explained[0]["notes"]
+            .as_array()
+            .is_some_and(|n| !n.is_empty()),
+        "{line}"
+    );
+
+    let bench: serde_json::Value = serde_json::from_str(&ok(&mnemo(
+        d,
+        &[
+            "bench",
+            "--memories",
+            "300",
+            "--queries",
+            "5",
+            "--writes",
+            "20",
+            "--json",
+        ],
+    )))
+    .unwrap();
+    let figures: Vec<&str> = bench
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["figure"].as_str().unwrap())
+        .collect();
+    for row in [
+        "core component: compile (cold, Cranelift)",
+        "ingest throughput (episodes, one commit each)",
+        "recall at 300 memories: p50 (component, HNSW)",
+        "hybrid recall / raw channel queries (p50)",
+        "WASM tax on recall (p50 component / native)",
+    ] {
+        assert!(figures.contains(&row), "{row}: {figures:?}");
+    }
+
+    // The server under load, in its smallest form: a real `mnemo serve`,
+    // the stubs, the fill, the load, a kill -9 and the restart.
+    let served: serde_json::Value = serde_json::from_str(&ok(&mnemo(
+        d,
+        &[
+            "bench",
+            "serve",
+            "--memories",
+            "300",
+            "--seconds",
+            "1",
+            "--clients",
+            "2",
+            "--json",
+        ],
+    )))
+    .unwrap();
+    let rows = served.as_array().unwrap();
+    let value = |figure: &str| -> f64 {
+        rows.iter()
+            .find(|r| r["figure"] == figure)
+            .and_then(|r| r["value"].as_str()?.parse().ok())
+            .unwrap_or_else(|| panic!("{figure}: {served}"))
+    };
+    assert!(value("300 memories: recall: throughput") > 0.0, "{served}");
+    assert!(value("300 memories: ingest (remember)") > 0.0, "{served}");
+    assert!(
+        value("300 memories: recall after restart: p50") > 0.0,
+        "{served}"
+    );
+    assert!(
+        value("300 memories: consolidation: next cycle") >= 0.0,
+        "{served}"
+    );
+    assert!(
+        rows.iter()
+            .all(|r| !r["figure"].as_str().unwrap().ends_with("errors")),
+        "no recall failed: {served}"
+    );
+
+    // The mixed load (issue 20), in its short form: 8 clients for 5 s.
+    let load: serde_json::Value = serde_json::from_str(&ok(&mnemo(
+        d,
+        &[
+            "bench",
+            "load",
+            "--clients",
+            "8",
+            "--seconds",
+            "5",
+            "--memories",
+            "200",
+            "--json",
+        ],
+    )))
+    .unwrap();
+    let value = |figure: &str| -> String {
+        load.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["figure"] == figure)
+            .and_then(|r| r["value"].as_str().map(String::from))
+            .unwrap_or_else(|| panic!("{figure}: {load}"))
+    };
+    assert_eq!(value("all: errors"), "0", "{load}");
+    assert_eq!(value("all: lock timeouts"), "0", "{load}");
+    for kind in ["recall", "remember", "turn", "context", "resume", "list"] {
+        let done = value(&format!("{kind}: done / errors"));
+        assert!(!done.starts_with("0 "), "{kind} ran: {load}");
+        assert!(done.ends_with(" / 0"), "{kind}: {load}");
+    }
+
+    // Its reading kinds alone: no write is sent, every read kind answers.
+    let reads: serde_json::Value = serde_json::from_str(&ok(&mnemo(
+        d,
+        &[
+            "bench",
+            "load",
+            "--reads-only",
+            "--clients",
+            "4",
+            "--seconds",
+            "3",
+            "--memories",
+            "200",
+            "--json",
+        ],
+    )))
+    .unwrap();
+    let rows = reads.as_array().unwrap();
+    let done = |kind: &str| {
+        rows.iter()
+            .find(|r| r["figure"] == format!("{kind}: done / errors"))
+            .and_then(|r| r["value"].as_str().map(String::from))
+    };
+    for kind in ["recall", "context", "resume", "list"] {
+        let d = done(kind).unwrap_or_else(|| panic!("{kind}: {reads}"));
+        assert!(
+            !d.starts_with("0 ") && d.ends_with(" / 0"),
+            "{kind}: {reads}"
+        );
+    }
+    for kind in ["remember", "turn", "consolidate"] {
+        assert_eq!(done(kind), None, "{kind} is a write: {reads}");
+    }
+}
