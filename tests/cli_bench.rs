@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::cli::{mnemo, ok};
+use common::cli::{figure, mnemo, ok};
 
 #[test]
 fn eval_and_bench_run_on_small_inputs() {
@@ -192,14 +192,8 @@ fn eval_and_bench_run_on_small_inputs() {
         ],
     )))
     .unwrap();
-    let value = |figure: &str| -> String {
-        load.as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["figure"] == figure)
-            .and_then(|r| r["value"].as_str().map(String::from))
-            .unwrap_or_else(|| panic!("{figure}: {load}"))
-    };
+    let value =
+        |name: &str| -> String { figure(&load, name).unwrap_or_else(|| panic!("{name}: {load}")) };
     assert_eq!(value("all: errors"), "0", "{load}");
     assert_eq!(value("all: lock timeouts"), "0", "{load}");
     for kind in ["recall", "remember", "turn", "context", "resume", "list"] {
@@ -225,12 +219,7 @@ fn eval_and_bench_run_on_small_inputs() {
         ],
     )))
     .unwrap();
-    let rows = reads.as_array().unwrap();
-    let done = |kind: &str| {
-        rows.iter()
-            .find(|r| r["figure"] == format!("{kind}: done / errors"))
-            .and_then(|r| r["value"].as_str().map(String::from))
-    };
+    let done = |kind: &str| figure(&reads, &format!("{kind}: done / errors"));
     for kind in ["recall", "context", "resume", "list"] {
         let d = done(kind).unwrap_or_else(|| panic!("{kind}: {reads}"));
         assert!(

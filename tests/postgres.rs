@@ -368,14 +368,7 @@ fn two_servers_under_mixed_load_answer_without_errors() {
         String::from_utf8_lossy(&out.stderr)
     );
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let value = |figure: &str| -> String {
-        rows.as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["figure"] == figure)
-            .and_then(|r| r["value"].as_str().map(String::from))
-            .unwrap_or_default()
-    };
+    let value = |name: &str| -> String { common::cli::figure(&rows, name).unwrap_or_default() };
     assert_eq!(value("all: errors"), "0", "{rows}");
     for kind in ["recall", "remember", "turn", "context", "resume", "list"] {
         let done = value(&format!("{kind}: done / errors"));

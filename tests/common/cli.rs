@@ -31,3 +31,11 @@ pub fn ok(o: &Output) -> String {
     );
     stdout(o)
 }
+
+/// The value of the row named `figure` in a bench's `--json` output.
+pub fn figure(rows: &serde_json::Value, figure: &str) -> Option<String> {
+    rows.as_array()?
+        .iter()
+        .find(|r| r["figure"] == figure)
+        .and_then(|r| r["value"].as_str().map(String::from))
+}
