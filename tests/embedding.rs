@@ -119,3 +119,59 @@ fn recall_finds_paraphrases_with_the_local_model() {
             .any(|c| c.channel == Channel::Vector)
     );
 }
+
+/// A dialogue turn of several sentences is stored with the vector the core
+/// makes of its parts (`vector_parts`, `combine_parts`) through the real
+/// backfill, and that vector brings the question about one of its clauses
+/// closer than the whole turn's embedding alone.
+#[test]
+fn a_turn_is_embedded_whole_and_by_sentence() {
+    use mnemo_core::ports::Storage;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = common::config(dir.path());
+    cfg.embedder = EmbedderChoice::Local {
+        dir: model_dir(),
+        dimension: None,
+    };
+    let mut m = mnemo_host::Mnemo::open(&cfg).unwrap();
+    let turn = "Melanie: Yep, Caroline. Taking care of ourselves is vital. \
+                I'm off to go swimming with the kids. Talk to you soon!";
+    let id = m
+        .ingest(Turn {
+            session_id: "s1".into(),
+            role: "Melanie".into(),
+            content: turn.into(),
+            ..Default::default()
+        })
+        .unwrap()
+        .episode
+        .id;
+    assert_eq!(m.backfill_all(16, |_| {}).unwrap(), 1);
+    let stored = m
+        .ports()
+        .store
+        .get_vectors(Target::Episodes, &[id])
+        .unwrap();
+    let stored = &stored[0].1;
+
+    let model = LocalEmbedder::load(&model_dir(), None).unwrap();
+    let parts = mnemo_core::vector_parts(Target::Episodes, turn);
+    assert_eq!(parts.len(), 5, "the turn and its four sentences: {parts:?}");
+    assert_eq!(parts[3], "Melanie: I'm off to go swimming with the kids.");
+    let expected = mnemo_core::combine_parts(&model.embed(&parts).unwrap());
+    assert!(
+        cosine(stored, &expected) > 0.9999,
+        "the stored vector is the parts' combination"
+    );
+
+    let question = &model
+        .embed(&["What activities does Melanie partake in?".into()])
+        .unwrap()[0];
+    let whole = &model.embed(&[turn.to_string()]).unwrap()[0];
+    assert!(
+        cosine(stored, question) > cosine(whole, question),
+        "parts {} against whole {}",
+        cosine(stored, question),
+        cosine(whole, question)
+    );
+}

@@ -23,6 +23,7 @@ mod text;
 pub mod thresholds;
 mod validate;
 mod vector;
+mod vector_parts;
 
 mod agent;
 mod lifecycle;
@@ -43,6 +44,7 @@ pub use engine::Engine;
 pub use error::{CoreError, CoreResult};
 pub use validate::namespace as valid_namespace;
 pub use vector::{hash_embedding, normalize};
+pub use vector_parts::{combine_parts, vector_parts};
 pub use write::entities::merge_mentions;
 
 /// What the fuzz targets (`fuzz/`) drive directly: the tokeniser (CJK

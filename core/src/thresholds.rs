@@ -128,6 +128,21 @@ pub const EPISODE_CONTEXT_WEIGHT: f32 = 0.5;
 /// (that term reads every candidate session: `dialogue.rs` says why it is
 /// not kept). In the engine, with the question reading below: 0.750 / 0.500.
 pub const SESSION_WEIGHT: f32 = 0.1;
+/// A dialogue turn's vector (`vector_parts.rs`, not in the seeds) is
+/// `TURN_WHOLE_WEIGHT ×` the whole turn's embedding plus the rest × the
+/// mean of its sentences' (each with the turn's speaker label), so a clause
+/// of a long turn is not blurred away. Set on LoCoMo dev by re-scoring the
+/// engine's top-200 candidates with MiniLM cosines of such vectors
+/// (`scripts/locomo-replay`), R@10 / Hit@1 / multi-hop R@10: whole turn
+/// only 0.764 / 0.509 / 0.467; whole weight 0.3 → 0.778 / 0.520 / 0.497,
+/// 0.4 → 0.782 / 0.522 / 0.502, 0.5 → 0.784 / 0.522 / 0.505, 0.6 → 0.779 /
+/// 0.521 / 0.495, 0.7 → 0.776 / 0.520 / 0.491; the sentences' best cosine
+/// instead of their mean (several vectors a turn) 0.778 / 0.516 / 0.500.
+pub const TURN_WHOLE_WEIGHT: f32 = 0.5;
+/// At most this many sentences of one turn are embedded as its parts (the
+/// rest count through the whole turn): a bound on the backfill's cost for
+/// a pasted document. LoCoMo dev's longest turns have 9.
+pub const VECTOR_PARTS_MAX: usize = 16;
 /// A candidate whose time falls in a date the query names (`read/
 /// question.rs`: "on October 25, 2022", "in May 2023", "in June", "last
 /// week") has its relevance × `DATE_MATCH_BOOST`; the window reaches
@@ -149,6 +164,15 @@ pub const ANSWER_TYPE_BOOST: f32 = 1.2;
 /// Candidate list size per channel: `limit × CHANNEL_FANOUT`, at least `CHANNEL_MIN`.
 pub const CHANNEL_FANOUT: u32 = 4;
 pub const CHANNEL_MIN: u32 = 40;
+/// The full-text channel is read `FTS_SCORE_DEPTH ×` deeper than the fused
+/// list (`read/recall.rs`, not in the seeds): the extra matches add no
+/// candidates, they give a candidate only the vector channel found its
+/// BM25 (without it the blend counts its words as no match). LoCoMo dev,
+/// replayed from the engine's top-200 (`scripts/locomo-replay`) with the
+/// fused list cut at 40 a channel, R@10 / Hit@1: BM25 for the first 40
+/// only 0.763 / 0.522, to 100 0.768 / 0.522, 200 0.774 / 0.522, 400 0.777
+/// / 0.522, all 0.777 / 0.522.
+pub const FTS_SCORE_DEPTH: u32 = 10;
 /// Rough characters per token, for token budgets.
 pub const CHARS_PER_TOKEN: usize = 4;
 

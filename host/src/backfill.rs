@@ -35,7 +35,9 @@ pub fn pending(store: &Store, batch: usize) -> anyhow::Result<Vec<Pending>> {
     Ok(out)
 }
 
-/// The vectors of `rows`, in one provider call.
+/// The vectors of `rows`, in one provider call: every row's parts (the
+/// core's `vector_parts`: the text, and a dialogue turn's sentences)
+/// embedded together, then each row's combined (`combine_parts`).
 pub fn embed(
     embeddings: &Embeddings,
     rows: Vec<Pending>,
@@ -43,15 +45,26 @@ pub fn embed(
     if rows.is_empty() {
         return Ok(Vec::new());
     }
-    let texts: Vec<String> = rows.iter().map(|r| r.text.clone()).collect();
-    let vectors = embeddings.embed_batch(&texts)?;
+    let parts: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| mnemo_core::vector_parts(r.target, &r.text))
+        .collect();
+    let texts: Vec<String> = parts.iter().flatten().cloned().collect();
+    let mut vectors = embeddings.embed_batch(&texts)?.into_iter();
     anyhow::ensure!(
-        vectors.len() == rows.len(),
+        vectors.len() == texts.len(),
         "asked for {} vectors, got {}",
-        rows.len(),
+        texts.len(),
         vectors.len()
     );
-    Ok(rows.into_iter().zip(vectors).collect())
+    Ok(rows
+        .into_iter()
+        .zip(&parts)
+        .map(|(row, p)| {
+            let own: Vec<Vec<f32>> = vectors.by_ref().take(p.len()).collect();
+            (row, mnemo_core::combine_parts(&own))
+        })
+        .collect())
 }
 
 /// Stores the vectors whose row still has the same text and no vector, in

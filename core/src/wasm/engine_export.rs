@@ -142,6 +142,12 @@ impl super::exports::mnemo::core::analysis::Guest for Component {
     fn hash_embedding(text: String, dimension: u32) -> Vec<f32> {
         crate::hash_embedding(&text, dimension as usize)
     }
+    fn vector_parts(target: types::Target, text: String) -> Vec<String> {
+        crate::vector_parts(target.cross(), &text)
+    }
+    fn combine_parts(vectors: Vec<Vec<f32>>) -> Vec<f32> {
+        crate::combine_parts(&vectors)
+    }
     fn merge_mentions(mentions: Vec<types::Mention>) -> Vec<types::Mention> {
         crate::merge_mentions(mentions.into_iter().map(Cross::cross).collect())
             .into_iter()

@@ -308,9 +308,15 @@ export class Mnemo {
         ...this.storage.missingVectors('episodes', BACKFILL_BATCH),
       ].slice(0, BACKFILL_BATCH);
       if (!rows.length) break;
+      // Each row's parts (the text, and a dialogue turn's sentences) are
+      // embedded together, then combined: the core decides both, as it does
+      // for the native host, so a turn has one vector whichever host made it.
+      const parts = rows.map((r) => this.analysis.vectorParts(r.target, r.text));
       let vectors;
       try {
-        vectors = await this.provide(() => this.embedder.embed(rows.map((r) => r.text)));
+        const flat = await this.provide(() => this.embedder.embed(parts.flat()));
+        let at = 0;
+        vectors = parts.map((p) => this.analysis.combineParts(flat.slice(at, (at += p.length))));
       } catch {
         // The provider failed: the rows stay pending for the next write.
         break;
