@@ -2,6 +2,7 @@
 //! a question asks for, session context, LLM expansion and rerank), the
 //! fact walk, entity info, and reads by id.
 
+mod assist;
 mod dialogue;
 mod entity_info;
 pub(crate) mod facts;

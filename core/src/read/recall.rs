@@ -2,15 +2,15 @@
 //! fuse them by RRF, score the fused candidates (seed 004 §4), expand the
 //! query through the LLM when asked or when the best hit is weak, filter,
 //! order, page, optionally let the LLM rerank the page, and reinforce what
-//! was clearly relevant. Every hit explains its score.
+//! was clearly relevant. Every hit explains its score. The LLM's two steps
+//! are in `assist.rs`.
 
 use std::collections::{BTreeSet, HashMap};
 
 use crate::engine::Engine;
 use crate::error::{CoreError, CoreResult};
 use crate::model::*;
-use crate::ports::{Embedder, Llm, Ner, Ports, Storage};
-use crate::prompts;
+use crate::ports::{Embedder, Ner, Ports, Storage};
 use crate::read::dialogue;
 use crate::read::fusion::{self, Fused, RankedList};
 use crate::read::question::Question;
@@ -23,11 +23,19 @@ use crate::vector;
 const MS_PER_HOUR: f32 = 3_600_000.0;
 
 /// What the channels returned for one query text.
-struct ChannelRun {
-    lists: Vec<RankedList>,
+pub(crate) struct ChannelRun {
+    pub(crate) lists: Vec<RankedList>,
     /// The query's embedding, when the vector channel ran.
     query_vector: Option<Vec<f32>>,
+    /// BM25 read deeper than the fused lists (`FTS_SCORE_DEPTH`).
+    lexical: Lexical,
 }
+
+/// Raw BM25 and rank of the full-text matches below the fused list's cut,
+/// `FTS_SCORE_DEPTH ×` deeper: a candidate only the vector channel found
+/// still has its words weighed (it would count as no match otherwise). They
+/// score candidates; they do not add any.
+pub(crate) type Lexical = HashMap<(Target, String), (u32, Score)>;
 
 /// A scored hit before paging, with what the ordering needs.
 pub(crate) struct Scored {
@@ -89,12 +97,14 @@ impl<P: Ports> Engine<P> {
         let ChannelRun {
             lists,
             query_vector,
+            lexical,
         } = self.run_channels(query, targets, &filter, fanout, false, &mut out)?;
         let qv = query_vector.as_deref();
-        let mut scored = self.fuse_and_score(query, qv, &req, &lists, &mut out)?;
+        let mut scored = self.fuse_and_score(query, qv, &req, &lists, &lexical, &mut out)?;
         self.maybe_expand(
             query,
             qv,
+            &lexical,
             &req,
             targets,
             &filter,
@@ -134,130 +144,24 @@ impl<P: Ports> Engine<P> {
         Ok(out)
     }
 
-    fn fuse_and_score(
+    pub(crate) fn fuse_and_score(
         &self,
         query: &str,
         query_vector: Option<&[f32]>,
         req: &RecallRequest,
         lists: &[RankedList],
+        lexical: &Lexical,
         out: &mut RecallResponse,
     ) -> CoreResult<Vec<Scored>> {
         let fused = fusion::rrf(lists);
         out.candidates = fused.len() as u32;
         let best_fts = best_scores(lists, Channel::Fts);
-        self.score(query, query_vector, req, fused, &best_fts)
-    }
-
-    /// Seed 004 §4.4: with `expand`, or unset and the best relevance under
-    /// `AUTO_EXPAND_THRESHOLD`, the LLM's alternative phrasings run through
-    /// the text channels and are fused with the original lists. An automatic
-    /// expansion is kept only if it beats the original.
-    #[allow(clippy::too_many_arguments)]
-    fn maybe_expand(
-        &self,
-        query: &str,
-        query_vector: Option<&[f32]>,
-        req: &RecallRequest,
-        targets: &[Target],
-        filter: &SearchFilter,
-        fanout: u32,
-        lists: Vec<RankedList>,
-        scored: &mut Vec<Scored>,
-        out: &mut RecallResponse,
-    ) -> CoreResult<()> {
-        let top = |s: &[Scored]| {
-            s.iter()
-                .map(|x| x.hit.explanation.relevance)
-                .fold(0.0f32, f32::max)
-        };
-        let wanted = match req.expand {
-            Some(e) => e,
-            None => top(scored) < AUTO_EXPAND_THRESHOLD,
-        };
-        if !wanted {
-            return Ok(());
-        }
-        if self.ports().llm().level() == LlmLevel::Off {
-            if req.expand == Some(true) {
-                out.warnings
-                    .push("query expansion skipped: the LLM level is off".into());
-            }
-            return Ok(());
-        }
-        let phrases = match self
-            .ports()
-            .llm()
-            .complete(&prompts::expand::request(query))
-            .and_then(|a| prompts::expand::parse(&a.content, query, MAX_EXPANSIONS))
-        {
-            Ok(p) if !p.is_empty() => p,
-            Ok(_) => return Ok(()),
-            Err(e) => {
-                out.warnings.push(format!("query expansion skipped: {e}"));
-                return Ok(());
-            }
-        };
-        let mut all = lists;
-        for p in &phrases {
-            all.extend(
-                self.run_channels(p, targets, filter, fanout, true, out)?
-                    .lists,
-            );
-        }
-        let mut probe = RecallResponse::default();
-        let expanded = self.fuse_and_score(query, query_vector, req, &all, &mut probe)?;
-        if req.expand == Some(true) || top(&expanded) > top(scored) {
-            *scored = expanded;
-            out.candidates = probe.candidates;
-            out.expansions = phrases;
-        }
-        Ok(())
-    }
-
-    /// Seed 004 §4.5: the LLM orders the page; scores are interpolated with
-    /// the new positions. Any failure keeps the original order.
-    fn rerank(&self, query: &str, out: &mut RecallResponse) {
-        if out.hits.len() < 2 {
-            return;
-        }
-        if self.ports().llm().level() == LlmLevel::Off {
-            out.warnings
-                .push("rerank skipped: the LLM level is off".into());
-            return;
-        }
-        let texts: Vec<&str> = out.hits.iter().map(|h| h.item.content()).collect();
-        let order = match self
-            .ports()
-            .llm()
-            .complete(&prompts::rerank::request(query, &texts))
-            .and_then(|a| prompts::rerank::parse(&a.content, texts.len()))
-        {
-            Ok(o) => o,
-            Err(e) => {
-                out.warnings.push(format!("rerank skipped: {e}"));
-                return;
-            }
-        };
-        let n = order.len() as f32;
-        let mut hits: Vec<Hit> = Vec::with_capacity(out.hits.len());
-        for (pos, i) in order.into_iter().enumerate() {
-            let mut h = out.hits[i].clone();
-            let llm = 1.0 - pos as f32 / n;
-            let score = h.score * (1.0 - RERANK_WEIGHT) + RERANK_WEIGHT * llm;
-            h.explanation
-                .notes
-                .push(format!("rerank: position {} → score {score:.3}", pos + 1));
-            h.score = score;
-            hits.push(h);
-        }
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-        out.hits = hits;
-        out.reranked = true;
+        self.score(query, query_vector, req, fused, &best_fts, lexical)
     }
 
     /// The channels for one query text. `text_only` (expansions) runs FTS
     /// and vectors, not the entity and fact channels.
-    fn run_channels(
+    pub(crate) fn run_channels(
         &self,
         query: &str,
         targets: &[Target],
@@ -269,15 +173,21 @@ impl<P: Ports> Engine<P> {
         let storage = self.ports().storage();
         let mut lists = Vec::new();
         let mut query_vector = None;
+        let mut lexical = Lexical::new();
 
         let terms = text::fts_terms(query);
         if terms.is_empty() {
             out.warnings
                 .push("fts channel skipped: the query has no words".into());
         } else {
+            let depth = fanout.saturating_mul(FTS_SCORE_DEPTH);
             for &target in targets {
-                let hits =
-                    storage.fts_search(target, &terms, filter, fanout, EPISODE_CONTEXT_WEIGHT)?;
+                let mut hits =
+                    storage.fts_search(target, &terms, filter, depth, EPISODE_CONTEXT_WEIGHT)?;
+                let below = hits.split_off(hits.len().min(fanout as usize));
+                for (rank, h) in (fanout + 1..).zip(below) {
+                    lexical.insert((target, h.id), (rank, h.score));
+                }
                 lists.push(RankedList {
                     channel: Channel::Fts,
                     target,
@@ -319,6 +229,7 @@ impl<P: Ports> Engine<P> {
             return Ok(ChannelRun {
                 lists,
                 query_vector,
+                lexical,
             });
         }
         let mut names: BTreeSet<String> = text::name_candidates(query).into_iter().collect();
@@ -375,6 +286,7 @@ impl<P: Ports> Engine<P> {
         Ok(ChannelRun {
             lists,
             query_vector,
+            lexical,
         })
     }
 
@@ -385,6 +297,7 @@ impl<P: Ports> Engine<P> {
         req: &RecallRequest,
         fused: Vec<Fused>,
         best_fts: &HashMap<Target, Score>,
+        lexical: &Lexical,
     ) -> CoreResult<Vec<Scored>> {
         let storage = self.ports().storage();
         let ids_of = |t: Target| -> Vec<String> {
@@ -469,15 +382,26 @@ impl<P: Ports> Engine<P> {
                 }
                 Item::Memory(_) => false,
             };
+            let mut notes = Vec::new();
+            let deeper = match f.channel(Channel::Fts) {
+                Some(_) => None,
+                None => lexical.get(&(f.target, f.id.clone())).copied(),
+            };
+            if let Some((rank, _)) = deeper {
+                notes.push(format!(
+                    "bm25 read below the fused list's cut (rank {rank})"
+                ));
+            }
+            let raw_fts = f.channel(Channel::Fts).map(|h| h.raw_score);
             let evidence = Evidence {
                 semantic: f
                     .channel(Channel::Vector)
                     .map(|h| h.raw_score)
                     .or_else(|| cosines.get(&(f.target, f.id.clone())).copied()),
-                fts: f.channel(Channel::Fts).map(|h| {
-                    let best = best_fts.get(&f.target).copied().unwrap_or(h.raw_score);
+                fts: raw_fts.or(deeper.map(|(_, s)| s)).map(|raw| {
+                    let best = best_fts.get(&f.target).copied().unwrap_or(raw);
                     if best > 0.0 {
-                        (h.raw_score / best).clamp(0.0, 1.0)
+                        (raw / best).clamp(0.0, 1.0)
                     } else {
                         0.0
                     }
@@ -492,7 +416,6 @@ impl<P: Ports> Engine<P> {
                 date_match: question.matches_time(time),
                 answer: question.answered_by(&content_tokens),
             };
-            let mut notes = Vec::new();
             let relevance = scoring::relevance(&evidence, req.relevance, &mut notes);
             let age_hours = (now - reference).max(0) as f32 / MS_PER_HOUR;
             let recency = scoring::recency(decay_rate, age_hours);

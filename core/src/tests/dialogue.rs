@@ -1,11 +1,13 @@
 //! Session context in recall (`read/dialogue.rs`): a turn gains from its
 //! session's best match, memories do not; and what a question asks for
 //! (`read/question.rs`): the dates it names and the kind of answer, each
-//! named in the notes.
+//! named in the notes; and the BM25 of a turn only the vector channel found,
+//! read below the fused list's cut (`FTS_SCORE_DEPTH`).
 
 use super::support::*;
 use crate::model::*;
-use crate::thresholds::SESSION_WEIGHT;
+use crate::ports::{Embedder, Ports, Storage};
+use crate::thresholds::{CHANNEL_MIN, SESSION_WEIGHT};
 
 fn ask(e: &crate::Engine<crate::testing::FakePorts>, q: &str, both: bool) -> RecallResponse {
     e.recall(RecallRequest {
@@ -182,4 +184,58 @@ fn a_when_question_raises_the_turn_that_names_a_time() {
             .iter()
             .all(|h| noted(h, "the query asks for").is_none())
     );
+}
+
+#[test]
+fn a_turn_only_the_vectors_found_keeps_its_words() {
+    let e = engine();
+    let query = "which band played the concert";
+    // More turns than the fused list holds match every query word, so the
+    // full-text list ranks the one that matches only "band" below its cut.
+    for i in 0..CHANNEL_MIN + 5 {
+        say(&e, "s1", "caroline", &format!("band played concert {i}"));
+    }
+    let quiet = e
+        .ingest(Turn {
+            namespace: "default".into(),
+            session_id: "s2".into(),
+            role: "melanie".into(),
+            content: "that band, wow".into(),
+            event_time: None,
+            attributes: None,
+        })
+        .expect("ingest")
+        .episode;
+    // Only this turn has a vector, the query's own: the vector channel's first.
+    let qv = e.ports().embedder().embed(&[query.into()]).expect("embed");
+    e.ports()
+        .storage()
+        .put_vector(Target::Episodes, &quiet.id, &qv[0])
+        .expect("vector");
+    let r = e
+        .recall(RecallRequest {
+            query: query.into(),
+            episodes_only: true,
+            limit: 10,
+            dry: true,
+            ..Default::default()
+        })
+        .expect("recall");
+    let h = hit(&r, "that band, wow");
+    assert!(
+        h.explanation
+            .channels
+            .iter()
+            .all(|c| c.channel == Channel::Vector),
+        "found by the vector channel only: {:?}",
+        h.explanation.channels
+    );
+    let notes = h.explanation.notes.join(" | ");
+    assert!(
+        notes.contains("bm25 read below the fused list's cut (rank 4"),
+        "{notes}"
+    );
+    // One word against the best turn's three plus half of the three of the
+    // turn before it (EPISODE_CONTEXT_WEIGHT): 1 / 4.5, not 0.
+    assert!(notes.contains("bm25 0.222"), "{notes}");
 }
