@@ -3,5 +3,6 @@
 mod cli;
 
 fn main() -> std::process::ExitCode {
+    mnemo_host::embedding::pin_thread_count();
     cli::main()
 }
