@@ -57,6 +57,20 @@ pub struct LocomoArgs {
     /// JavaScript host's parity test — score the same.
     #[arg(long)]
     at: Option<i64>,
+    /// LLM query expansion, with an LLM configured: `auto` when the best
+    /// hit is weak (recall's default), `on` for every question, `off`.
+    #[arg(long, value_enum, default_value_t = Expand::Auto)]
+    expand: Expand,
+    /// LLM re-ordering of each question's page of hits (with an LLM configured).
+    #[arg(long)]
+    rerank: bool,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Expand {
+    Auto,
+    On,
+    Off,
 }
 
 /// "1:56 pm on 8 May, 2023" → milliseconds (UTC).
@@ -317,6 +331,12 @@ pub fn run(config: &Config, cmd: EvalCommand) -> anyhow::Result<()> {
                 limit: args.k,
                 dry: true,
                 relevance: args.relevance,
+                expand: match args.expand {
+                    Expand::Auto => None,
+                    Expand::On => Some(true),
+                    Expand::Off => Some(false),
+                },
+                rerank: args.rerank,
                 ..Default::default()
             })?;
             latencies.push(start.elapsed());
