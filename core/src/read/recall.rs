@@ -31,10 +31,10 @@ pub(crate) struct ChannelRun {
     lexical: Lexical,
 }
 
-/// Raw BM25 and rank of the full-text matches below the fused list's cut,
-/// `FTS_SCORE_DEPTH ×` deeper: a candidate only the vector channel found
-/// still has its words weighed (it would count as no match otherwise). They
-/// score candidates; they do not add any.
+/// Raw BM25 and rank of the episodes' full-text matches below the fused
+/// list's cut, `FTS_SCORE_DEPTH ×` deeper: a turn only the vector channel
+/// found still has its words weighed (it would count as no match
+/// otherwise). They score candidates; they do not add any.
 pub(crate) type Lexical = HashMap<(Target, String), (u32, Score)>;
 
 /// A scored hit before paging, with what the ordering needs.
@@ -180,8 +180,11 @@ impl<P: Ports> Engine<P> {
             out.warnings
                 .push("fts channel skipped: the query has no words".into());
         } else {
-            let depth = fanout.saturating_mul(FTS_SCORE_DEPTH);
             for &target in targets {
+                let depth = match target {
+                    Target::Episodes => fanout.saturating_mul(FTS_SCORE_DEPTH),
+                    Target::Memories => fanout,
+                };
                 let mut hits =
                     storage.fts_search(target, &terms, filter, depth, EPISODE_CONTEXT_WEIGHT)?;
                 let below = hits.split_off(hits.len().min(fanout as usize));
