@@ -22,6 +22,16 @@ fn model_dir() -> std::path::PathBuf {
     dir
 }
 
+/// A store in `dir` that embeds with the local model.
+fn open_local(dir: &std::path::Path) -> mnemo_host::Mnemo {
+    let mut cfg = common::config(dir);
+    cfg.embedder = EmbedderChoice::Local {
+        dir: model_dir(),
+        dimension: None,
+    };
+    mnemo_host::Mnemo::open(&cfg).unwrap()
+}
+
 fn cosine(a: &[f32], b: &[f32]) -> f32 {
     let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
     let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
@@ -87,12 +97,7 @@ fn a_missing_model_says_how_to_install_it() {
 #[test]
 fn recall_finds_paraphrases_with_the_local_model() {
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = common::config(dir.path());
-    cfg.embedder = EmbedderChoice::Local {
-        dir: model_dir(),
-        dimension: None,
-    };
-    let mut m = mnemo_host::Mnemo::open(&cfg).unwrap();
+    let mut m = open_local(dir.path());
     common::remember(
         &mut m,
         "",
@@ -128,12 +133,7 @@ fn recall_finds_paraphrases_with_the_local_model() {
 fn a_turn_is_embedded_whole_and_by_sentence() {
     use mnemo_core::ports::Storage;
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = common::config(dir.path());
-    cfg.embedder = EmbedderChoice::Local {
-        dir: model_dir(),
-        dimension: None,
-    };
-    let mut m = mnemo_host::Mnemo::open(&cfg).unwrap();
+    let mut m = open_local(dir.path());
     let turn = "Melanie: Yep, Caroline. Taking care of ourselves is vital. \
                 I'm off to go swimming with the kids. Talk to you soon!";
     let id = m
