@@ -24,7 +24,9 @@ test('embeddings come from an OpenAI-compatible endpoint through the openai plug
   });
   const a = await m.remember({ content: 'zebra zebra zebra' });
   await m.remember({ content: 'the quarterly report is due' });
-  await m.ingest({ sessionId: 's', role: 'user', content: 'quick note about zebras' });
+  // Two sentences: the turn's parts (the core's vectorParts) go to the
+  // provider together and come back as one vector (combineParts).
+  await m.ingest({ sessionId: 's', role: 'user', content: 'Quick note about zebras. They are striped!' });
   await m.flush();
   const s = await m.stats();
   assert.equal(s.memoryVectors, 2n);
