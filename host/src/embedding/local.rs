@@ -21,10 +21,12 @@ pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
 
 /// Fixes candle's thread count for the process: without
 /// `RAYON_NUM_THREADS`, candle works its default out again on every matrix
-/// product (reading `/proc/cpuinfo`), some 40 times per embedded query.
-/// Measured on the 2-core machine, `mnemo eval locomo --reuse` recall p50:
-/// 18.8–20.1 ms unset, 15.6 ms with the same count set. Call it first
-/// thing in `main`, while the process has one thread: it sets an
+/// product (reading `/proc/cpuinfo`), some 40 times per embedded query;
+/// `perf` on `mnemo eval locomo --reuse` found the kernel formatting
+/// `/proc/cpuinfo` in about 4% of its samples. With the count pinned,
+/// recall p50 there measured 15.6–18.1 ms against 18.3–19.0 ms for the
+/// build before, run in turn on the same store (README, "Round 2"). Call
+/// it first thing in `main`, while the process has one thread: it sets an
 /// environment variable.
 pub fn pin_thread_count() {
     if std::env::var_os("RAYON_NUM_THREADS").is_none() {
@@ -142,8 +144,8 @@ impl LocalEmbedder {
 /// Texts per forward pass: padding to the longest in a batch wastes less
 /// on small batches. The texts go in order of length, so a batch holds
 /// texts of about one length (a turn's short sentences are not padded to
-/// the long turns: `mnemo eval locomo`, 2,760 turns and their 8,750
-/// sentences, embedded in 178.6 s in the caller's order).
+/// the long turns: `mnemo eval locomo`'s 2,760 turns and their 8,750
+/// sentences embed in 86.1 s so, in 178.6 s in the caller's order).
 const BATCH: usize = 32;
 
 impl EmbeddingProvider for LocalEmbedder {
