@@ -141,7 +141,7 @@ pub const SESSION_WEIGHT: f32 = 0.1;
 pub const TURN_WHOLE_WEIGHT: f32 = 0.5;
 /// At most this many sentences of one turn are embedded as its parts (the
 /// rest count through the whole turn): a bound on the backfill's cost for
-/// a pasted document. LoCoMo dev's longest turns have 9.
+/// a pasted document. LoCoMo dev's longest turns have 8.
 pub const VECTOR_PARTS_MAX: usize = 16;
 /// A candidate whose time falls in a date the query names (`read/
 /// question.rs`: "on October 25, 2022", "in May 2023", "in June", "last
