@@ -15,7 +15,7 @@
 
 use crate::model::Target;
 use crate::thresholds::{TURN_WHOLE_WEIGHT, VECTOR_PARTS_MAX};
-use crate::vector::{add, normalize, normalized};
+use crate::vector::{centroid, normalize, normalized};
 
 /// The texts whose embeddings make up the vector of `text` stored as
 /// `target`: the text itself first, then — for an episode of two or more
@@ -53,11 +53,7 @@ pub fn combine_parts(parts: &[Vec<f32>]) -> Vec<f32> {
     if sentences.is_empty() {
         return whole.clone();
     }
-    let mut mean = vec![0.0f32; whole.len()];
-    for s in sentences {
-        add(&mut mean, s);
-    }
-    normalize(&mut mean);
+    let mean = centroid(sentences.iter().map(Vec::as_slice), whole.len());
     let mut out: Vec<f32> = normalized(whole)
         .iter()
         .zip(&mean)

@@ -386,22 +386,22 @@ impl<P: Ports> Engine<P> {
                 Item::Memory(_) => false,
             };
             let mut notes = Vec::new();
-            let deeper = match f.channel(Channel::Fts) {
-                Some(_) => None,
-                None => lexical.get(&(f.target, f.id.clone())).copied(),
+            // BM25 from the fused list, else from the deeper read (noted).
+            let raw_fts = match f.channel(Channel::Fts) {
+                Some(h) => Some(h.raw_score),
+                None => lexical.get(&(f.target, f.id.clone())).map(|&(rank, s)| {
+                    notes.push(format!(
+                        "bm25 read below the fused list's cut (rank {rank})"
+                    ));
+                    s
+                }),
             };
-            if let Some((rank, _)) = deeper {
-                notes.push(format!(
-                    "bm25 read below the fused list's cut (rank {rank})"
-                ));
-            }
-            let raw_fts = f.channel(Channel::Fts).map(|h| h.raw_score);
             let evidence = Evidence {
                 semantic: f
                     .channel(Channel::Vector)
                     .map(|h| h.raw_score)
                     .or_else(|| cosines.get(&(f.target, f.id.clone())).copied()),
-                fts: raw_fts.or(deeper.map(|(_, s)| s)).map(|raw| {
+                fts: raw_fts.map(|raw| {
                     let best = best_fts.get(&f.target).copied().unwrap_or(raw);
                     if best > 0.0 {
                         (raw / best).clamp(0.0, 1.0)
