@@ -40,10 +40,15 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
 }
 
 fn reference() -> (Vec<String>, Vec<Vec<f32>>) {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tests/fixtures/minilm-reference.json"
-    ))
+    reference_of("minilm-reference.json")
+}
+
+fn reference_of(fixture: &str) -> (Vec<String>, Vec<Vec<f32>>) {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures")
+            .join(fixture),
+    )
     .unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     let sentences = serde_json::from_value(v["sentences"].clone()).unwrap();
@@ -67,6 +72,39 @@ fn matches_sentence_transformers() {
     for (s, want) in sentences.iter().zip(&expected) {
         let one = model.embed(std::slice::from_ref(s)).unwrap();
         assert!(cosine(&one[0], want) >= 0.99, "single: {s}");
+    }
+}
+
+/// all-mpnet-base-v2 (`scripts/fetch-model --mpnet`; `.ci/run` installs it
+/// and sets `MNEMO_MPNET_DIR`): the MPNet encoder written for candle
+/// (`host/src/embedding/mpnet.rs`) against sentence-transformers' own
+/// vectors (`tests/fixtures/make_mpnet_reference.py`), batched and alone.
+#[test]
+fn mpnet_matches_sentence_transformers() {
+    let settings = mnemo_host::config::Settings::load(None).unwrap();
+    let dir = std::env::var_os("MNEMO_MPNET_DIR").map_or_else(
+        || {
+            Config::data_dir_of(&settings)
+                .join("models")
+                .join("all-mpnet-base-v2")
+        },
+        std::path::PathBuf::from,
+    );
+    assert!(
+        dir.join("model.safetensors").is_file(),
+        "all-mpnet-base-v2 is not installed at {}; run `scripts/fetch-model --mpnet` (or `.ci/run`, which does)",
+        dir.display()
+    );
+    let model = LocalEmbedder::load(&dir, None).unwrap();
+    assert_eq!(model.info().dimension, 768);
+    let (sentences, expected) = reference_of("mpnet-reference.json");
+    let batch = model.embed(&sentences).unwrap();
+    for (i, ((got, want), s)) in batch.iter().zip(&expected).zip(&sentences).enumerate() {
+        let c = cosine(got, want);
+        assert!(c >= 0.9999, "batched sentence {i}: cosine {c}");
+        let one = model.embed(std::slice::from_ref(s)).unwrap();
+        let c = cosine(&one[0], want);
+        assert!(c >= 0.9999, "single sentence {i}: cosine {c}");
     }
 }
 

@@ -3,6 +3,10 @@
 //! `tokenizer.json`) — never from a hub. Mean pooling over the attention
 //! mask, then L2 normalisation, as sentence-transformers does; optional
 //! Matryoshka truncation to a smaller dimension, renormalised.
+//!
+//! The folder's `config.json` names the architecture: `bert` (MiniLM, and
+//! any BERT sentence encoder) runs candle-transformers' BERT; `mpnet`
+//! (all-mpnet-base-v2, `scripts/fetch-model --mpnet`) runs `mpnet.rs`.
 
 use std::path::Path;
 
@@ -13,11 +17,21 @@ use candle_transformers::models::bert::{BertModel, Config as BertConfig};
 use mnemo_core::model::EmbedderInfo;
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
+use super::mpnet::{MpNet, MpNetConfig};
 use super::{EmbeddingProvider, normalize};
 
-/// all-MiniLM-L6-v2's `max_seq_length` (sentence_bert_config.json).
+/// all-MiniLM-L6-v2's `max_seq_length` (sentence_bert_config.json): the
+/// cut when a folder has no `sentence_bert_config.json` of its own.
 pub const MAX_TOKENS: usize = 256;
+/// The name a BERT folder's vectors carry (the default model's); a folder
+/// of another architecture is named by the folder itself.
 pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
+
+/// The encoder a model folder holds.
+enum Encoder {
+    Bert(BertModel),
+    MpNet(MpNet),
+}
 
 /// Fixes candle's thread count for the process: without
 /// `RAYON_NUM_THREADS`, candle works its default out again on every matrix
@@ -38,7 +52,8 @@ pub fn pin_thread_count() {
 }
 
 pub struct LocalEmbedder {
-    model: BertModel,
+    model: Encoder,
+    name: String,
     tokenizer: Tokenizer,
     device: Device,
     hidden: usize,
@@ -61,19 +76,24 @@ impl LocalEmbedder {
                 return Err(missing(f));
             }
         }
-        let config: BertConfig = serde_json::from_str(
-            &std::fs::read_to_string(dir.join("config.json")).context("reading config.json")?,
-        )
-        .context("parsing config.json")?;
+        let raw =
+            std::fs::read_to_string(dir.join("config.json")).context("reading config.json")?;
+        let config: serde_json::Value =
+            serde_json::from_str(&raw).context("parsing config.json")?;
+        let kind = config["model_type"].as_str().unwrap_or("bert").to_string();
+        let pad = config["pad_token_id"].as_u64().unwrap_or(0) as u32;
         let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
             .map_err(|e| anyhow!("loading tokenizer.json: {e}"))?;
+        let pad_token = tokenizer.id_to_token(pad).unwrap_or_else(|| "[PAD]".into());
         tokenizer.with_padding(Some(PaddingParams {
             strategy: PaddingStrategy::BatchLongest,
+            pad_id: pad,
+            pad_token,
             ..Default::default()
         }));
         tokenizer
             .with_truncation(Some(TruncationParams {
-                max_length: MAX_TOKENS,
+                max_length: max_tokens(dir),
                 ..Default::default()
             }))
             .map_err(|e| anyhow!("configuring truncation: {e}"))?;
@@ -87,8 +107,25 @@ impl LocalEmbedder {
                 &device,
             )?
         };
-        let model = BertModel::load(vb, &config).context("loading the BERT weights")?;
-        let hidden = config.hidden_size;
+        let (model, hidden, name) = match kind.as_str() {
+            "bert" => {
+                let c: BertConfig = serde_json::from_str(&raw).context("parsing config.json")?;
+                let model = BertModel::load(vb, &c).context("loading the BERT weights")?;
+                (Encoder::Bert(model), c.hidden_size, MODEL_NAME.to_string())
+            }
+            "mpnet" => {
+                let c: MpNetConfig = serde_json::from_str(&raw).context("parsing config.json")?;
+                let model = MpNet::load(vb, &c).context("loading the MPNet weights")?;
+                let name = dir
+                    .file_name()
+                    .map_or("mpnet".into(), |n| n.to_string_lossy().into_owned());
+                (Encoder::MpNet(model), c.hidden_size, name)
+            }
+            other => anyhow::bail!(
+                "{}: model_type `{other}` is not one mnemo runs (bert, mpnet)",
+                dir.join("config.json").display()
+            ),
+        };
         let dimension = dimension.unwrap_or(hidden);
         anyhow::ensure!(
             (1..=hidden).contains(&dimension),
@@ -96,6 +133,7 @@ impl LocalEmbedder {
         );
         Ok(Self {
             model,
+            name,
             tokenizer,
             device,
             hidden,
@@ -118,8 +156,10 @@ impl LocalEmbedder {
         }
         let ids = Tensor::from_vec(ids, (n, len), &self.device)?;
         let mask = Tensor::from_vec(mask, (n, len), &self.device)?;
-        let types = ids.zeros_like()?;
-        let hidden = self.model.forward(&ids, &types, Some(&mask))?;
+        let hidden = match &self.model {
+            Encoder::Bert(m) => m.forward(&ids, &ids.zeros_like()?, Some(&mask))?,
+            Encoder::MpNet(m) => m.forward(&ids, &mask)?,
+        };
         // Mean over real tokens only.
         let m = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
         let summed = hidden.broadcast_mul(&m)?.sum(1)?;
@@ -141,6 +181,16 @@ impl LocalEmbedder {
     }
 }
 
+/// The folder's `max_seq_length` (sentence_bert_config.json), else
+/// `MAX_TOKENS`: all-mpnet-base-v2 reads 384 tokens, MiniLM 256.
+fn max_tokens(dir: &Path) -> usize {
+    std::fs::read_to_string(dir.join("sentence_bert_config.json"))
+        .ok()
+        .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
+        .and_then(|v| v["max_seq_length"].as_u64())
+        .map_or(MAX_TOKENS, |n| n as usize)
+}
+
 /// Texts per forward pass: padding to the longest in a batch wastes less
 /// on small batches. The texts go in order of length, so a batch holds
 /// texts of about one length (a turn's short sentences are not padded to
@@ -151,9 +201,9 @@ const BATCH: usize = 32;
 impl EmbeddingProvider for LocalEmbedder {
     fn info(&self) -> EmbedderInfo {
         let model = if self.dimension == self.hidden {
-            MODEL_NAME.to_string()
+            self.name.clone()
         } else {
-            format!("{MODEL_NAME}@{}", self.dimension)
+            format!("{}@{}", self.name, self.dimension)
         };
         EmbedderInfo {
             model,

@@ -3,6 +3,7 @@
 
 mod hash;
 mod local;
+mod mpnet;
 mod remote;
 
 use std::collections::HashMap;

@@ -428,6 +428,7 @@ fn local_model_rows(base: &Config, t: &mut Table, corpus: &mut Corpus) -> anyhow
             return Ok(());
         }
     };
+    let name = model.info().model;
     let texts: Vec<String> = (0..256).map(|_| corpus.sentence(8, 24)).collect();
     model.embed(&texts[..4])?; // warm up
     let mut singles = Vec::new();
@@ -439,7 +440,7 @@ fn local_model_rows(base: &Config, t: &mut Table, corpus: &mut Corpus) -> anyhow
     let total: Duration = singles.iter().sum();
     singles.sort();
     t.row(
-        "local model (MiniLM-L6): batch 1",
+        &format!("local model ({name}): batch 1"),
         format!("{:.1}", 64.0 / total.as_secs_f64()),
         "texts/s",
         "64 texts of 8-24 words, one per call",
@@ -449,7 +450,7 @@ fn local_model_rows(base: &Config, t: &mut Table, corpus: &mut Corpus) -> anyhow
         model.embed(chunk)?;
     }
     t.row(
-        "local model (MiniLM-L6): batch 32",
+        &format!("local model ({name}): batch 32"),
         format!("{:.1}", texts.len() as f64 / start.elapsed().as_secs_f64()),
         "texts/s",
         "256 texts in batches of 32 (TOOLCHAIN.md quotes PyTorch at ~45/s)",
