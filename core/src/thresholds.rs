@@ -75,6 +75,17 @@ pub const DEFAULT_SIM_FLOOR: f32 = 0.30;
 /// 0.4, 0.5, 0.6 (speaker ×1.2) → 0.738–0.747 / 0.463–0.467; the seed's dual-hit boost or
 /// FTS-only cap on top of the blend lowered Hit@1 (0.451, 0.454).
 pub const LEXICAL_WEIGHT: f32 = 0.5;
+/// The blend's lexical weight for embedders that rank dialogue better than
+/// MiniLM, by model name (`scoring::lexical_weight_for`). all-mpnet-base-v2
+/// (`scripts/fetch-model --mpnet`): on LoCoMo dev, its own top 200 per
+/// question replayed with each list cut at 40 (`scripts/locomo-replay`,
+/// README "Round 2"), R@10 / Hit@1 / multi-hop R@10 at lexical weight 0.2:
+/// 0.792 / 0.530 / 0.528; 0.25: 0.796 / 0.536 / 0.541; 0.3: 0.797 / 0.526 /
+/// 0.542; 0.4: 0.790 / 0.532 / 0.510; 0.5: 0.781 / 0.525 / 0.508. MiniLM
+/// over its own candidates, the same way, at 0.25 / 0.3 / 0.4 / 0.5:
+/// 0.771 / 0.492, 0.779 / 0.508, 0.779 / 0.513, 0.777 / 0.522 — it keeps
+/// 0.5.
+pub const LEXICAL_WEIGHT_BY_MODEL: &[(&str, f32)] = &[("all-mpnet-base-v2", 0.25)];
 /// Seed 004 §4.3's own relevance (`Relevance::Semantic`), for strong
 /// embedders: dual hits `× (1 + fts × DUAL_HIT_FTS_BOOST × min(1, cos /
 /// DUAL_HIT_SEM_GATE))`, FTS-only hits capped at `fts × FTS_ONLY_CAP`.

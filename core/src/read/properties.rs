@@ -55,7 +55,7 @@ prop_compose! {
         date_match in any::<bool>(),
         answer in prop::option::of(prop_oneof![Just(Asks::Time), Just(Asks::Quantity)]),
     ) -> Evidence {
-        Evidence { semantic, fts, entity, fact, has_query_term, short_cjk, speaker_named, tag_share, superseded, date_match, answer }
+        Evidence { semantic, fts, entity, fact, has_query_term, short_cjk, lexical_weight: None, speaker_named, tag_share, superseded, date_match, answer }
     }
 }
 

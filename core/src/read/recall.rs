@@ -343,6 +343,9 @@ impl<P: Ports> Engine<P> {
         let terms: BTreeSet<String> = text::fts_terms(query).into_iter().collect();
         let query_tokens = text::token_set(query);
         let short_cjk = text::contains_cjk(query) && query.chars().count() < CJK_SHORT_QUERY_CHARS;
+        let lexical_weight = Some(scoring::lexical_weight_for(
+            &self.ports().embedder().info().model,
+        ));
         let question = Question::read(query, now);
         let mut scored = Vec::with_capacity(fused.len());
         for f in fused {
@@ -413,6 +416,7 @@ impl<P: Ports> Engine<P> {
                 fact: f.channel(Channel::Fact).is_some(),
                 has_query_term: terms.iter().any(|t| content_tokens.contains(t)),
                 short_cjk,
+                lexical_weight,
                 speaker_named,
                 tag_share,
                 superseded: matches!(&item, Item::Memory(m) if m.superseded_by.is_some()),

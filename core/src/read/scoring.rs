@@ -22,6 +22,9 @@ pub struct Evidence {
     pub has_query_term: bool,
     /// The query is short CJK text (seed 004 special-cases it).
     pub short_cjk: bool,
+    /// The blend's lexical weight for the embedder that made the cosine
+    /// (`lexical_weight_for`); None: `LEXICAL_WEIGHT`.
+    pub lexical_weight: Option<Score>,
     /// The query names who said this (an episode's role).
     pub speaker_named: bool,
     /// Share of the requested tags the memory carries, in [0, 1].
@@ -97,7 +100,7 @@ fn blend(ev: &Evidence, notes: &mut Vec<String>) -> Score {
     let w = if ev.short_cjk {
         LEXICAL_WEIGHT_CJK_SHORT
     } else {
-        LEXICAL_WEIGHT
+        ev.lexical_weight.unwrap_or(LEXICAL_WEIGHT)
     };
     let mut rel = w * lexical + (1.0 - w) * sem;
     notes.push(format!(
@@ -114,6 +117,17 @@ fn blend(ev: &Evidence, notes: &mut Vec<String>) -> Score {
         rel *= KEYWORD_AFFINITY_PENALTY;
     }
     rel
+}
+
+/// The blend's lexical weight for vectors of `model` (the embedder's
+/// name, a `@dimension` suffix ignored): `LEXICAL_WEIGHT_BY_MODEL`'s,
+/// else `LEXICAL_WEIGHT`.
+pub fn lexical_weight_for(model: &str) -> Score {
+    let name = model.split('@').next().unwrap_or(model);
+    LEXICAL_WEIGHT_BY_MODEL
+        .iter()
+        .find(|(m, _)| *m == name)
+        .map_or(LEXICAL_WEIGHT, |&(_, w)| w)
 }
 
 /// Seed 004 §4.3: the cosine (above the similarity floor) is the relevance;
@@ -199,6 +213,37 @@ mod tests {
 
     fn seed(ev: Evidence) -> Score {
         relevance(&ev, Relevance::Semantic, &mut Vec::new())
+    }
+
+    #[test]
+    fn the_blend_weighs_the_cosine_by_the_embedder_that_made_it() {
+        assert_eq!(lexical_weight_for("all-MiniLM-L6-v2"), LEXICAL_WEIGHT);
+        assert_eq!(lexical_weight_for("all-mpnet-base-v2"), 0.25);
+        assert_eq!(lexical_weight_for("all-mpnet-base-v2@256"), 0.25);
+        assert_eq!(lexical_weight_for("text-embedding-3-small"), LEXICAL_WEIGHT);
+        let ev = Evidence {
+            semantic: Some(0.6),
+            fts: Some(0.2),
+            has_query_term: true,
+            lexical_weight: Some(0.25),
+            ..Default::default()
+        };
+        let mut notes = Vec::new();
+        let r = relevance(&ev, Relevance::Blend, &mut notes);
+        // 0.25 × 0.2 + 0.75 × 0.6, against 0.5 × 0.2 + 0.5 × 0.6 by default.
+        assert!((r - 0.5).abs() < 1e-6);
+        assert!(
+            (rel(Evidence {
+                lexical_weight: None,
+                ..ev
+            }) - 0.4)
+                .abs()
+                < 1e-6
+        );
+        assert!(
+            notes[0].starts_with("blend 0.25 × bm25 0.200 + 0.75 × cosine 0.600"),
+            "{notes:?}"
+        );
     }
 
     #[test]
