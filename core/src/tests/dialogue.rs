@@ -2,12 +2,13 @@
 //! session's best match, memories do not; and what a question asks for
 //! (`read/question.rs`): the dates it names and the kind of answer, each
 //! named in the notes; and the BM25 of a turn only the vector channel found,
-//! read below the fused list's cut (`FTS_SCORE_DEPTH`).
+//! read below the fused list's cut (`FTS_SCORE_DEPTH`); and the reply to a
+//! question that matched, found by the turn order ingest stamps.
 
 use super::support::*;
 use crate::model::*;
 use crate::ports::{Embedder, Ports, Storage};
-use crate::thresholds::{CHANNEL_MIN, SESSION_WEIGHT};
+use crate::thresholds::{CHANNEL_MIN, REPLY_WEIGHT, SESSION_TURN_KEY, SESSION_WEIGHT};
 
 fn ask(e: &crate::Engine<crate::testing::FakePorts>, q: &str, both: bool) -> RecallResponse {
     e.recall(RecallRequest {
@@ -44,7 +45,7 @@ fn a_turn_gains_from_its_sessions_best_match() {
         &e,
         "s1",
         "caroline",
-        "Which band did you see at the concert?",
+        "Tell me which band you saw at the concert.",
     );
     say(
         &e,
@@ -54,7 +55,8 @@ fn a_turn_gains_from_its_sessions_best_match() {
     );
     say(&e, "s2", "melanie", "I loved that band, amazing!");
     let r = ask(&e, "which band did melanie see at the concert", false);
-    let question = hit(&r, "Which band");
+    // (No question mark: the reply term of the test below stays out.)
+    let question = hit(&r, "Tell me which band");
     let same_session = hit(&r, "It was a band");
     let other_session = hit(&r, "I loved that band");
     // The best of a session gains SESSION_WEIGHT × itself, so its
@@ -240,4 +242,63 @@ fn a_turn_only_the_vectors_found_keeps_its_words() {
     // One word against the best turn's three plus half of the three of the
     // turn before it (EPISODE_CONTEXT_WEIGHT): 1 / 4.5, not 0.
     assert!(notes.contains("bm25 0.222"), "{notes}");
+}
+
+#[test]
+fn the_reply_to_a_question_that_matched_gains_from_it() {
+    let e = engine();
+    say(&e, "s1", "ana", "What did you paint for the fair?");
+    say(&e, "s1", "ben", "A sunset over the lake, in oils.");
+    say(&e, "s1", "ben", "It took me three weekends.");
+    let r = ask(&e, "what did ben paint for the fair", false);
+    let question = hit(&r, "What did you paint");
+    let reply = hit(&r, "A sunset");
+    let asked = question.explanation.relevance
+        - noted(question, "session context")
+            .map_or(0.0, |_| SESSION_WEIGHT * question.explanation.relevance);
+    let note = noted(reply, "replies to a question that matched")
+        .unwrap_or_else(|| panic!("no reply note: {:?}", reply.explanation.notes));
+    let bonus: f32 = note.rsplit('+').next().unwrap().parse().unwrap();
+    assert!(
+        bonus > 0.0 && bonus <= REPLY_WEIGHT * asked + 1e-3,
+        "{note}"
+    );
+    // The turn after the reply follows no question; the question itself
+    // follows nothing.
+    assert!(noted(question, "replies to").is_none());
+    if let Some(later) = r
+        .hits
+        .iter()
+        .find(|h| h.item.content().contains("three weekends"))
+    {
+        assert!(noted(later, "replies to").is_none());
+    }
+}
+
+#[test]
+fn ingest_stamps_each_turns_place_in_its_session() {
+    let e = engine();
+    let turn = |session: &str, attributes: Option<&str>| {
+        e.ingest(Turn {
+            namespace: "default".into(),
+            session_id: session.into(),
+            role: "ana".into(),
+            content: "hello there".into(),
+            event_time: None,
+            attributes: attributes.map(Into::into),
+        })
+        .expect("ingest")
+        .episode
+    };
+    let place = |ep: &Episode| {
+        serde_json::from_str::<serde_json::Value>(&ep.attributes).expect("json")[SESSION_TURN_KEY]
+            .as_u64()
+    };
+    assert_eq!(place(&turn("a", None)), Some(1));
+    assert_eq!(place(&turn("b", None)), Some(1));
+    let second = turn("a", Some(r#"{"dia_id":"D1:2"}"#));
+    assert_eq!(place(&second), Some(2));
+    assert!(second.attributes.contains("D1:2"));
+    // A place the caller gave is kept.
+    assert_eq!(place(&turn("a", Some(r#"{"session_turn":9}"#))), Some(9));
 }

@@ -54,6 +54,7 @@ impl<P: Ports> Engine<P> {
             Vec::new()
         };
         storage.put_session(&session)?;
+        let attributes = with_session_turn(attributes, session.turn_count);
 
         let episode = Episode {
             id: new_id("ep", self.ports().clock()),
@@ -76,5 +77,19 @@ impl<P: Ports> Engine<P> {
             pending_sessions,
             entities,
         })
+    }
+}
+
+/// `attributes` (a JSON object, validated) with the turn's place in its
+/// session under `SESSION_TURN_KEY`, unless the caller already set it:
+/// recall's reply term (`read/dialogue.rs`) finds the turn before a turn
+/// by it without reading the session.
+fn with_session_turn(attributes: String, turn: u32) -> String {
+    match serde_json::from_str::<serde_json::Value>(&attributes) {
+        Ok(serde_json::Value::Object(mut o)) => {
+            o.entry(SESSION_TURN_KEY).or_insert(turn.into());
+            serde_json::Value::Object(o).to_string()
+        }
+        _ => attributes,
     }
 }

@@ -18,6 +18,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema/0009_vector_pending.sql"),
     include_str!("schema/0010_keyset_paging.sql"),
     include_str!("schema/0011_cycle_indexes.sql"),
+    include_str!("schema/0012_session_turns.sql"),
 ];
 
 pub fn current_version() -> u32 {
@@ -46,6 +47,48 @@ pub fn migrate(conn: &mut Connection) -> anyhow::Result<()> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn version_12_numbers_the_turns_stored_before_in_dialogue_order() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::register_functions(&conn).unwrap();
+        for m in &MIGRATIONS[..11] {
+            conn.execute_batch(m).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 11).unwrap();
+        // Stored out of order; two sessions; one turn numbered by its caller.
+        for (id, session, at, attrs) in [
+            ("b", "s1", 20, r#"{"dia_id":"D1:2"}"#),
+            ("a", "s1", 10, "{}"),
+            ("x", "s2", 5, "{}"),
+            ("c", "s1", 30, r#"{"session_turn":9}"#),
+        ] {
+            conn.execute(
+                "INSERT INTO episodes (id, namespace, session_id, source_role, content, event_time, created_at, attributes) \
+                 VALUES (?1, 'default', ?2, 'ana', 'hello', ?3, 0, ?4)",
+                rusqlite::params![id, session, at, attrs],
+            )
+            .unwrap();
+        }
+        migrate(&mut conn).unwrap();
+        let attrs = |id: &str| -> serde_json::Value {
+            let a: String = conn
+                .query_row("SELECT attributes FROM episodes WHERE id = ?1", [id], |r| {
+                    r.get(0)
+                })
+                .unwrap();
+            serde_json::from_str(&a).unwrap()
+        };
+        assert_eq!(attrs("a")["session_turn"], 1);
+        assert_eq!(attrs("b")["session_turn"], 2);
+        assert_eq!(attrs("b")["dia_id"], "D1:2", "the caller's attributes stay");
+        assert_eq!(
+            attrs("c")["session_turn"],
+            9,
+            "a place the caller set is kept"
+        );
+        assert_eq!(attrs("x")["session_turn"], 1);
+    }
 
     #[test]
     fn version_4_puts_the_watermark_of_consolidated_sessions_past_their_turns() {

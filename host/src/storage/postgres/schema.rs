@@ -380,6 +380,21 @@ CREATE INDEX idx_memories_active_source
     ON memories(namespace, layer, source, modified_at DESC, id DESC)
     WHERE valid_until IS NULL AND source IS NOT NULL;
 "#,
+    // 4: each turn's place in its session (`session_turn` in its
+    // attributes), for recall's reply term (`core/src/read/dialogue.rs`):
+    // ingest stamps new turns; the turns stored before get theirs here, in
+    // dialogue order (SQLite's migration 12). A place the caller set is kept.
+    r#"
+UPDATE episodes e
+SET attributes = (e.attributes::jsonb || jsonb_build_object('session_turn', t.n))::text
+FROM (
+    SELECT id, row_number() OVER (PARTITION BY namespace, session_id ORDER BY event_time, seq) AS n
+    FROM episodes
+) t
+WHERE e.id = t.id
+  AND jsonb_typeof(e.attributes::jsonb) = 'object'
+  AND NOT (e.attributes::jsonb ? 'session_turn');
+"#,
 ];
 
 pub fn current_version() -> u32 {
