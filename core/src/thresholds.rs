@@ -147,9 +147,11 @@ pub const SESSION_WEIGHT: f32 = 0.1;
 /// 40 (`scripts/locomo-replay`, README "Round 2"), R@10 / Hit@1 / temporal
 /// R@10, MiniLM: none 0.777 / 0.522 / 0.877, 0.1 → 0.779 / 0.532 / 0.864,
 /// 0.2 → 0.780 / 0.538 / 0.861, 0.3 → 0.780 / 0.541 / 0.861;
-/// all-mpnet-base-v2: none 0.796 / 0.536 / 0.893, 0.1 → 0.803 / 0.550 /
-/// 0.887, 0.2 → 0.804 / 0.558 / 0.887, 0.3 → 0.802 / 0.570 / 0.887 (0.3
-/// costs MiniLM multi-hop 0.008). The nearest earlier candidate instead of
+/// all-mpnet-base-v2 (`--lexical 0.25`): none 0.796 / 0.536 / 0.893, 0.1 →
+/// 0.802 / 0.549 / 0.887, 0.2 → 0.804 / 0.555 / 0.887, 0.3 → 0.804 /
+/// 0.568 / 0.887 (0.3 costs multi-hop R@10 0.008 with MiniLM, 0.010 with
+/// mpnet). In the engine, R@10 / Hit@1: MiniLM 0.778 / 0.511 → 0.781 /
+/// 0.522; mpnet 0.798 / 0.537 → 0.806 / 0.557. The nearest earlier candidate instead of
 /// the turn just before (no turn order needed): 0.776 / 0.533 (MiniLM),
 /// 0.797 / 0.551 (mpnet).
 pub const REPLY_WEIGHT: f32 = 0.2;
