@@ -1,6 +1,6 @@
 //! The local embedding model against sentence-transformers' own output
 //! (`tests/fixtures/minilm-reference.json`, computed once by
-//! `tests/fixtures/make_minilm_reference.py`). Needs the model files:
+//! `tests/fixtures/make_embedding_reference.py`). Needs the model files:
 //! `.ci/run` installs them and sets `MNEMO_MODEL_DIR`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -78,7 +78,7 @@ fn matches_sentence_transformers() {
 /// all-mpnet-base-v2 (`scripts/fetch-model --mpnet`; `.ci/run` installs it
 /// and sets `MNEMO_MPNET_DIR`): the MPNet encoder written for candle
 /// (`host/src/embedding/mpnet.rs`) against sentence-transformers' own
-/// vectors (`tests/fixtures/make_mpnet_reference.py`), batched and alone.
+/// vectors (`tests/fixtures/make_embedding_reference.py`), batched and alone.
 #[test]
 fn mpnet_matches_sentence_transformers() {
     let settings = mnemo_host::config::Settings::load(None).unwrap();
