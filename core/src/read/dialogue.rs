@@ -1,4 +1,4 @@
-//! Session context in recall: a turn is not read alone. The turns of one
+//! Dialogue context in recall: a turn is not read alone. The turns of one
 //! conversation about one thing sit in one session, so after scoring an
 //! episode candidate gains `SESSION_WEIGHT ×` the best relevance among the
 //! candidates of its session (the right session first, then the turn in
@@ -24,7 +24,7 @@ use crate::read::scoring;
 use crate::thresholds::{REPLY_WEIGHT, SESSION_TURN_KEY, SESSION_WEIGHT};
 
 /// Adds the session and reply terms to the episode candidates in `scored`.
-pub(crate) fn session_context(scored: &mut [Scored]) {
+pub(crate) fn dialogue_context(scored: &mut [Scored]) {
     let before: Vec<Score> = scored.iter().map(|s| s.hit.explanation.relevance).collect();
     let mut best: BTreeMap<(&str, &str), Score> = BTreeMap::new();
     // (namespace, session, turn) → the candidate's index, for turns that ask.

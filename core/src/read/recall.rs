@@ -114,7 +114,7 @@ impl<P: Ports> Engine<P> {
             &mut out,
         )?;
         if targets.contains(&Target::Episodes) {
-            dialogue::session_context(&mut scored);
+            dialogue::dialogue_context(&mut scored);
         }
         order(&mut scored, req.sort);
         let mut seen = BTreeSet::new();
