@@ -63,12 +63,16 @@ fn export_import_round_trip_is_lossless_and_import_dedups() {
         let (sa, sb) = (&a.ports().store, &b.ports().store);
         // Attributes travel as JSON objects: the same object, its keys in
         // the order JSON gives them (key order carries nothing).
+        let json = |a: &str| -> String {
+            serde_json::from_str::<serde_json::Value>(a)
+                .unwrap()
+                .to_string()
+        };
         let canonical = |ms: Vec<Memory>| -> Vec<Memory> {
             ms.into_iter()
-                .map(|mut m| {
-                    let v: serde_json::Value = serde_json::from_str(&m.attributes).unwrap();
-                    m.attributes = v.to_string();
-                    m
+                .map(|m| Memory {
+                    attributes: json(&m.attributes),
+                    ..m
                 })
                 .collect()
         };
@@ -77,9 +81,18 @@ fn export_import_round_trip_is_lossless_and_import_dedups() {
             canonical(sb.all_memories(None).unwrap()),
             "memories, trash included, field for field"
         );
+        let canonical_episodes = |es: Vec<Episode>| -> Vec<Episode> {
+            es.into_iter()
+                .map(|e| Episode {
+                    attributes: json(&e.attributes),
+                    ..e
+                })
+                .collect()
+        };
         assert_eq!(
-            sa.all_episodes(None).unwrap(),
-            sb.all_episodes(None).unwrap()
+            canonical_episodes(sa.all_episodes(None).unwrap()),
+            canonical_episodes(sb.all_episodes(None).unwrap()),
+            "episodes field for field (`session_turn` and `enriched_at` included)"
         );
         assert_eq!(
             sa.all_sessions(None).unwrap(),
