@@ -9,7 +9,7 @@ mod common;
 
 use mnemo_core::model::*;
 use mnemo_host::config::{Config, EmbedderChoice};
-use mnemo_host::embedding::{EmbeddingProvider, LocalEmbedder};
+use mnemo_host::embedding::{EmbeddingProvider, LocalEmbedder, Precision};
 
 fn model_dir() -> std::path::PathBuf {
     let settings = mnemo_host::config::Settings::load(None).unwrap();
@@ -28,6 +28,7 @@ fn open_local(dir: &std::path::Path) -> mnemo_host::Mnemo {
     cfg.embedder = EmbedderChoice::Local {
         dir: model_dir(),
         dimension: None,
+        precision: Precision::Auto,
     };
     mnemo_host::Mnemo::open(&cfg).unwrap()
 }
@@ -37,6 +38,26 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
     let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
     let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
     dot / (na * nb)
+}
+
+/// all-mpnet-base-v2's folder: `MNEMO_MPNET_DIR`, else where
+/// `scripts/fetch-model --mpnet` puts it.
+fn mpnet_dir() -> std::path::PathBuf {
+    let settings = mnemo_host::config::Settings::load(None).unwrap();
+    let dir = std::env::var_os("MNEMO_MPNET_DIR").map_or_else(
+        || {
+            Config::data_dir_of(&settings)
+                .join("models")
+                .join("all-mpnet-base-v2")
+        },
+        std::path::PathBuf::from,
+    );
+    assert!(
+        dir.join("model.safetensors").is_file(),
+        "all-mpnet-base-v2 is not installed at {}; run `scripts/fetch-model --mpnet` (or `.ci/run`, which does)",
+        dir.display()
+    );
+    dir
 }
 
 fn reference() -> (Vec<String>, Vec<Vec<f32>>) {
@@ -81,31 +102,92 @@ fn matches_sentence_transformers() {
 /// vectors (`tests/fixtures/make_embedding_reference.py`), batched and alone.
 #[test]
 fn mpnet_matches_sentence_transformers() {
-    let settings = mnemo_host::config::Settings::load(None).unwrap();
-    let dir = std::env::var_os("MNEMO_MPNET_DIR").map_or_else(
-        || {
-            Config::data_dir_of(&settings)
-                .join("models")
-                .join("all-mpnet-base-v2")
-        },
-        std::path::PathBuf::from,
-    );
-    assert!(
-        dir.join("model.safetensors").is_file(),
-        "all-mpnet-base-v2 is not installed at {}; run `scripts/fetch-model --mpnet` (or `.ci/run`, which does)",
-        dir.display()
-    );
-    let model = LocalEmbedder::load(&dir, None).unwrap();
-    assert_eq!(model.info().dimension, 768);
+    let dir = mpnet_dir();
     let (sentences, expected) = reference_of("mpnet-reference.json");
-    let batch = model.embed(&sentences).unwrap();
-    for (i, ((got, want), s)) in batch.iter().zip(&expected).zip(&sentences).enumerate() {
-        let c = cosine(got, want);
-        assert!(c >= 0.9999, "batched sentence {i}: cosine {c}");
-        let one = model.embed(std::slice::from_ref(s)).unwrap();
-        let c = cosine(&one[0], want);
-        assert!(c >= 0.9999, "single sentence {i}: cosine {c}");
+    // f32 weights are the reference's own arithmetic; 8-bit ones (the query
+    // path by default, everything at `q8`) stay close enough that rankings
+    // do not move (README "Round 2"; the lowest 8-bit cosine over these
+    // sentences measured 0.9987). Floors: (stored, query) vectors.
+    for (precision, floors) in [
+        (Precision::F32, (0.9999, 0.9999)),
+        (Precision::Auto, (0.9999, 0.995)),
+        (Precision::Q8, (0.995, 0.995)),
+    ] {
+        let model = LocalEmbedder::load_with(&dir, None, precision).unwrap();
+        assert_eq!(model.info().dimension, 768);
+        assert_eq!(
+            model.info().model,
+            dir.file_name().unwrap().to_str().unwrap()
+        );
+        let stored = model.embed(&sentences).unwrap();
+        let queries = model.embed_queries(&sentences).unwrap();
+        for (i, s) in sentences.iter().enumerate() {
+            let want = &expected[i];
+            let one = model.embed(std::slice::from_ref(s)).unwrap();
+            let one_query = model.embed_queries(std::slice::from_ref(s)).unwrap();
+            for (what, got, floor) in [
+                ("batched", &stored[i], floors.0),
+                ("single", &one[0], floors.0),
+                ("batched query", &queries[i], floors.1),
+                ("single query", &one_query[0], floors.1),
+            ] {
+                let c = cosine(got, want);
+                assert!(c >= floor, "{precision:?}, {what} sentence {i}: cosine {c}");
+            }
+        }
     }
+}
+
+/// Through the real component: a memory's stored vector comes from the
+/// f32 encoder and a recall's query from the 8-bit one, so asking for the
+/// memory's own words finds it at a cosine just under 1 (at `f32`, 1).
+#[test]
+fn a_recall_searches_with_the_eight_bit_encoder_and_stores_f32() {
+    let text = "Melanie signed up for a pottery class yesterday";
+    let mut cosines = Vec::new();
+    for precision in [Precision::Auto, Precision::F32] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = common::config(dir.path());
+        cfg.embedder = EmbedderChoice::Local {
+            dir: mpnet_dir(),
+            dimension: None,
+            precision,
+        };
+        let mut m = mnemo_host::Mnemo::open(&cfg).unwrap();
+        common::remember(&mut m, "", text);
+        let r = m
+            .recall(RecallRequest {
+                query: text.into(),
+                ..Default::default()
+            })
+            .unwrap();
+        let vector = r.hits[0]
+            .explanation
+            .channels
+            .iter()
+            .find(|c| c.channel == Channel::Vector)
+            .unwrap();
+        cosines.push(vector.raw_score);
+    }
+    let (auto, f32) = (cosines[0], cosines[1]);
+    assert!(
+        f32 > 0.99999,
+        "f32 query against its own stored vector: {f32}"
+    );
+    assert!((0.995..0.99999).contains(&auto), "8-bit query: {auto}");
+}
+
+#[test]
+fn eight_bit_weights_are_for_mpnet_only() {
+    let err = LocalEmbedder::load_with(&model_dir(), None, Precision::Q8)
+        .err()
+        .unwrap();
+    assert!(format!("{err:#}").contains("MPNet models only"), "{err:#}");
+    assert!(
+        "q4".parse::<Precision>()
+            .unwrap_err()
+            .contains("MNEMO_MODEL_PRECISION")
+    );
 }
 
 #[test]

@@ -562,6 +562,23 @@ fn every_setting_of_the_file_is_read_typed_and_none_is_ignored() {
     assert!(format!("{err:#}").contains("MNEMO_PORT"), "{err:#}");
     let err = settings_from("llm_level = \"sometimes\"\n").unwrap_err();
     assert!(format!("{err:#}").contains("MNEMO_LLM_LEVEL"), "{err:#}");
+    let err = settings_from("model_precision = \"q4\"\n").unwrap_err();
+    assert!(
+        format!("{err:#}").contains("MNEMO_MODEL_PRECISION"),
+        "{err:#}"
+    );
+    if env("MNEMO_MODEL_PRECISION").is_none() {
+        let s = settings_from("model_precision = \"F32\"\n").unwrap();
+        match mnemo_host::Config::from_settings(None, &s)
+            .unwrap()
+            .embedder
+        {
+            EmbedderChoice::Local { precision, .. } => {
+                assert_eq!(precision, mnemo_host::embedding::Precision::F32)
+            }
+            other => panic!("the local embedder was expected, not {other:?}"),
+        }
+    }
     // Every setting has a name the file accepts.
     assert!(mnemo_host::config::Settings::NAMES.contains(&"model_dir"));
     assert!(mnemo_host::config::Settings::NAMES.contains(&"review_model"));

@@ -43,7 +43,11 @@ pub fn host_ports(config: &Config) -> anyhow::Result<HostPorts> {
     let plugins = llm_plugins(config)?;
     let provider: Box<dyn EmbeddingProvider> = match &config.embedder {
         EmbedderChoice::Hash { dimension } => Box::new(HashEmbedder::new(*dimension)),
-        EmbedderChoice::Local { dir, dimension } => Box::new(LocalEmbedder::load(dir, *dimension)?),
+        EmbedderChoice::Local {
+            dir,
+            dimension,
+            precision,
+        } => Box::new(LocalEmbedder::load_with(dir, *dimension, *precision)?),
         EmbedderChoice::Http {
             provider,
             base_url,

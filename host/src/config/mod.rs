@@ -27,6 +27,8 @@ pub enum EmbedderChoice {
     Local {
         dir: PathBuf,
         dimension: Option<usize>,
+        /// The dense weights' number format (`MNEMO_MODEL_PRECISION`).
+        precision: crate::embedding::Precision,
     },
     /// Hashed bag of words: no model, no synonyms. For tests and tiny machines.
     Hash { dimension: usize },
@@ -169,6 +171,7 @@ impl Config {
             EmbedderKind::Local => EmbedderChoice::Local {
                 dir: Self::model_dir_of(s),
                 dimension,
+                precision: s.model_precision.unwrap_or_default(),
             },
             EmbedderKind::Hash => EmbedderChoice::Hash {
                 dimension: dimension.unwrap_or(DEFAULT_DIMENSION),

@@ -136,6 +136,9 @@ settings! {
     config: PathBuf,
     /// Where the local embedding model lives.
     model_dir: PathBuf,
+    /// The local model's dense weights: `auto` (default: 8-bit MPNet,
+    /// f32 BERT), `f32` or `q8`.
+    model_precision: crate::embedding::Precision,
     /// `local` (default), `http` or `hash`.
     embedder: EmbedderKind,
     embedding_dim: usize,

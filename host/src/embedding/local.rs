@@ -6,7 +6,8 @@
 //!
 //! The folder's `config.json` names the architecture: `bert` (MiniLM, and
 //! any BERT sentence encoder) runs candle-transformers' BERT; `mpnet`
-//! (all-mpnet-base-v2, `scripts/fetch-model --mpnet`) runs `mpnet.rs`.
+//! (all-mpnet-base-v2, `scripts/fetch-model --mpnet`) runs `mpnet.rs`,
+//! and searches with an 8-bit copy of itself (`Precision`).
 
 use std::path::Path;
 
@@ -26,6 +27,48 @@ pub const MAX_TOKENS: usize = 256;
 /// The name a BERT folder's vectors carry (the default model's); a folder
 /// of another architecture is named by the folder itself.
 pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
+
+/// The number format of the local model's dense weights
+/// (`MNEMO_MODEL_PRECISION`).
+///
+/// `auto` stores f32 vectors and, for MPNet, searches with 8-bit ones: a
+/// recall's query goes through a copy of the encoder whose dense weights
+/// are ggml Q8_0 ([`EmbeddingProvider::embed_queries`]). Measured on this
+/// machine (2 cores; `mnemo eval locomo --data
+/// ../shared/data/locomo-dev.json`, all-mpnet-base-v2, README "Round 2"),
+/// over the same stored f32 vectors: R@10 0.807 / Hit@1 0.554 against
+/// 0.806 / 0.557 with f32 queries, recall p50 23.8 ms against 65.5 ms.
+/// `q8` also stores 8-bit vectors (0.807 / 0.547; a third less embedding
+/// time, no f32 copy of the weights in memory). An 8-bit vector's cosine
+/// with sentence-transformers' own is 0.9987 or more over the reference
+/// sentences (`tests/embedding.rs` holds it above 0.995).
+/// MiniLM runs candle-transformers' BERT, f32 only, and is fast enough
+/// without.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Precision {
+    /// f32 stored vectors; 8-bit MPNet queries.
+    #[default]
+    Auto,
+    /// Every weight as the folder stores it (f32): vectors equal to
+    /// sentence-transformers' to cosine 0.9999.
+    F32,
+    /// 8-bit dense weights for everything; MPNet only.
+    Q8,
+}
+
+impl std::str::FromStr for Precision {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(Self::Auto),
+            "f32" => Ok(Self::F32),
+            "q8" => Ok(Self::Q8),
+            other => Err(format!(
+                "MNEMO_MODEL_PRECISION=`{other}` is not known; use `auto` (default), `f32` or `q8`"
+            )),
+        }
+    }
+}
 
 /// The encoder a model folder holds.
 enum Encoder {
@@ -53,6 +96,9 @@ pub fn pin_thread_count() {
 
 pub struct LocalEmbedder {
     model: Encoder,
+    /// The encoder queries go through, when not `model` (`Precision::Auto`
+    /// with MPNet: its 8-bit copy).
+    queries: Option<MpNet>,
     name: String,
     tokenizer: Tokenizer,
     device: Device,
@@ -62,8 +108,18 @@ pub struct LocalEmbedder {
 }
 
 impl LocalEmbedder {
-    /// Loads the model from `dir`; `dimension` truncates (None = full 384).
+    /// Loads the model from `dir` at `Precision::Auto`; `dimension`
+    /// truncates (None = the model's full width).
     pub fn load(dir: &Path, dimension: Option<usize>) -> anyhow::Result<Self> {
+        Self::load_with(dir, dimension, Precision::Auto)
+    }
+
+    /// Loads the model from `dir` with its dense weights at `precision`.
+    pub fn load_with(
+        dir: &Path,
+        dimension: Option<usize>,
+        precision: Precision,
+    ) -> anyhow::Result<Self> {
         let missing = |f: &str| {
             anyhow!(
                 "the embedding model is not installed: {} is missing; run `scripts/fetch-model {}` (or set MNEMO_EMBEDDER=hash)",
@@ -107,15 +163,25 @@ impl LocalEmbedder {
                 &device,
             )?
         };
+        let mut queries = None;
         let (model, hidden, name) = match kind.as_str() {
             "bert" => {
+                anyhow::ensure!(
+                    precision != Precision::Q8,
+                    "MNEMO_MODEL_PRECISION=q8 runs MPNet models only; {} holds a BERT model (use `auto` or `f32`)",
+                    dir.display()
+                );
                 let c: BertConfig = serde_json::from_str(&raw).context("parsing config.json")?;
                 let model = BertModel::load(vb, &c).context("loading the BERT weights")?;
                 (Encoder::Bert(model), c.hidden_size, MODEL_NAME.to_string())
             }
             "mpnet" => {
                 let c: MpNetConfig = serde_json::from_str(&raw).context("parsing config.json")?;
-                let model = MpNet::load(vb, &c).context("loading the MPNet weights")?;
+                let model = MpNet::load(vb, &c, precision == Precision::Q8)
+                    .context("loading the MPNet weights")?;
+                if precision == Precision::Auto {
+                    queries = Some(model.quantized().context("quantizing the MPNet weights")?);
+                }
                 let name = dir
                     .file_name()
                     .map_or("mpnet".into(), |n| n.to_string_lossy().into_owned());
@@ -133,6 +199,7 @@ impl LocalEmbedder {
         );
         Ok(Self {
             model,
+            queries,
             name,
             tokenizer,
             device,
@@ -141,7 +208,8 @@ impl LocalEmbedder {
         })
     }
 
-    fn forward(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+    /// One batch through the encoder (the query one when `query`).
+    fn forward(&self, texts: &[String], query: bool) -> anyhow::Result<Vec<Vec<f32>>> {
         let encodings = self
             .tokenizer
             .encode_batch(texts.to_vec(), true)
@@ -156,9 +224,10 @@ impl LocalEmbedder {
         }
         let ids = Tensor::from_vec(ids, (n, len), &self.device)?;
         let mask = Tensor::from_vec(mask, (n, len), &self.device)?;
-        let hidden = match &self.model {
-            Encoder::Bert(m) => m.forward(&ids, &ids.zeros_like()?, Some(&mask))?,
-            Encoder::MpNet(m) => m.forward(&ids, &mask)?,
+        let hidden = match (&self.model, &self.queries) {
+            (Encoder::Bert(m), _) => m.forward(&ids, &ids.zeros_like()?, Some(&mask))?,
+            (Encoder::MpNet(_), Some(q)) if query => q.forward(&ids, &mask)?,
+            (Encoder::MpNet(m), _) => m.forward(&ids, &mask)?,
         };
         // Mean over real tokens only.
         let m = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
@@ -212,12 +281,23 @@ impl EmbeddingProvider for LocalEmbedder {
     }
 
     fn embed(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+        self.embed_with(texts, false)
+    }
+
+    fn embed_queries(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+        self.embed_with(texts, true)
+    }
+}
+
+impl LocalEmbedder {
+    /// `texts` in batches of about one length, back in the caller's order.
+    fn embed_with(&self, texts: &[String], query: bool) -> anyhow::Result<Vec<Vec<f32>>> {
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| texts[i].len());
         let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
         for chunk in order.chunks(BATCH) {
             let batch: Vec<String> = chunk.iter().map(|&i| texts[i].clone()).collect();
-            for (&i, v) in chunk.iter().zip(self.forward(&batch)?) {
+            for (&i, v) in chunk.iter().zip(self.forward(&batch, query)?) {
                 out[i] = v;
             }
         }

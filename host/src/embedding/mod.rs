@@ -1,5 +1,8 @@
 //! Embedding providers behind the core's `Embedder` port, with a small
-//! query cache. One file per backend.
+//! query cache. One file per backend. While a recall runs
+//! ([`Embeddings::searching`]) the core's texts go to the provider's query
+//! path, which may be cheaper (the local MPNet's 8-bit weights); every
+//! vector that is stored comes from `embed`.
 
 mod hash;
 mod local;
@@ -7,6 +10,7 @@ mod mpnet;
 mod remote;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use mnemo_core::model::EmbedderInfo;
@@ -16,7 +20,7 @@ use mnemo_core::{CoreError, CoreResult};
 use crate::ledger::{Ledger, Usage, now_ms};
 
 pub use hash::HashEmbedder;
-pub use local::{LocalEmbedder, pin_thread_count};
+pub use local::{LocalEmbedder, Precision, pin_thread_count};
 pub use remote::RemoteEmbedder;
 
 /// Entries kept in the query-embedding cache before it is cleared.
@@ -26,6 +30,12 @@ const QUERY_CACHE_ENTRIES: usize = 1024;
 pub trait EmbeddingProvider: Send + Sync {
     fn info(&self) -> EmbedderInfo;
     fn embed(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>>;
+    /// The vectors of texts to search with, never stored: a provider may
+    /// compute them more cheaply than `embed` (the local MPNet uses 8-bit
+    /// weights, see `Precision`), as long as they compare with `embed`'s.
+    fn embed_queries(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+        self.embed(texts)
+    }
     /// Whether the provider writes its own ledger entries (with the
     /// endpoint's token counts); otherwise `Embeddings` records each call.
     fn records_usage(&self) -> bool {
@@ -41,7 +51,23 @@ pub struct Embeddings {
     provider: Arc<dyn EmbeddingProvider>,
     /// Behind a mutex only so the worker can lend it to a rayon pool.
     cache: Mutex<HashMap<String, Vec<f32>>>,
+    /// Query vectors, apart from `cache`: a vector made for searching is
+    /// never handed to a write.
+    queries: Mutex<HashMap<String, Vec<f32>>>,
+    /// Set while a recall runs ([`Embeddings::searching`]): the texts the
+    /// core embeds then are queries.
+    searching: Arc<AtomicBool>,
     ledger: Ledger,
+}
+
+/// While alive, the core's embeddings are queries (see
+/// [`EmbeddingProvider::embed_queries`]).
+pub struct Searching(Arc<AtomicBool>);
+
+impl Drop for Searching {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
 }
 
 impl Embeddings {
@@ -49,8 +75,18 @@ impl Embeddings {
         Self {
             provider: Arc::from(provider),
             cache: Mutex::new(HashMap::new()),
+            queries: Mutex::new(HashMap::new()),
+            searching: Arc::new(AtomicBool::new(false)),
             ledger,
         }
+    }
+
+    /// Marks what the core embeds until the guard drops as queries: a
+    /// recall stores no vector, so its texts may take the provider's
+    /// query path.
+    pub fn searching(&self) -> Searching {
+        self.searching.store(true, Ordering::Release);
+        Searching(Arc::clone(&self.searching))
     }
 
     /// The same provider and ledger, with a query cache of its own (for
@@ -59,6 +95,8 @@ impl Embeddings {
         Self {
             provider: Arc::clone(&self.provider),
             cache: Mutex::new(HashMap::new()),
+            queries: Mutex::new(HashMap::new()),
+            searching: Arc::new(AtomicBool::new(false)),
             ledger: self.ledger.clone(),
         }
     }
@@ -77,8 +115,18 @@ impl Embeddings {
 
     /// Batch embedding for background work: no cache.
     pub fn embed_batch(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+        self.call_provider(texts, false)
+    }
+
+    /// One call to the provider (its query path when `queries`), recorded
+    /// in the usage ledger.
+    fn call_provider(&self, texts: &[String], queries: bool) -> anyhow::Result<Vec<Vec<f32>>> {
         let started = std::time::Instant::now();
-        let result = self.provider.embed(texts);
+        let result = if queries {
+            self.provider.embed_queries(texts)
+        } else {
+            self.provider.embed(texts)
+        };
         if !self.provider.records_usage() {
             self.ledger.record(Usage {
                 at: now_ms(),
@@ -107,9 +155,10 @@ impl Embedder for Embeddings {
     }
 
     fn embed(&self, texts: &[String]) -> CoreResult<Vec<Vec<f32>>> {
+        let queries = self.searching.load(Ordering::Acquire);
+        let cache = if queries { &self.queries } else { &self.cache };
         if let [one] = texts
-            && let Some(v) = self
-                .cache
+            && let Some(v) = cache
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .get(one)
@@ -118,7 +167,7 @@ impl Embedder for Embeddings {
             return Ok(vec![v]);
         }
         let out = self
-            .embed_batch(texts)
+            .call_provider(texts, queries)
             .map_err(|e| CoreError::Embedding(format!("{e:#}")))?;
         if out.len() != texts.len() {
             return Err(CoreError::Embedding(format!(
@@ -128,7 +177,7 @@ impl Embedder for Embeddings {
             )));
         }
         if let ([one], [v]) = (texts, out.as_slice()) {
-            let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut cache = cache.lock().unwrap_or_else(PoisonError::into_inner);
             if cache.len() >= QUERY_CACHE_ENTRIES {
                 cache.clear();
             }
@@ -140,3 +189,56 @@ impl Embedder for Embeddings {
 
 /// Scales `v` to unit length: the core's, so every embedder normalises alike.
 pub use mnemo_core::normalize;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Marks each vector with the path that made it: 1.0 from `embed`,
+    /// 2.0 from `embed_queries`.
+    struct TwoPaths;
+
+    impl EmbeddingProvider for TwoPaths {
+        fn info(&self) -> EmbedderInfo {
+            EmbedderInfo {
+                model: "two-paths".into(),
+                dimension: 1,
+            }
+        }
+        fn embed(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+            Ok(texts.iter().map(|_| vec![1.0]).collect())
+        }
+        fn embed_queries(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+            Ok(texts.iter().map(|_| vec![2.0]).collect())
+        }
+    }
+
+    fn one(e: &Embeddings, text: &str) -> f32 {
+        e.embed(&[text.to_string()]).unwrap()[0][0]
+    }
+
+    /// While a recall runs the core's texts are queries; before and after,
+    /// and in batches, they are vectors to store, and a query's vector is
+    /// never served from the cache to a write (or the other way round).
+    #[test]
+    fn a_recall_embeds_on_the_query_path_and_a_write_never_does() {
+        let e = Embeddings::new(Box::new(TwoPaths), Ledger::default());
+        assert_eq!(one(&e, "tea"), 1.0);
+        {
+            let _recall = e.searching();
+            assert_eq!(one(&e, "tea"), 2.0, "not the cached stored vector");
+            assert_eq!(one(&e, "coffee"), 2.0);
+            let batch = e.embed_batch(&["coffee".to_string()]).unwrap();
+            assert_eq!(batch[0][0], 1.0, "background batches store");
+        }
+        assert_eq!(one(&e, "coffee"), 1.0, "not the cached query vector");
+        assert_eq!(one(&e, "tea"), 1.0);
+        let shared = e.share();
+        let _recall = e.searching();
+        assert_eq!(
+            one(&shared, "milk"),
+            1.0,
+            "another instance is not searching"
+        );
+    }
+}

@@ -332,6 +332,7 @@ impl CoreInstance {
             self.effects_only()
         };
         let req = req.cross();
+        let _queries = self.ports().embeddings.searching();
         self.call(mode, |a, s| a.mnemo_core_engine().call_recall(s, &req))
     }
 

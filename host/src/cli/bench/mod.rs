@@ -417,11 +417,16 @@ fn run_core(base: &Config, args: CoreArgs) -> anyhow::Result<()> {
 /// Throughput and query latency of the local embedding model, if installed.
 fn local_model_rows(base: &Config, t: &mut Table, corpus: &mut Corpus) -> anyhow::Result<()> {
     use mnemo_host::embedding::{EmbeddingProvider, LocalEmbedder};
-    let EmbedderChoice::Local { dir, dimension } = &base.embedder else {
+    let EmbedderChoice::Local {
+        dir,
+        dimension,
+        precision,
+    } = &base.embedder
+    else {
         t.note("(local embedding model not configured: MNEMO_EMBEDDER is not `local`)");
         return Ok(());
     };
-    let model = match LocalEmbedder::load(dir, *dimension) {
+    let model = match LocalEmbedder::load_with(dir, *dimension, *precision) {
         Ok(m) => m,
         Err(e) => {
             t.note(&format!("(local embedding model skipped: {e:#})"));
@@ -455,11 +460,18 @@ fn local_model_rows(base: &Config, t: &mut Table, corpus: &mut Corpus) -> anyhow
         "texts/s",
         "256 texts in batches of 32 (TOOLCHAIN.md quotes PyTorch at ~45/s)",
     );
+    let mut queries = Vec::new();
+    for text in texts.iter().take(64) {
+        let start = Instant::now();
+        model.embed_queries(std::slice::from_ref(text))?;
+        queries.push(start.elapsed());
+    }
+    queries.sort();
     t.row(
         "query embedding latency (p50)",
-        ms(percentile(&singles, 0.5)),
+        ms(percentile(&queries, 0.5)),
         "ms",
-        "one query, uncached",
+        "one query, uncached, on the query path (8-bit for MPNet at MNEMO_MODEL_PRECISION=auto)",
     );
     Ok(())
 }
