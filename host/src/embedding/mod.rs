@@ -1,6 +1,6 @@
 //! Embedding providers behind the core's `Embedder` port, with a small
-//! query cache. One file per backend. While a recall runs
-//! ([`Embeddings::searching`]) the core's texts go to the provider's query
+//! query cache. One file per backend. While a recall, a context or a
+//! resume runs ([`Embeddings::searching`]) the core's texts go to the provider's query
 //! path, which may be cheaper (the local MPNet's 8-bit weights); every
 //! vector that is stored comes from `embed`.
 
@@ -54,8 +54,9 @@ pub struct Embeddings {
     /// Query vectors, apart from `cache`: a vector made for searching is
     /// never handed to a write.
     queries: Mutex<HashMap<String, Vec<f32>>>,
-    /// Set while a recall runs ([`Embeddings::searching`]): the texts the
-    /// core embeds then are queries.
+    /// Set while a recall, context or resume runs
+    /// ([`Embeddings::searching`]): the texts the core embeds then are
+    /// queries.
     searching: Arc<AtomicBool>,
     ledger: Ledger,
 }

@@ -332,6 +332,7 @@ impl CoreInstance {
             self.effects_only()
         };
         let req = req.cross();
+        // A recall stores no vector: what it embeds is a query.
         let _queries = self.ports().embeddings.searching();
         self.call(mode, |a, s| a.mnemo_core_engine().call_recall(s, &req))
     }
@@ -455,8 +456,10 @@ impl CoreInstance {
 
     pub fn resume(&mut self, req: ResumeRequest) -> Result<ResumeBlock, CallError> {
         let req = req.cross();
-        // A write: what resume shows renews its life.
+        // A write: what resume shows renews its life. It stores no vector:
+        // the context it embeds is a query.
         let mode = self.effects_only();
+        let _queries = self.ports().embeddings.searching();
         self.call(mode, |a, s| a.mnemo_core_engine().call_resume(s, &req))
     }
 
@@ -468,6 +471,8 @@ impl CoreInstance {
         limit: u32,
     ) -> Result<ContextBlock, CallError> {
         let mode = self.effects_only();
+        // A recall inside: the prompt is a query.
+        let _queries = self.ports().embeddings.searching();
         self.call(mode, |a, s| {
             a.mnemo_core_engine()
                 .call_context(s, namespace, prompt, session_id, limit)
