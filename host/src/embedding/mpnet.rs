@@ -81,18 +81,17 @@ struct Dense {
 
 impl Dense {
     fn load(input: usize, output: usize, vb: VarBuilder, quantized: bool) -> Result<Self> {
-        let w = vb.get((output, input), "weight")?;
-        let bias = vb.get(output, "bias")?;
-        let weight = if quantized {
-            QMatMul::from_qtensor(QTensor::quantize(&w, GgmlDType::Q8_0)?)?
-        } else {
-            QMatMul::Tensor(w)
+        let dense = Self {
+            weight: QMatMul::Tensor(vb.get((output, input), "weight")?),
+            bias: vb.get(output, "bias")?,
         };
-        Ok(Self { weight, bias })
+        if quantized {
+            dense.quantized()
+        } else {
+            Ok(dense)
+        }
     }
-}
 
-impl Dense {
     /// The same layer with its weight in 8 bits (the bias shared).
     fn quantized(&self) -> Result<Self> {
         let weight = match &self.weight {

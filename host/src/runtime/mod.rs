@@ -332,8 +332,7 @@ impl CoreInstance {
             self.effects_only()
         };
         let req = req.cross();
-        // A recall stores no vector: what it embeds is a query.
-        let _queries = self.ports().embeddings.searching();
+        let _queries = self.ports().embeddings.searching(); // stores no vector
         self.call(mode, |a, s| a.mnemo_core_engine().call_recall(s, &req))
     }
 
@@ -456,10 +455,9 @@ impl CoreInstance {
 
     pub fn resume(&mut self, req: ResumeRequest) -> Result<ResumeBlock, CallError> {
         let req = req.cross();
-        // A write: what resume shows renews its life. It stores no vector:
-        // the context it embeds is a query.
+        // A write: what resume shows renews its life.
         let mode = self.effects_only();
-        let _queries = self.ports().embeddings.searching();
+        let _queries = self.ports().embeddings.searching(); // stores no vector
         self.call(mode, |a, s| a.mnemo_core_engine().call_resume(s, &req))
     }
 
@@ -471,8 +469,7 @@ impl CoreInstance {
         limit: u32,
     ) -> Result<ContextBlock, CallError> {
         let mode = self.effects_only();
-        // A recall inside: the prompt is a query.
-        let _queries = self.ports().embeddings.searching();
+        let _queries = self.ports().embeddings.searching(); // a recall inside
         self.call(mode, |a, s| {
             a.mnemo_core_engine()
                 .call_context(s, namespace, prompt, session_id, limit)
