@@ -81,9 +81,34 @@ struct Dense {
 
 impl Dense {
     fn load(input: usize, output: usize, vb: VarBuilder, quantized: bool) -> Result<Self> {
+        Self::new(
+            vb.get((output, input), "weight")?,
+            vb.get(output, "bias")?,
+            quantized,
+        )
+    }
+
+    /// Several layers reading the same input as one: their weights stacked,
+    /// so the input is read (and, in 8 bits, quantized) once, in one
+    /// product on candle's threads instead of one each.
+    fn stacked(input: usize, output: usize, vbs: &[VarBuilder], quantized: bool) -> Result<Self> {
+        let mut weights = Vec::with_capacity(vbs.len());
+        let mut biases = Vec::with_capacity(vbs.len());
+        for vb in vbs {
+            weights.push(vb.get((output, input), "weight")?);
+            biases.push(vb.get(output, "bias")?);
+        }
+        Self::new(
+            Tensor::cat(&weights, 0)?,
+            Tensor::cat(&biases, 0)?,
+            quantized,
+        )
+    }
+
+    fn new(weight: Tensor, bias: Tensor, quantized: bool) -> Result<Self> {
         let dense = Self {
-            weight: QMatMul::Tensor(vb.get((output, input), "weight")?),
-            bias: vb.get(output, "bias")?,
+            weight: QMatMul::Tensor(weight),
+            bias,
         };
         if quantized {
             dense.quantized()
@@ -182,9 +207,8 @@ impl CustomOp1 for GeluErf {
 }
 
 struct Layer {
-    q: Dense,
-    k: Dense,
-    v: Dense,
+    /// The query, key and value projections, stacked (`Dense::stacked`).
+    qkv: Dense,
     o: Dense,
     attention_norm: LayerNorm,
     intermediate: Dense,
@@ -197,9 +221,7 @@ impl Layer {
         let (h, i) = (c.hidden_size, c.intermediate_size);
         let attn = vb.pp("attention.attn");
         Ok(Self {
-            q: Dense::load(h, h, attn.pp("q"), q8)?,
-            k: Dense::load(h, h, attn.pp("k"), q8)?,
-            v: Dense::load(h, h, attn.pp("v"), q8)?,
+            qkv: Dense::stacked(h, h, &[attn.pp("q"), attn.pp("k"), attn.pp("v")], q8)?,
             o: Dense::load(h, h, attn.pp("o"), q8)?,
             attention_norm: layer_norm(h, c.layer_norm_eps, vb.pp("attention.LayerNorm"))?,
             intermediate: Dense::load(h, i, vb.pp("intermediate.dense"), q8)?,
@@ -210,9 +232,7 @@ impl Layer {
 
     fn quantized(&self) -> Result<Self> {
         Ok(Self {
-            q: self.q.quantized()?,
-            k: self.k.quantized()?,
-            v: self.v.quantized()?,
+            qkv: self.qkv.quantized()?,
             o: self.o.quantized()?,
             attention_norm: self.attention_norm.clone(),
             intermediate: self.intermediate.quantized()?,
@@ -225,14 +245,14 @@ impl Layer {
     fn forward(&self, x: &Tensor, bias: &Tensor, heads: usize) -> Result<Tensor> {
         let (b, len, hidden) = x.dims3()?;
         let head = hidden / heads;
-        let split = |t: Tensor| -> Result<Tensor> {
-            t.reshape((b, len, heads, head))?
-                .transpose(1, 2)?
-                .contiguous()
-        };
-        let q = split(self.q.forward(x)?)?;
-        let k = split(self.k.forward(x)?)?;
-        let v = split(self.v.forward(x)?)?;
+        // (b, len, 3·hidden) → (3, b, heads, len, head): q, k and v.
+        let qkv = self
+            .qkv
+            .forward(x)?
+            .reshape((b, len, 3, heads, head))?
+            .permute((2, 0, 3, 1, 4))?
+            .contiguous()?;
+        let (q, k, v) = (qkv.get(0)?, qkv.get(1)?, qkv.get(2)?);
         let scores = (q.matmul(&k.t()?)? / (head as f64).sqrt())?.broadcast_add(bias)?;
         let probs = candle_nn::ops::softmax_last_dim(&scores)?;
         let context = probs
