@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use mnemo_core::calendar::{MONTH_NAMES, days_from_civil};
 use mnemo_core::model::*;
+use mnemo_host::runtime::timings;
 use mnemo_host::{Config, Mnemo};
 use serde_json::Value;
 
@@ -64,6 +65,11 @@ pub struct LocomoArgs {
     /// LLM re-ordering of each question's page of hits (with an LLM configured).
     #[arg(long)]
     rerank: bool,
+    /// Also print where recall's time went: each host import the core
+    /// called (full-text and vector search, the query's embedding, …), its
+    /// calls and mean milliseconds per question.
+    #[arg(long)]
+    timings: bool,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -304,6 +310,7 @@ pub fn run(config: &Config, cmd: EvalCommand) -> anyhow::Result<()> {
         .map(|s| s["qa"].as_array().map_or(0, Vec::len))
         .sum();
     let bar = super::progress(questions as u64, "asking");
+    timings::record(args.timings);
     for sample in &samples {
         let sid = sample["sample_id"].as_str().unwrap_or_default();
         let ns = namespace_of(sid);
@@ -369,6 +376,20 @@ pub fn run(config: &Config, cmd: EvalCommand) -> anyhow::Result<()> {
         }
     }
     bar.finish_and_clear();
+    timings::record(false);
+    let asked = latencies.len().max(1) as f64;
+    let recall_ms: f64 = latencies.iter().map(Duration::as_secs_f64).sum::<f64>() * 1e3 / asked;
+    let spent: Vec<(&str, f64, f64)> = if args.timings {
+        timings::summed()
+            .iter()
+            .map(|t| {
+                let ms = t.total.as_secs_f64() * 1e3 / asked;
+                (t.import, t.calls as f64 / asked, ms)
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     latencies.sort();
     let pct = |p: f64| {
         latencies
@@ -408,6 +429,10 @@ pub fn run(config: &Config, cmd: EvalCommand) -> anyhow::Result<()> {
                 "recall_p50_ms": pct(0.5).as_secs_f64() * 1e3,
                 "recall_p95_ms": pct(0.95).as_secs_f64() * 1e3,
                 "relevance": args.relevance.as_str(),
+                "recall_mean_ms": recall_ms,
+                "timings": spent.iter().map(|(import, calls, ms)| serde_json::json!({
+                    "import": import, "calls_per_question": calls, "ms_per_question": ms,
+                })).collect::<Vec<_>>(),
             }))?
         );
         return Ok(());
@@ -431,7 +456,31 @@ pub fn run(config: &Config, cmd: EvalCommand) -> anyhow::Result<()> {
         pct(0.95).as_secs_f64() * 1e3,
         latencies.len()
     );
+    if args.timings {
+        print_timings(&spent, recall_ms);
+    }
     Ok(())
+}
+
+/// `--timings`: each import's share of a question's mean recall time; the
+/// rest is the core's own work and the calls across the boundary.
+fn print_timings(spent: &[(&str, f64, f64)], recall_ms: f64) {
+    println!();
+    println!("| where recall's time went | calls / question | ms / question | share |");
+    println!("|---|---|---|---|");
+    for (import, calls, ms) in spent {
+        println!(
+            "| {import} | {calls:.2} | {ms:.2} | {:.0}% |",
+            100.0 * ms / recall_ms.max(f64::EPSILON)
+        );
+    }
+    let imports: f64 = spent.iter().map(|s| s.2).sum();
+    println!(
+        "| the core and the boundary | | {:.2} | {:.0}% |",
+        recall_ms - imports,
+        100.0 * (recall_ms - imports) / recall_ms.max(f64::EPSILON)
+    );
+    println!("| recall (mean) | | {recall_ms:.2} | 100% |");
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use mnemo_core::{CoreResult, Cross};
 
 use super::HostState;
 use super::bindings::mnemo::core::{clock, embedding, llm, ner, resources, storage, types as wit};
+use super::timings::timed;
 
 type W<T> = Result<T, wit::Error>;
 
@@ -19,47 +20,67 @@ impl wit::Host for HostState {}
 
 impl storage::Host for HostState {
     fn insert_memory(&mut self, m: wit::Memory) -> W<()> {
-        out(self.ports.store.insert_memory(&m.cross()))
+        timed("insert-memory", || {
+            out(self.ports.store.insert_memory(&m.cross()))
+        })
     }
     fn update_memory(&mut self, m: wit::Memory) -> W<()> {
-        out(self.ports.store.update_memory(&m.cross()))
+        timed("update-memory", || {
+            out(self.ports.store.update_memory(&m.cross()))
+        })
     }
     fn get_memories(&mut self, ids: Vec<String>) -> W<Vec<wit::Memory>> {
-        out(self.ports.store.get_memories(&ids))
+        timed("get-memories", || out(self.ports.store.get_memories(&ids)))
     }
     fn find_exact(&mut self, namespaces: Vec<String>, content: String) -> W<Option<wit::Memory>> {
-        out(self.ports.store.find_exact(&namespaces, &content))
+        timed("find-exact", || {
+            out(self.ports.store.find_exact(&namespaces, &content))
+        })
     }
     fn list_memories(&mut self, q: storage::ListQuery) -> W<Vec<wit::Memory>> {
-        out(self.ports.store.list_memories(&q.cross()))
+        timed("list-memories", || {
+            out(self.ports.store.list_memories(&q.cross()))
+        })
     }
     fn touch_memories(&mut self, ids: Vec<String>, at: i64) -> W<()> {
-        out(self.ports.store.touch_memories(&ids, at))
+        timed("touch-memories", || {
+            out(self.ports.store.touch_memories(&ids, at))
+        })
     }
     fn renew_memories(&mut self, ids: Vec<String>, at: i64) -> W<()> {
-        out(self.ports.store.renew_memories(&ids, at))
+        timed("renew-memories", || {
+            out(self.ports.store.renew_memories(&ids, at))
+        })
     }
     fn insert_episode(&mut self, e: wit::Episode) -> W<()> {
-        out(self.ports.store.insert_episode(&e.cross()))
+        timed("insert-episode", || {
+            out(self.ports.store.insert_episode(&e.cross()))
+        })
     }
     fn get_episodes(&mut self, ids: Vec<String>) -> W<Vec<wit::Episode>> {
-        out(self.ports.store.get_episodes(&ids))
+        timed("get-episodes", || out(self.ports.store.get_episodes(&ids)))
     }
     fn get_session(&mut self, namespace: String, id: String) -> W<Option<wit::Session>> {
-        out(self.ports.store.get_session(&namespace, &id))
+        timed("get-session", || {
+            out(self.ports.store.get_session(&namespace, &id))
+        })
     }
     fn put_session(&mut self, s: wit::Session) -> W<()> {
-        out(self.ports.store.put_session(&s.cross()))
+        timed("put-session", || {
+            out(self.ports.store.put_session(&s.cross()))
+        })
     }
     fn pending_sessions(
         &mut self,
         namespace: String,
         exclude: Option<String>,
     ) -> W<Vec<wit::Session>> {
-        out(self
-            .ports
-            .store
-            .pending_sessions(&namespace, exclude.as_deref()))
+        timed("pending-sessions", || {
+            out(self
+                .ports
+                .store
+                .pending_sessions(&namespace, exclude.as_deref()))
+        })
     }
     fn fts_search(
         &mut self,
@@ -69,10 +90,12 @@ impl storage::Host for HostState {
         limit: u32,
         context_weight: f32,
     ) -> W<Vec<wit::ScoredId>> {
-        out(self
-            .ports
-            .store
-            .fts_search(t.cross(), &terms, &f.cross(), limit, context_weight))
+        timed("fts-search", || {
+            out(self
+                .ports
+                .store
+                .fts_search(t.cross(), &terms, &f.cross(), limit, context_weight))
+        })
     }
     fn vector_search(
         &mut self,
@@ -81,10 +104,12 @@ impl storage::Host for HostState {
         f: wit::SearchFilter,
         limit: u32,
     ) -> W<Vec<wit::ScoredId>> {
-        out(self
-            .ports
-            .store
-            .vector_search(t.cross(), &v, &f.cross(), limit))
+        timed("vector-search", || {
+            out(self
+                .ports
+                .store
+                .vector_search(t.cross(), &v, &f.cross(), limit))
+        })
     }
     fn entity_search(
         &mut self,
@@ -93,22 +118,32 @@ impl storage::Host for HostState {
         f: wit::SearchFilter,
         limit: u32,
     ) -> W<Vec<wit::ScoredId>> {
-        out(self
-            .ports
-            .store
-            .entity_search(t.cross(), &names, &f.cross(), limit))
+        timed("entity-search", || {
+            out(self
+                .ports
+                .store
+                .entity_search(t.cross(), &names, &f.cross(), limit))
+        })
     }
     fn put_vector(&mut self, t: wit::Target, id: String, v: Vec<f32>) -> W<()> {
-        out(self.ports.store.put_vector(t.cross(), &id, &v))
+        timed("put-vector", || {
+            out(self.ports.store.put_vector(t.cross(), &id, &v))
+        })
     }
     fn get_vectors(&mut self, t: wit::Target, ids: Vec<String>) -> W<Vec<(String, Vec<f32>)>> {
-        out(self.ports.store.get_vectors(t.cross(), &ids))
+        timed("get-vectors", || {
+            out(self.ports.store.get_vectors(t.cross(), &ids))
+        })
     }
     fn delete_vector(&mut self, t: wit::Target, id: String) -> W<()> {
-        out(self.ports.store.delete_vector(t.cross(), &id))
+        timed("delete-vector", || {
+            out(self.ports.store.delete_vector(t.cross(), &id))
+        })
     }
     fn vectors_enabled(&mut self) -> W<bool> {
-        out(self.ports.store.vectors_enabled())
+        timed("vectors-enabled", || {
+            out(self.ports.store.vectors_enabled())
+        })
     }
     fn find_entity(
         &mut self,
@@ -116,22 +151,32 @@ impl storage::Host for HostState {
         name: String,
         t: wit::EntityType,
     ) -> W<Option<wit::Entity>> {
-        out(self.ports.store.find_entity(&namespace, &name, t.cross()))
+        timed("find-entity", || {
+            out(self.ports.store.find_entity(&namespace, &name, t.cross()))
+        })
     }
     fn put_entity(&mut self, e: wit::Entity) -> W<()> {
-        out(self.ports.store.put_entity(&e.cross()))
+        timed("put-entity", || {
+            out(self.ports.store.put_entity(&e.cross()))
+        })
     }
     fn link_entity(&mut self, t: wit::Target, item_id: String, entity_id: String) -> W<()> {
-        out(self
-            .ports
-            .store
-            .link_entity(t.cross(), &item_id, &entity_id))
+        timed("link-entity", || {
+            out(self
+                .ports
+                .store
+                .link_entity(t.cross(), &item_id, &entity_id))
+        })
     }
     fn find_entities(&mut self, namespaces: Vec<String>, name: String) -> W<Vec<wit::Entity>> {
-        out(self.ports.store.find_entities(&namespaces, &name))
+        timed("find-entities", || {
+            out(self.ports.store.find_entities(&namespaces, &name))
+        })
     }
     fn linked_items(&mut self, t: wit::Target, entity_id: String, limit: u32) -> W<Vec<String>> {
-        out(self.ports.store.linked_items(t.cross(), &entity_id, limit))
+        timed("linked-items", || {
+            out(self.ports.store.linked_items(t.cross(), &entity_id, limit))
+        })
     }
     fn enrichment_candidates(
         &mut self,
@@ -139,22 +184,30 @@ impl storage::Host for HostState {
         max_entities: u32,
         limit: u32,
     ) -> W<Vec<storage::EnrichmentCandidate>> {
-        out(self
-            .ports
-            .store
-            .enrichment_candidates(t.cross(), max_entities, limit))
+        timed("enrichment-candidates", || {
+            out(self
+                .ports
+                .store
+                .enrichment_candidates(t.cross(), max_entities, limit))
+        })
     }
     fn mark_enriched(&mut self, t: wit::Target, id: String, at: i64) -> W<()> {
-        out(self.ports.store.mark_enriched(t.cross(), &id, at))
+        timed("mark-enriched", || {
+            out(self.ports.store.mark_enriched(t.cross(), &id, at))
+        })
     }
     fn put_fact(&mut self, f: wit::Fact) -> W<()> {
-        out(self.ports.store.put_fact(&f.cross()))
+        timed("put-fact", || out(self.ports.store.put_fact(&f.cross())))
     }
     fn query_facts(&mut self, q: wit::FactQuery) -> W<Vec<wit::Fact>> {
-        out(self.ports.store.query_facts(&q.cross()))
+        timed("query-facts", || {
+            out(self.ports.store.query_facts(&q.cross()))
+        })
     }
     fn tag_counts(&mut self, namespaces: Vec<String>, prefix: String) -> W<Vec<(String, u64)>> {
-        out(self.ports.store.tag_counts(&namespaces, &prefix))
+        timed("tag-counts", || {
+            out(self.ports.store.tag_counts(&namespaces, &prefix))
+        })
     }
     fn session_episodes(
         &mut self,
@@ -163,31 +216,41 @@ impl storage::Host for HostState {
         offset: u32,
         limit: u32,
     ) -> W<Vec<wit::Episode>> {
-        out(self
-            .ports
-            .store
-            .session_episodes(&namespace, &session_id, offset, limit))
+        timed("session-episodes", || {
+            out(self
+                .ports
+                .store
+                .session_episodes(&namespace, &session_id, offset, limit))
+        })
     }
     fn stats(&mut self, namespaces: Vec<String>) -> W<wit::StoreStats> {
-        out(self.ports.store.stats(&namespaces))
+        timed("stats", || out(self.ports.store.stats(&namespaces)))
     }
     fn active_namespaces(&mut self) -> W<Vec<String>> {
-        out(self.ports.store.active_namespaces())
+        timed("active-namespaces", || {
+            out(self.ports.store.active_namespaces())
+        })
     }
     fn log_decision(&mut self, e: wit::Decision) -> W<()> {
-        out(self.ports.store.log_decision(&e.cross()))
+        timed("log-decision", || {
+            out(self.ports.store.log_decision(&e.cross()))
+        })
     }
     fn put_version(&mut self, v: wit::MemoryVersion) -> W<()> {
-        out(self.ports.store.put_version(&v.cross()))
+        timed("put-version", || {
+            out(self.ports.store.put_version(&v.cross()))
+        })
     }
     fn memory_versions(&mut self, memory_id: String) -> W<Vec<wit::MemoryVersion>> {
-        out(self.ports.store.memory_versions(&memory_id))
+        timed("memory-versions", || {
+            out(self.ports.store.memory_versions(&memory_id))
+        })
     }
     fn get_meta(&mut self, key: String) -> W<Option<String>> {
-        out(self.ports.store.get_meta(&key))
+        timed("get-meta", || out(self.ports.store.get_meta(&key)))
     }
     fn set_meta(&mut self, key: String, value: String) -> W<()> {
-        out(self.ports.store.set_meta(&key, &value))
+        timed("set-meta", || out(self.ports.store.set_meta(&key, &value)))
     }
 }
 
@@ -196,7 +259,7 @@ impl embedding::Host for HostState {
         self.ports.embeddings.info().cross()
     }
     fn embed(&mut self, texts: Vec<String>) -> W<Vec<Vec<f32>>> {
-        out(self.ports.embeddings.embed(&texts))
+        timed("embed", || out(self.ports.embeddings.embed(&texts)))
     }
 }
 
@@ -205,13 +268,15 @@ impl llm::Host for HostState {
         self.ports.llm.level().cross()
     }
     fn complete(&mut self, req: llm::ChatRequest) -> W<llm::ChatResponse> {
-        out(self.ports.llm.complete(&req.cross()))
+        timed("complete", || out(self.ports.llm.complete(&req.cross())))
     }
 }
 
 impl ner::Host for HostState {
     fn extract(&mut self, text: String, strategy: wit::NerStrategy) -> W<ner::NerResult> {
-        out(self.ports.ner.extract(&text, strategy.cross()))
+        timed("extract", || {
+            out(self.ports.ner.extract(&text, strategy.cross()))
+        })
     }
     fn accurate_available(&mut self) -> bool {
         self.ports.ner.accurate_available()

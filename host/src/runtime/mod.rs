@@ -7,6 +7,7 @@ mod bindings;
 pub mod cache;
 mod convert;
 mod imports;
+pub mod timings;
 mod transaction;
 
 use std::path::Path;
