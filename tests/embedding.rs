@@ -1,6 +1,6 @@
-//! The local embedding model against sentence-transformers' own output
-//! (`tests/fixtures/minilm-reference.json`, computed once by
-//! `tests/fixtures/make_embedding_reference.py`). Needs the model files:
+//! The local embedding models against sentence-transformers' own output
+//! (`tests/fixtures/{minilm,mpnet}-reference.json`, computed once by
+//! `tests/fixtures/make_embedding_reference.py`), in f32 and in 8 bits. Needs the model files:
 //! `.ci/run` installs them and sets `MNEMO_MODEL_DIR`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -77,48 +77,22 @@ fn reference_of(fixture: &str) -> (Vec<String>, Vec<Vec<f32>>) {
     (sentences, embeddings)
 }
 
-#[test]
-fn matches_sentence_transformers() {
-    let model = LocalEmbedder::load(&model_dir(), None).unwrap();
-    assert_eq!(model.info().dimension, 384);
-    let (sentences, expected) = reference();
-    // As one padded batch, and one at a time: both must match.
-    let batch = model.embed(&sentences).unwrap();
-    for (i, (got, want)) in batch.iter().zip(&expected).enumerate() {
-        let c = cosine(got, want);
-        assert!(c >= 0.99, "batched sentence {i}: cosine {c}");
-        let norm: f32 = got.iter().map(|x| x * x).sum::<f32>().sqrt();
-        assert!((norm - 1.0).abs() < 1e-4);
-    }
-    for (s, want) in sentences.iter().zip(&expected) {
-        let one = model.embed(std::slice::from_ref(s)).unwrap();
-        assert!(cosine(&one[0], want) >= 0.99, "single: {s}");
-    }
-}
-
-/// all-mpnet-base-v2 (`scripts/fetch-model --mpnet`; `.ci/run` installs it
-/// and sets `MNEMO_MPNET_DIR`): the MPNet encoder written for candle
-/// (`host/src/embedding/mpnet.rs`) against sentence-transformers' own
-/// vectors (`tests/fixtures/make_embedding_reference.py`), batched and alone.
-#[test]
-fn mpnet_matches_sentence_transformers() {
-    let dir = mpnet_dir();
-    let (sentences, expected) = reference_of("mpnet-reference.json");
-    // f32 weights are the reference's own arithmetic; 8-bit ones (the query
-    // path by default, everything at `q8`) stay close enough that rankings
-    // do not move (README "Round 2"; the lowest 8-bit cosine over these
-    // sentences measured 0.9987). Floors: (stored, query) vectors.
-    for (precision, floors) in [
-        (Precision::F32, (0.9999, 0.9999)),
-        (Precision::Auto, (0.9999, 0.995)),
-        (Precision::Q8, (0.995, 0.995)),
+/// A model folder's vectors at every precision against
+/// sentence-transformers' own (`tests/fixtures/make_embedding_reference.py`),
+/// batched and alone, stored and query. f32 weights are the reference's
+/// own arithmetic; 8-bit ones (the query path by default, everything at
+/// `q8`) stay close enough that rankings do not move (README "Round 2").
+/// `floors`: the least cosine in f32, and in 8 bits.
+fn matches_at_every_precision(dir: &std::path::Path, fixture: &str, floors: (f32, f32)) {
+    let (sentences, expected) = reference_of(fixture);
+    let (f32_floor, q8_floor) = floors;
+    for (precision, stored_floor, query_floor) in [
+        (Precision::F32, f32_floor, f32_floor),
+        (Precision::Auto, f32_floor, q8_floor),
+        (Precision::Q8, q8_floor, q8_floor),
     ] {
-        let model = LocalEmbedder::load_with(&dir, None, precision).unwrap();
-        assert_eq!(model.info().dimension, 768);
-        assert_eq!(
-            model.info().model,
-            dir.file_name().unwrap().to_str().unwrap()
-        );
+        let model = LocalEmbedder::load_with(dir, None, precision).unwrap();
+        assert_eq!(model.info().dimension as usize, expected[0].len());
         let stored = model.embed(&sentences).unwrap();
         let queries = model.embed_queries(&sentences).unwrap();
         for (i, s) in sentences.iter().enumerate() {
@@ -126,68 +100,93 @@ fn mpnet_matches_sentence_transformers() {
             let one = model.embed(std::slice::from_ref(s)).unwrap();
             let one_query = model.embed_queries(std::slice::from_ref(s)).unwrap();
             for (what, got, floor) in [
-                ("batched", &stored[i], floors.0),
-                ("single", &one[0], floors.0),
-                ("batched query", &queries[i], floors.1),
-                ("single query", &one_query[0], floors.1),
+                ("batched", &stored[i], stored_floor),
+                ("single", &one[0], stored_floor),
+                ("batched query", &queries[i], query_floor),
+                ("single query", &one_query[0], query_floor),
             ] {
                 let c = cosine(got, want);
                 assert!(c >= floor, "{precision:?}, {what} sentence {i}: cosine {c}");
+                let norm: f32 = got.iter().map(|x| x * x).sum::<f32>().sqrt();
+                assert!((norm - 1.0).abs() < 1e-4);
             }
         }
     }
 }
 
-/// Through the real component: a memory's stored vector comes from the
-/// f32 encoder and a recall's query from the 8-bit one, so asking for the
-/// memory's own words finds it at a cosine just under 1 (at `f32`, 1).
+/// all-MiniLM-L6-v2 through `bert.rs`. The lowest cosines measured over
+/// these sentences: 0.9999999 in f32, 0.9989 in 8 bits.
+#[test]
+fn minilm_matches_sentence_transformers_at_every_precision() {
+    let model = LocalEmbedder::load(&model_dir(), None).unwrap();
+    assert_eq!(model.info().model, "all-MiniLM-L6-v2");
+    matches_at_every_precision(&model_dir(), "minilm-reference.json", (0.9999, 0.995));
+}
+
+/// all-mpnet-base-v2 (`scripts/fetch-model --mpnet`; `.ci/run` installs it
+/// and sets `MNEMO_MPNET_DIR`) through `mpnet.rs`. The lowest cosines
+/// measured over these sentences: 0.9999999 in f32, 0.9987 in 8 bits.
+#[test]
+fn mpnet_matches_sentence_transformers_at_every_precision() {
+    let dir = mpnet_dir();
+    let model = LocalEmbedder::load(&dir, None).unwrap();
+    assert_eq!(
+        model.info().model,
+        dir.file_name().unwrap().to_str().unwrap()
+    );
+    matches_at_every_precision(&dir, "mpnet-reference.json", (0.9999, 0.995));
+}
+
+/// Through the real component, with either model: a memory's stored
+/// vector comes from the f32 encoder and a recall's query from the 8-bit
+/// one, so asking for the memory's own words finds it at a cosine just
+/// under 1 (at `f32`, 1).
 #[test]
 fn a_recall_searches_with_the_eight_bit_encoder_and_stores_f32() {
     let text = "Melanie signed up for a pottery class yesterday";
-    let mut cosines = Vec::new();
-    for precision in [Precision::Auto, Precision::F32] {
-        let dir = tempfile::tempdir().unwrap();
-        let mut cfg = common::config(dir.path());
-        cfg.embedder = EmbedderChoice::Local {
-            dir: mpnet_dir(),
-            dimension: None,
-            precision,
-        };
-        let mut m = mnemo_host::Mnemo::open(&cfg).unwrap();
-        common::remember(&mut m, "", text);
-        let r = m
-            .recall(RecallRequest {
-                query: text.into(),
-                ..Default::default()
-            })
-            .unwrap();
-        let vector = r.hits[0]
-            .explanation
-            .channels
-            .iter()
-            .find(|c| c.channel == Channel::Vector)
-            .unwrap();
-        cosines.push(vector.raw_score);
+    for model in [model_dir(), mpnet_dir()] {
+        let mut cosines = Vec::new();
+        for precision in [Precision::Auto, Precision::F32] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut cfg = common::config(dir.path());
+            cfg.embedder = EmbedderChoice::Local {
+                dir: model.clone(),
+                dimension: None,
+                precision,
+            };
+            let mut m = mnemo_host::Mnemo::open(&cfg).unwrap();
+            common::remember(&mut m, "", text);
+            let r = m
+                .recall(RecallRequest {
+                    query: text.into(),
+                    ..Default::default()
+                })
+                .unwrap();
+            let vector = r.hits[0]
+                .explanation
+                .channels
+                .iter()
+                .find(|c| c.channel == Channel::Vector)
+                .unwrap();
+            cosines.push(vector.raw_score);
+        }
+        let (auto, f32) = (cosines[0], cosines[1]);
+        let name = model.display();
+        assert!(
+            f32 > 0.99999,
+            "{name}: f32 query against its stored vector: {f32}"
+        );
+        assert!(
+            (0.995..0.99999).contains(&auto),
+            "{name}: 8-bit query: {auto}"
+        );
     }
-    let (auto, f32) = (cosines[0], cosines[1]);
-    assert!(
-        f32 > 0.99999,
-        "f32 query against its own stored vector: {f32}"
-    );
-    assert!((0.995..0.99999).contains(&auto), "8-bit query: {auto}");
 }
 
 #[test]
-fn eight_bit_weights_are_for_mpnet_only() {
-    let err = LocalEmbedder::load_with(&model_dir(), None, Precision::Q8)
-        .err()
-        .unwrap();
-    assert!(format!("{err:#}").contains("MPNet models only"), "{err:#}");
-    assert!(
-        "q4".parse::<Precision>()
-            .unwrap_err()
-            .contains("MNEMO_MODEL_PRECISION")
-    );
+fn an_unknown_precision_names_the_setting() {
+    let err = "q4".parse::<Precision>().unwrap_err();
+    assert!(err.contains("MNEMO_MODEL_PRECISION"), "{err}");
 }
 
 #[test]

@@ -4,7 +4,9 @@
 //! path, which may be cheaper (the local MPNet's 8-bit weights); every
 //! vector that is stored comes from `embed`.
 
+mod bert;
 mod hash;
+mod layer;
 mod local;
 mod mpnet;
 mod remote;

@@ -1,0 +1,105 @@
+//! BERT (all-MiniLM-L6-v2's architecture, and any BERT sentence encoder)
+//! in candle, for the local embedder: the same layer as MPNet's
+//! (`layer.rs`), so that it too can search with an 8-bit copy of itself
+//! (`local::Precision`). It replaces candle-transformers' `BertModel`,
+//! whose layers cannot take 8-bit weights: its f32 vectors are the same
+//! (cosine 0.9999999 to sentence-transformers' over the fixture
+//! sentences), and its exact GELU and stacked query/key/value make a
+//! LoCoMo conversation's 419 turns embed in 12.0 s against 15.2 s.
+//!
+//! The embeddings are BERT's: word + absolute position + token type 0,
+//! then a layer norm. `tests/embedding.rs` checks the vectors against
+//! sentence-transformers' in f32 and in 8 bits.
+
+use candle_core::{Module, Result, Tensor};
+use candle_nn::{Embedding, LayerNorm, VarBuilder, embedding, layer_norm};
+use serde::Deserialize;
+
+use super::layer::{Activation, BERT, Dims, Layer, mask_bias};
+
+/// The fields of a BERT `config.json` the encoder reads.
+#[derive(Debug, Clone, Deserialize)]
+pub struct BertConfig {
+    pub vocab_size: usize,
+    pub hidden_size: usize,
+    pub num_hidden_layers: usize,
+    pub num_attention_heads: usize,
+    pub intermediate_size: usize,
+    pub hidden_act: String,
+    pub max_position_embeddings: usize,
+    pub type_vocab_size: usize,
+    pub layer_norm_eps: f64,
+}
+
+/// The BERT encoder: token ids in, the last layer's hidden states out.
+pub struct Bert {
+    words: Embedding,
+    positions: Embedding,
+    types: Embedding,
+    norm: LayerNorm,
+    layers: Vec<Layer>,
+    heads: usize,
+}
+
+impl Bert {
+    /// Loads a sentence-transformers BERT folder's weights (keys
+    /// `embeddings.*`, `encoder.*`); `quantized` turns every layer's dense
+    /// weights to 8 bits.
+    pub fn load(vb: VarBuilder, c: &BertConfig, quantized: bool) -> Result<Self> {
+        let e = vb.pp("embeddings");
+        let h = c.hidden_size;
+        let dims = Dims {
+            hidden: h,
+            intermediate: c.intermediate_size,
+            eps: c.layer_norm_eps,
+            act: Activation::parse(&c.hidden_act).map_err(candle_core::Error::msg)?,
+        };
+        let layers = (0..c.num_hidden_layers)
+            .map(|i| Layer::load(vb.pp(format!("encoder.layer.{i}")), &BERT, dims, quantized))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self {
+            words: embedding(c.vocab_size, h, e.pp("word_embeddings"))?,
+            positions: embedding(c.max_position_embeddings, h, e.pp("position_embeddings"))?,
+            types: embedding(c.type_vocab_size, h, e.pp("token_type_embeddings"))?,
+            norm: layer_norm(h, c.layer_norm_eps, e.pp("LayerNorm"))?,
+            layers,
+            heads: c.num_attention_heads,
+        })
+    }
+
+    /// The same encoder with every layer's dense weights in 8 bits; the
+    /// embeddings and norms are shared with `self` (tensors are
+    /// reference-counted), so the copy costs the 8-bit weights only (11 MB
+    /// for all-MiniLM-L6-v2).
+    pub fn quantized(&self) -> Result<Self> {
+        Ok(Self {
+            words: self.words.clone(),
+            positions: self.positions.clone(),
+            types: self.types.clone(),
+            norm: self.norm.clone(),
+            layers: self
+                .layers
+                .iter()
+                .map(Layer::quantized)
+                .collect::<Result<_>>()?,
+            heads: self.heads,
+        })
+    }
+
+    /// `ids` and `mask`: (batch, len), the mask 1 for real tokens; every
+    /// token of type 0, as the caller's one-segment texts are.
+    pub fn forward(&self, ids: &Tensor, mask: &Tensor) -> Result<Tensor> {
+        let (_, len) = ids.dims2()?;
+        let positions = Tensor::arange(0u32, len as u32, ids.device())?.unsqueeze(0)?;
+        let x = self
+            .words
+            .forward(ids)?
+            .broadcast_add(&self.positions.forward(&positions)?)?
+            .broadcast_add(&self.types.forward(&ids.zeros_like()?)?)?;
+        let x = self.norm.forward(&x)?;
+        let bias = mask_bias(mask)?;
+        self.layers
+            .iter()
+            .try_fold(x, |x, layer| layer.forward(&x, &bias, self.heads))
+    }
+}
