@@ -77,7 +77,16 @@ fn remember_then_recall_through_the_component() {
 #[test]
 fn component_and_native_core_rank_identically() {
     let dir = tempfile::tempdir().unwrap();
-    let mut m = open(dir.path());
+    // One "now" for both cores: recency is part of a score, and the two
+    // recalls run milliseconds apart, which on a slow store (Postgres in
+    // CI) was enough to move a score's last digit.
+    let now = std::sync::Arc::new(std::sync::atomic::AtomicI64::new(1_790_000_000_000));
+    let at_now = || {
+        let mut c = config(dir.path());
+        c.clock = mnemo_host::clock::HostClock::driven(now.clone());
+        c
+    };
+    let mut m = Mnemo::open(&at_now()).unwrap();
     for text in [
         "Caroline went to the LGBTQ support group on Tuesday",
         "Melanie painted a sunrise over the lake",
@@ -110,7 +119,7 @@ fn component_and_native_core_rank_identically() {
         })
         .collect();
     drop(m);
-    let native = NativeMnemo::open(&config(dir.path())).unwrap();
+    let native = NativeMnemo::open(&at_now()).unwrap();
     for (q, expected) in queries.iter().zip(&wasm) {
         let got: Vec<(String, f32)> = native
             .engine
