@@ -29,6 +29,13 @@ pub struct BertConfig {
     pub max_position_embeddings: usize,
     pub type_vocab_size: usize,
     pub layer_norm_eps: f64,
+    /// Only `absolute` (BERT's own, and every sentence-transformers BERT's).
+    #[serde(default = "absolute")]
+    pub position_embedding_type: String,
+}
+
+fn absolute() -> String {
+    "absolute".into()
 }
 
 /// The BERT encoder: token ids in, the last layer's hidden states out.
@@ -43,9 +50,21 @@ pub struct Bert {
 
 impl Bert {
     /// Loads a sentence-transformers BERT folder's weights (keys
-    /// `embeddings.*`, `encoder.*`); `quantized` turns every layer's dense
-    /// weights to 8 bits.
+    /// `embeddings.*`, `encoder.*`, or the same under `bert.` as a
+    /// Hugging Face checkpoint has them); `quantized` turns every layer's
+    /// dense weights to 8 bits.
     pub fn load(vb: VarBuilder, c: &BertConfig, quantized: bool) -> Result<Self> {
+        if c.position_embedding_type != "absolute" {
+            return Err(candle_core::Error::msg(format!(
+                "position_embedding_type `{}` is not one mnemo runs (absolute)",
+                c.position_embedding_type
+            )));
+        }
+        let vb = if vb.contains_tensor("embeddings.word_embeddings.weight") {
+            vb
+        } else {
+            vb.pp("bert")
+        };
         let e = vb.pp("embeddings");
         let h = c.hidden_size;
         let dims = Dims {
@@ -101,5 +120,97 @@ impl Bert {
         self.layers
             .iter()
             .try_fold(x, |x, layer| layer.forward(&x, &bias, self.heads))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use candle_core::{DType, Device};
+    use std::collections::HashMap;
+
+    fn config() -> BertConfig {
+        BertConfig {
+            vocab_size: 10,
+            hidden_size: 8,
+            num_hidden_layers: 1,
+            num_attention_heads: 2,
+            intermediate_size: 16,
+            hidden_act: "gelu".into(),
+            max_position_embeddings: 16,
+            type_vocab_size: 2,
+            layer_norm_eps: 1e-12,
+            position_embedding_type: "absolute".into(),
+        }
+    }
+
+    /// Every weight of `config()`'s one-layer BERT, the same values each
+    /// time, under `prefix`.
+    fn weights(prefix: &str) -> HashMap<String, Tensor> {
+        let layer = "encoder.layer.0.";
+        let mut shapes: Vec<(String, Vec<usize>)> = vec![
+            ("embeddings.word_embeddings.weight".into(), vec![10, 8]),
+            ("embeddings.position_embeddings.weight".into(), vec![16, 8]),
+            ("embeddings.token_type_embeddings.weight".into(), vec![2, 8]),
+        ];
+        for (name, out, input) in [
+            ("attention.self.query", 8, 8),
+            ("attention.self.key", 8, 8),
+            ("attention.self.value", 8, 8),
+            ("attention.output.dense", 8, 8),
+            ("intermediate.dense", 16, 8),
+            ("output.dense", 8, 16),
+        ] {
+            shapes.push((format!("{layer}{name}.weight"), vec![out, input]));
+            shapes.push((format!("{layer}{name}.bias"), vec![out]));
+        }
+        for norm in [
+            "embeddings.LayerNorm".to_string(),
+            format!("{layer}attention.output.LayerNorm"),
+            format!("{layer}output.LayerNorm"),
+        ] {
+            shapes.push((format!("{norm}.weight"), vec![8]));
+            shapes.push((format!("{norm}.bias"), vec![8]));
+        }
+        shapes
+            .into_iter()
+            .enumerate()
+            .map(|(k, (name, shape))| {
+                let n: usize = shape.iter().product();
+                let values: Vec<f32> = (0..n)
+                    .map(|i| ((i * 7 + k * 13) as f32 * 0.37).sin() * 0.5)
+                    .collect();
+                let t = Tensor::from_vec(values, shape, &Device::Cpu).unwrap();
+                (format!("{prefix}{name}"), t)
+            })
+            .collect()
+    }
+
+    fn run(prefix: &str) -> Vec<Vec<f32>> {
+        let vb = VarBuilder::from_tensors(weights(prefix), DType::F32, &Device::Cpu);
+        let bert = Bert::load(vb, &config(), false).unwrap();
+        let ids = Tensor::new(&[[1u32, 4, 2, 0]], &Device::Cpu).unwrap();
+        let mask = Tensor::new(&[[1u32, 1, 1, 0]], &Device::Cpu).unwrap();
+        let out = bert.forward(&ids, &mask).unwrap();
+        out.squeeze(0).unwrap().to_vec2().unwrap()
+    }
+
+    /// A Hugging Face checkpoint keeps BERT's weights under `bert.`; it
+    /// loads as the same encoder as a sentence-transformers folder.
+    #[test]
+    fn a_checkpoint_under_bert_loads_the_same_encoder() {
+        let plain = run("");
+        assert_eq!(plain.len(), 4);
+        assert!(plain.iter().flatten().all(|x| x.is_finite()));
+        assert_eq!(plain, run("bert."));
+    }
+
+    #[test]
+    fn only_absolute_positions_are_run() {
+        let mut c = config();
+        c.position_embedding_type = "relative_key".into();
+        let vb = VarBuilder::from_tensors(weights(""), DType::F32, &Device::Cpu);
+        let err = Bert::load(vb, &c, false).err().unwrap().to_string();
+        assert!(err.contains("relative_key"), "{err}");
     }
 }
