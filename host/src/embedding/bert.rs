@@ -15,7 +15,7 @@ use candle_core::{Module, Result, Tensor};
 use candle_nn::{Embedding, LayerNorm, VarBuilder, embedding, layer_norm};
 use serde::Deserialize;
 
-use super::layer::{Activation, BERT, Dims, Layer, mask_bias};
+use super::layer::{BERT, Dims, Layer, load_layers, mask_bias};
 
 /// The fields of a BERT `config.json` the encoder reads.
 #[derive(Debug, Clone, Deserialize)]
@@ -67,15 +67,13 @@ impl Bert {
         };
         let e = vb.pp("embeddings");
         let h = c.hidden_size;
-        let dims = Dims {
-            hidden: h,
-            intermediate: c.intermediate_size,
-            eps: c.layer_norm_eps,
-            act: Activation::parse(&c.hidden_act).map_err(candle_core::Error::msg)?,
-        };
-        let layers = (0..c.num_hidden_layers)
-            .map(|i| Layer::load(vb.pp(format!("encoder.layer.{i}")), &BERT, dims, quantized))
-            .collect::<Result<Vec<_>>>()?;
+        let dims = Dims::new(
+            c.hidden_size,
+            c.intermediate_size,
+            c.layer_norm_eps,
+            &c.hidden_act,
+        )?;
+        let layers = load_layers(&vb, &BERT, c.num_hidden_layers, dims, quantized)?;
         Ok(Self {
             words: embedding(c.vocab_size, h, e.pp("word_embeddings"))?,
             positions: embedding(c.max_position_embeddings, h, e.pp("position_embeddings"))?,

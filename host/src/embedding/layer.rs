@@ -50,6 +50,38 @@ pub(super) struct Dims {
     pub(super) act: Activation,
 }
 
+impl Dims {
+    /// From a `config.json`'s fields; `hidden_act` is checked by name.
+    pub(super) fn new(
+        hidden: usize,
+        intermediate: usize,
+        eps: f64,
+        hidden_act: &str,
+    ) -> Result<Self> {
+        let act = Activation::parse(hidden_act).map_err(candle_core::Error::msg)?;
+        Ok(Self {
+            hidden,
+            intermediate,
+            eps,
+            act,
+        })
+    }
+}
+
+/// A checkpoint's `n` layers (`encoder.layer.{i}`), dense weights in 8
+/// bits when `q8`.
+pub(super) fn load_layers(
+    vb: &VarBuilder,
+    names: &Names,
+    n: usize,
+    dims: Dims,
+    q8: bool,
+) -> Result<Vec<Layer>> {
+    (0..n)
+        .map(|i| Layer::load(vb.pp(format!("encoder.layer.{i}")), names, dims, q8))
+        .collect()
+}
+
 /// Where a layer's attention weights sit in a checkpoint (the
 /// feed-forward's names are the same in both).
 pub(super) struct Names {

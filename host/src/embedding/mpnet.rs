@@ -20,7 +20,7 @@ use candle_core::{DType, Device, Module, Result, Tensor};
 use candle_nn::{Embedding, LayerNorm, VarBuilder, embedding, layer_norm};
 use serde::Deserialize;
 
-use super::layer::{Activation, Dims, Layer, MPNET, mask_bias};
+use super::layer::{Dims, Layer, MPNET, load_layers, mask_bias};
 
 /// The fields of an MPNet `config.json` the encoder reads.
 #[derive(Debug, Clone, Deserialize)]
@@ -94,15 +94,13 @@ impl MpNet {
     pub fn load(vb: VarBuilder, config: &MpNetConfig, quantized: bool) -> Result<Self> {
         let c = config;
         let e = vb.pp("embeddings");
-        let dims = Dims {
-            hidden: c.hidden_size,
-            intermediate: c.intermediate_size,
-            eps: c.layer_norm_eps,
-            act: Activation::parse(&c.hidden_act).map_err(candle_core::Error::msg)?,
-        };
-        let layers = (0..c.num_hidden_layers)
-            .map(|i| Layer::load(vb.pp(format!("encoder.layer.{i}")), &MPNET, dims, quantized))
-            .collect::<Result<Vec<_>>>()?;
+        let dims = Dims::new(
+            c.hidden_size,
+            c.intermediate_size,
+            c.layer_norm_eps,
+            &c.hidden_act,
+        )?;
+        let layers = load_layers(&vb, &MPNET, c.num_hidden_layers, dims, quantized)?;
         Ok(Self {
             words: embedding(c.vocab_size, c.hidden_size, e.pp("word_embeddings"))?,
             positions: embedding(
