@@ -3,6 +3,6 @@
 mod cli;
 
 fn main() -> std::process::ExitCode {
-    mnemo_host::embedding::pin_thread_count();
+    mnemo_host::embedding::configure_threads();
     cli::main()
 }

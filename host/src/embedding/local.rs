@@ -94,21 +94,48 @@ impl Encoder {
     }
 }
 
-/// Fixes candle's thread count for the process: without
-/// `RAYON_NUM_THREADS`, candle works its default out again on every matrix
-/// product (reading `/proc/cpuinfo`), some 40 times per embedded query;
-/// `perf` on `mnemo eval locomo --reuse` found the kernel formatting
-/// `/proc/cpuinfo` in about 4% of its samples. With the count pinned,
-/// recall p50 there measured 15.6–18.1 ms against 18.3–19.0 ms for the
-/// build before, run in turn on the same store (README, "Round 2"). Call
-/// it first thing in `main`, while the process has one thread: it sets an
-/// environment variable.
-pub fn pin_thread_count() {
+/// How many times one of candle's pool workers spins, once its share of a
+/// matrix product is done, before it parks (candle's
+/// `CANDLE_BARRIER_POOL_SPIN_LIMIT`; its own default is 25,000, about a
+/// millisecond here). A recall embeds its query and then spends several
+/// milliseconds in SQLite and the core: at 25,000 the worker spends the first
+/// of them spinning on the second of two cores. 1,000 still spans the gaps
+/// between one layer's products. Measured with `mnemo eval locomo --reuse`
+/// on kept stores, each run in turn with candle's default: all-mpnet-base-v2
+/// p50 19.0 against 20.1 ms (mean of eight pairs, seven of them lower), MiniLM
+/// 12.7 against 13.5 ms (three pairs); embedding a conversation's 419 turns
+/// took the same 9.2–9.5 s either way.
+const WORKER_SPIN_LIMIT: u32 = 1_000;
+
+/// Sets candle's thread pool up for the process, through the environment
+/// variables it reads (each only when the user has not set it):
+///
+/// - `RAYON_NUM_THREADS`, the thread count: without it, candle works its
+///   default out again on every matrix product (reading `/proc/cpuinfo`),
+///   some 40 times per embedded query; `perf` on `mnemo eval locomo --reuse`
+///   found the kernel formatting `/proc/cpuinfo` in about 4% of its samples.
+///   With the count pinned, recall p50 there measured 15.6–18.1 ms against
+///   18.3–19.0 ms for the build before, run in turn on the same store
+///   (README, "Round 2").
+/// - `CANDLE_BARRIER_POOL_SPIN_LIMIT`, to [`WORKER_SPIN_LIMIT`].
+///
+/// Call it first thing in `main`, while the process has one thread: it sets
+/// environment variables.
+pub fn configure_threads() {
     if std::env::var_os("RAYON_NUM_THREADS").is_none() {
         let n = candle_core::utils::get_num_threads();
         // SAFETY: called before any other thread exists (`main`'s first
         // statement), so nothing reads the environment concurrently.
         unsafe { std::env::set_var("RAYON_NUM_THREADS", n.to_string()) };
+    }
+    if std::env::var_os("CANDLE_BARRIER_POOL_SPIN_LIMIT").is_none() {
+        // SAFETY: as above.
+        unsafe {
+            std::env::set_var(
+                "CANDLE_BARRIER_POOL_SPIN_LIMIT",
+                WORKER_SPIN_LIMIT.to_string(),
+            )
+        };
     }
 }
 

@@ -22,7 +22,7 @@ use mnemo_core::{CoreError, CoreResult};
 use crate::ledger::{Ledger, Usage, now_ms};
 
 pub use hash::HashEmbedder;
-pub use local::{LocalEmbedder, Precision, pin_thread_count};
+pub use local::{LocalEmbedder, Precision, configure_threads};
 pub use remote::RemoteEmbedder;
 
 /// Entries kept in the query-embedding cache before it is cleared.
