@@ -96,8 +96,8 @@ impl Encoder {
 
 /// How many times one of candle's pool workers spins, once its share of a
 /// matrix product is done, before it parks (candle's
-/// `CANDLE_BARRIER_POOL_SPIN_LIMIT`; its own default is 25,000, about a
-/// millisecond here). A recall embeds its query and then spends several
+/// `CANDLE_BARRIER_POOL_SPIN_LIMIT`; its own default is 25,000: 0.6 ms
+/// here, timing 25,000 `spin_loop` hints alone). A recall embeds its query and then spends several
 /// milliseconds in SQLite and the core: at 25,000 the worker spends the first
 /// of them spinning on the second of two cores. 1,000 still spans the gaps
 /// between one layer's products. Measured with `mnemo eval locomo --reuse`
