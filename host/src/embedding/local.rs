@@ -34,7 +34,10 @@ pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
 ///
 /// `auto` stores f32 vectors and searches with 8-bit ones: a recall's
 /// query goes through a copy of the encoder whose dense weights are ggml
-/// Q8_0 ([`EmbeddingProvider::embed_queries`]). Measured on this
+/// Q8_0 wherever candle's repacked 8-bit kernel takes their shape (all of
+/// all-mpnet-base-v2's; of all-MiniLM-L6-v2's, the feed-forward's output
+/// only: `layer.rs`, `repacked_in_eight_bits`)
+/// ([`EmbeddingProvider::embed_queries`]). Measured on this
 /// machine (2 cores; `mnemo eval locomo --data
 /// ../shared/data/locomo-dev.json`, all-mpnet-base-v2, README "Round 2"),
 /// over the same stored f32 vectors: R@10 0.807 / Hit@1 0.554 against
@@ -43,8 +46,10 @@ pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
 /// time, no f32 copy of the weights in memory). An 8-bit vector's cosine
 /// with sentence-transformers' own is 0.9987 or more over the reference
 /// sentences (`tests/embedding.rs` holds it above 0.995). all-MiniLM-L6-v2
-/// the same way: R@10 0.781 either way, Hit@1 0.524 against 0.521, recall
-/// p50 16.0 against 18.4 ms (three alternating pairs).
+/// the same way: R@10 0.781 either way, Hit@1 0.518 against 0.521, recall
+/// p50 13.9 against 14.8 ms on LoCoMo's questions and `mnemo bench`'s
+/// 8–24-word texts embedded in 10.2 against 12.5 ms (three alternating
+/// rounds).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Precision {
     /// f32 stored vectors; 8-bit queries.
@@ -85,11 +90,12 @@ impl Encoder {
         }
     }
 
-    /// Its 8-bit copy, sharing the embeddings and norms.
-    fn quantized(&self) -> candle_core::Result<Self> {
+    /// The copy queries go through, in 8 bits where candle's repacked
+    /// kernel takes a layer, sharing the rest.
+    fn for_queries(&self) -> candle_core::Result<Self> {
         Ok(match self {
-            Self::Bert(m) => Self::Bert(m.quantized()?),
-            Self::MpNet(m) => Self::MpNet(m.quantized()?),
+            Self::Bert(m) => Self::Bert(m.for_queries()?),
+            Self::MpNet(m) => Self::MpNet(m.for_queries()?),
         })
     }
 }
@@ -229,7 +235,7 @@ impl LocalEmbedder {
             ),
         };
         let queries = match precision {
-            Precision::Auto => Some(model.quantized().context("quantizing the weights")?),
+            Precision::Auto => Some(model.for_queries().context("quantizing the weights")?),
             Precision::F32 | Precision::Q8 => None,
         };
         let dimension = dimension.unwrap_or(hidden);

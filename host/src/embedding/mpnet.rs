@@ -118,11 +118,12 @@ impl MpNet {
         })
     }
 
-    /// The same encoder with every layer's dense weights in 8 bits; the
-    /// embeddings, norms and position bias are shared with `self` (tensors
-    /// are reference-counted), so the copy costs the 8-bit weights only
-    /// (about 90 MB for all-mpnet-base-v2).
-    pub fn quantized(&self) -> Result<Self> {
+    /// The encoder a query goes through: every dense layer in 8 bits (all
+    /// of all-mpnet-base-v2's are shapes candle's repacked kernel takes,
+    /// [`Layer::for_queries`]); the embeddings, norms and position bias are
+    /// shared with `self` (tensors are reference-counted), so the copy
+    /// costs the 8-bit weights only (about 90 MB for all-mpnet-base-v2).
+    pub fn for_queries(&self) -> Result<Self> {
         Ok(Self {
             words: self.words.clone(),
             positions: self.positions.clone(),
@@ -131,7 +132,7 @@ impl MpNet {
             layers: self
                 .layers
                 .iter()
-                .map(Layer::quantized)
+                .map(Layer::for_queries)
                 .collect::<Result<_>>()?,
             config: self.config.clone(),
         })
