@@ -193,9 +193,9 @@ impl Dense {
 /// 8 bits, embedded `mnemo bench`'s 8–24-word texts in 18.2–23.1 ms
 /// against 10.4–14.0 ms in f32, and in 8.8–12.5 ms with only its one
 /// eligible layer (the feed-forward's output, 1,536 → 384) in 8 bits
-/// (README, "Round 2").
-/// All of all-mpnet-base-v2's layers are eligible.
+/// (README, "Round 2"). All of all-mpnet-base-v2's layers are eligible.
 const REPACK_INPUT_BLOCK: usize = 256;
+/// The repacked kernel's tile of output rows (candle's `TILE_N`).
 const REPACK_OUTPUT_TILE: usize = 16;
 
 fn repacked_in_eight_bits(output: usize, input: usize) -> bool {
@@ -410,22 +410,15 @@ mod tests {
         }
         let f32 = dense(384, 1536);
         let x = Tensor::randn(0f32, 1.0, (1, 7, 1536), &Device::Cpu).unwrap();
-        let want: Vec<f32> = f32
-            .forward(&x)
-            .unwrap()
-            .flatten_all()
-            .unwrap()
-            .to_vec1()
-            .unwrap();
-        let got: Vec<f32> = f32
-            .for_queries()
-            .unwrap()
-            .forward(&x)
-            .unwrap()
-            .flatten_all()
-            .unwrap()
-            .to_vec1()
-            .unwrap();
+        let out = |d: &Dense| -> Vec<f32> {
+            d.forward(&x)
+                .unwrap()
+                .flatten_all()
+                .unwrap()
+                .to_vec1()
+                .unwrap()
+        };
+        let (want, got) = (out(&f32), out(&f32.for_queries().unwrap()));
         let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
         let cosine = dot(&want, &got) / (dot(&want, &want) * dot(&got, &got)).sqrt();
         assert!(cosine > 0.999, "cosine {cosine}");

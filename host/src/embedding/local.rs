@@ -103,10 +103,10 @@ impl Encoder {
 /// How many times one of candle's pool workers spins, once its share of a
 /// matrix product is done, before it parks (candle's
 /// `CANDLE_BARRIER_POOL_SPIN_LIMIT`; its own default is 25,000: 0.6 ms
-/// here, timing 25,000 `spin_loop` hints alone). A recall embeds its query and then spends several
-/// milliseconds in SQLite and the core: at 25,000 the worker spends the first
-/// of them spinning on the second of two cores. 1,000 still spans the gaps
-/// between one layer's products. Measured with `mnemo eval locomo --reuse`
+/// here, timing 25,000 `spin_loop` hints alone). A recall embeds its query
+/// and then spends several milliseconds in SQLite and the core: at 25,000
+/// the worker spends the first of them spinning on the second of two
+/// cores. 1,000 still spans the gaps between one layer's products. Measured with `mnemo eval locomo --reuse`
 /// on kept stores, each run in turn with candle's default: all-mpnet-base-v2
 /// p50 19.0 against 20.1 ms (mean of eight pairs, seven of them lower), MiniLM
 /// 12.7 against 13.5 ms (three pairs); embedding a conversation's 419 turns
