@@ -15,20 +15,17 @@ use candle_core::{Module, Result, Tensor};
 use candle_nn::{Embedding, LayerNorm, VarBuilder, embedding, layer_norm};
 use serde::Deserialize;
 
-use super::layer::{BERT, Dims, Layer, load_layers, mask_bias};
+use super::layer::{BERT, Layer, LayerConfig, load_layers, mask_bias};
 
 /// The fields of a BERT `config.json` the encoder reads.
 #[derive(Debug, Clone, Deserialize)]
 pub struct BertConfig {
     pub vocab_size: usize,
-    pub hidden_size: usize,
-    pub num_hidden_layers: usize,
+    #[serde(flatten)]
+    pub layers: LayerConfig,
     pub num_attention_heads: usize,
-    pub intermediate_size: usize,
-    pub hidden_act: String,
     pub max_position_embeddings: usize,
     pub type_vocab_size: usize,
-    pub layer_norm_eps: f64,
     /// Only `absolute` (BERT's own, and every sentence-transformers BERT's).
     #[serde(default = "absolute")]
     pub position_embedding_type: String,
@@ -66,19 +63,13 @@ impl Bert {
             vb.pp("bert")
         };
         let e = vb.pp("embeddings");
-        let h = c.hidden_size;
-        let dims = Dims::new(
-            c.hidden_size,
-            c.intermediate_size,
-            c.layer_norm_eps,
-            &c.hidden_act,
-        )?;
-        let layers = load_layers(&vb, &BERT, c.num_hidden_layers, dims, quantized)?;
+        let h = c.layers.hidden_size;
+        let layers = load_layers(&vb, &BERT, &c.layers, quantized)?;
         Ok(Self {
             words: embedding(c.vocab_size, h, e.pp("word_embeddings"))?,
             positions: embedding(c.max_position_embeddings, h, e.pp("position_embeddings"))?,
             types: embedding(c.type_vocab_size, h, e.pp("token_type_embeddings"))?,
-            norm: layer_norm(h, c.layer_norm_eps, e.pp("LayerNorm"))?,
+            norm: layer_norm(h, c.layers.layer_norm_eps, e.pp("LayerNorm"))?,
             layers,
             heads: c.num_attention_heads,
         })
@@ -131,14 +122,16 @@ mod tests {
     fn config() -> BertConfig {
         BertConfig {
             vocab_size: 10,
-            hidden_size: 8,
-            num_hidden_layers: 1,
+            layers: LayerConfig {
+                hidden_size: 8,
+                num_hidden_layers: 1,
+                intermediate_size: 16,
+                layer_norm_eps: 1e-12,
+                hidden_act: "gelu".into(),
+            },
             num_attention_heads: 2,
-            intermediate_size: 16,
-            hidden_act: "gelu".into(),
             max_position_embeddings: 16,
             type_vocab_size: 2,
-            layer_norm_eps: 1e-12,
             position_embedding_type: "absolute".into(),
         }
     }

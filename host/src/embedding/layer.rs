@@ -8,6 +8,7 @@
 use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
 use candle_core::{CpuStorage, CustomOp1, DType, Layout, Module, Result, Shape, Tensor};
 use candle_nn::{LayerNorm, VarBuilder, layer_norm};
+use serde::Deserialize;
 use std::sync::{Mutex, PoisonError};
 
 /// The feed-forward's activation (`hidden_act` in `config.json`).
@@ -43,41 +44,46 @@ impl Activation {
 
 /// A layer's widths, its norms' epsilon and its activation.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Dims {
-    pub(super) hidden: usize,
-    pub(super) intermediate: usize,
-    pub(super) eps: f64,
-    pub(super) act: Activation,
+struct Dims {
+    hidden: usize,
+    intermediate: usize,
+    eps: f64,
+    act: Activation,
 }
 
-impl Dims {
-    /// From a `config.json`'s fields; `hidden_act` is checked by name.
-    pub(super) fn new(
-        hidden: usize,
-        intermediate: usize,
-        eps: f64,
-        hidden_act: &str,
-    ) -> Result<Self> {
-        let act = Activation::parse(hidden_act).map_err(candle_core::Error::msg)?;
-        Ok(Self {
-            hidden,
-            intermediate,
-            eps,
-            act,
-        })
-    }
+/// The fields of a `config.json` the layers read, named alike in BERT's
+/// and MPNet's (flattened into `BertConfig` and `MpNetConfig`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct LayerConfig {
+    pub hidden_size: usize,
+    pub num_hidden_layers: usize,
+    pub intermediate_size: usize,
+    pub layer_norm_eps: f64,
+    /// `gelu` when the file leaves it out, as in transformers' own
+    /// `BertConfig` and `MPNetConfig`.
+    #[serde(default = "gelu_name")]
+    pub hidden_act: String,
 }
 
-/// A checkpoint's `n` layers (`encoder.layer.{i}`), dense weights in 8
-/// bits when `q8`.
+fn gelu_name() -> String {
+    "gelu".into()
+}
+
+/// A checkpoint's layers (`encoder.layer.{i}`), dense weights in 8 bits
+/// when `q8`; `hidden_act` is checked by name.
 pub(super) fn load_layers(
     vb: &VarBuilder,
     names: &Names,
-    n: usize,
-    dims: Dims,
+    c: &LayerConfig,
     q8: bool,
 ) -> Result<Vec<Layer>> {
-    (0..n)
+    let dims = Dims {
+        hidden: c.hidden_size,
+        intermediate: c.intermediate_size,
+        eps: c.layer_norm_eps,
+        act: Activation::parse(&c.hidden_act).map_err(candle_core::Error::msg)?,
+    };
+    (0..c.num_hidden_layers)
         .map(|i| Layer::load(vb.pp(format!("encoder.layer.{i}")), names, dims, q8))
         .collect()
 }
@@ -291,7 +297,7 @@ pub(super) struct Layer {
 
 impl Layer {
     /// `q8`: dense weights in 8 bits.
-    pub(super) fn load(vb: VarBuilder, names: &Names, d: Dims, q8: bool) -> Result<Self> {
+    fn load(vb: VarBuilder, names: &Names, d: Dims, q8: bool) -> Result<Self> {
         let (h, i, eps) = (d.hidden, d.intermediate, d.eps);
         let qkv = [vb.pp(names.q), vb.pp(names.k), vb.pp(names.v)];
         Ok(Self {

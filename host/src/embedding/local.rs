@@ -219,7 +219,11 @@ impl LocalEmbedder {
             "bert" => {
                 let c: BertConfig = serde_json::from_str(&raw).context("parsing config.json")?;
                 let model = Bert::load(vb, &c, q8).context("loading the BERT weights")?;
-                (Encoder::Bert(model), c.hidden_size, MODEL_NAME.to_string())
+                (
+                    Encoder::Bert(model),
+                    c.layers.hidden_size,
+                    MODEL_NAME.to_string(),
+                )
             }
             "mpnet" => {
                 let c: MpNetConfig = serde_json::from_str(&raw).context("parsing config.json")?;
@@ -227,7 +231,7 @@ impl LocalEmbedder {
                 let name = dir
                     .file_name()
                     .map_or("mpnet".into(), |n| n.to_string_lossy().into_owned());
-                (Encoder::MpNet(model), c.hidden_size, name)
+                (Encoder::MpNet(model), c.layers.hidden_size, name)
             }
             other => anyhow::bail!(
                 "{}: model_type `{other}` is not one mnemo runs (bert, mpnet)",

@@ -20,29 +20,21 @@ use candle_core::{DType, Device, Module, Result, Tensor};
 use candle_nn::{Embedding, LayerNorm, VarBuilder, embedding, layer_norm};
 use serde::Deserialize;
 
-use super::layer::{Dims, Layer, MPNET, load_layers, mask_bias};
+use super::layer::{Layer, LayerConfig, MPNET, load_layers, mask_bias};
 
 /// The fields of an MPNet `config.json` the encoder reads.
 #[derive(Debug, Clone, Deserialize)]
 pub struct MpNetConfig {
     pub vocab_size: usize,
-    pub hidden_size: usize,
-    pub num_hidden_layers: usize,
+    #[serde(flatten)]
+    pub layers: LayerConfig,
     pub num_attention_heads: usize,
-    pub intermediate_size: usize,
     pub max_position_embeddings: usize,
-    pub layer_norm_eps: f64,
     #[serde(default = "default_buckets")]
     pub relative_attention_num_buckets: usize,
     /// `padding_idx` of the embeddings: 1 in every released MPNet.
     #[serde(default = "default_pad")]
     pub pad_token_id: u32,
-    #[serde(default = "default_act")]
-    pub hidden_act: String,
-}
-
-fn default_act() -> String {
-    "gelu".into()
 }
 
 fn default_buckets() -> usize {
@@ -94,21 +86,19 @@ impl MpNet {
     pub fn load(vb: VarBuilder, config: &MpNetConfig, quantized: bool) -> Result<Self> {
         let c = config;
         let e = vb.pp("embeddings");
-        let dims = Dims::new(
-            c.hidden_size,
-            c.intermediate_size,
-            c.layer_norm_eps,
-            &c.hidden_act,
-        )?;
-        let layers = load_layers(&vb, &MPNET, c.num_hidden_layers, dims, quantized)?;
+        let layers = load_layers(&vb, &MPNET, &c.layers, quantized)?;
         Ok(Self {
-            words: embedding(c.vocab_size, c.hidden_size, e.pp("word_embeddings"))?,
+            words: embedding(c.vocab_size, c.layers.hidden_size, e.pp("word_embeddings"))?,
             positions: embedding(
                 c.max_position_embeddings,
-                c.hidden_size,
+                c.layers.hidden_size,
                 e.pp("position_embeddings"),
             )?,
-            norm: layer_norm(c.hidden_size, c.layer_norm_eps, e.pp("LayerNorm"))?,
+            norm: layer_norm(
+                c.layers.hidden_size,
+                c.layers.layer_norm_eps,
+                e.pp("LayerNorm"),
+            )?,
             relative: vb.get(
                 (c.relative_attention_num_buckets, c.num_attention_heads),
                 "encoder.relative_attention_bias.weight",
