@@ -91,7 +91,9 @@ def second_model(other, weight):
     200 takes its lowest cosine there)."""
 
     def post(qid, sub, s, rescore):
-        o = other[qid]
+        o = other.get(qid)
+        if o is None:
+            return s
         cos = dict(zip(o[0], o[2]))
         theirs = np.array([cos.get(d, o[2].min()) for d in sub[0]])
         return rescore((sub[0], sub[1], (1 - weight) * sub[2] + weight * theirs) + tuple(sub[3:]))
