@@ -167,3 +167,34 @@ def lexical_feedback(turns, questions, weight, top=3, terms=10):
         e = np.array([bm25(sid, query, d) for d in sub[0]])
         return s + weight * (e / e.max() if e.max() > 0 else e)
     return post
+
+
+def entity_links(db, turns):
+    """Each turn's entities by (sample id, dia id), from a kept eval store
+    after `mnemo --db F enrich` (the `names` provider; the eval's own
+    writes run `fast`, which finds dates only). Dates, and the speakers'
+    names (every turn is someone's), are left out."""
+    import sqlite3
+    speakers = collections.defaultdict(set)
+    for (sid, _), (text, _, _) in turns.items():
+        speakers[sid].add(text.split(":", 1)[0].lower())
+    out = collections.defaultdict(set)
+    for ns, attrs, name, kind in sqlite3.connect(db).execute(
+            "SELECT ep.namespace, ep.attributes, en.canonical_name, en.entity_type FROM episode_entities l "
+            "JOIN episodes ep ON ep.id = l.episode_id JOIN entities en ON en.id = l.entity_id"):
+        sid, name = ns.removeprefix("locomo-"), name.lower()
+        if kind != "date" and not any(name == s or name.endswith(" " + s) for s in speakers[sid]):
+            out[(sid, json.loads(attrs)["dia_id"])].add(name)
+    return out
+
+
+def entity_seeded(links, weight, top):
+    """A second pass seeded by the first hits' entities: a candidate linked
+    to an entity of one of the first `top` gains `weight` × the best score."""
+    def post(qid, sub, s, rescore):
+        sid = qid.split("#")[0]
+        seed = set().union(*[links.get((sid, sub[0][i]), set()) for i in np.lexsort((np.arange(len(s)), -s))[:top]])
+        if not seed:
+            return s
+        return s + weight * s.max() * np.array([bool(links.get((sid, d), set()) & seed) for d in sub[0]], float)
+    return post
