@@ -172,6 +172,20 @@ pub const NOT_NAMES: &[&str] = &[
     "easter",
     "halloween",
     "thanksgiving",
+    // What a chat turn opens with before a name ("Bye Joanna", "Yep John").
+    "bye",
+    "yep",
+    "yup",
+    "woah",
+    "whoa",
+    "cheers",
+    "aww",
+    "omg",
+    "haha",
+    "definitely",
+    "cool",
+    "ah",
+    "hmm",
 ];
 
 /// Words that may join the parts of one name: "Bank of America", "Vincent van Gogh".
@@ -491,6 +505,42 @@ pub const FIRST_NAMES: &[&str] = &[
     "maria",
     "tim",
     "james",
+];
+
+/// Nationalities and languages: capitalised, and no one's name.
+pub const DEMONYMS: &[&str] = &[
+    "african",
+    "american",
+    "arabic",
+    "asian",
+    "australian",
+    "brazilian",
+    "british",
+    "canadian",
+    "chinese",
+    "dutch",
+    "english",
+    "european",
+    "french",
+    "german",
+    "greek",
+    "hindi",
+    "indian",
+    "irish",
+    "italian",
+    "japanese",
+    "korean",
+    "latin",
+    "mexican",
+    "polish",
+    "portuguese",
+    "russian",
+    "scottish",
+    "spanish",
+    "swedish",
+    "thai",
+    "turkish",
+    "vietnamese",
 ];
 
 pub const PROJECT_CUES: &[&str] = &[

@@ -21,6 +21,9 @@ struct Word<'a> {
     start: usize,
     end: usize,
     sentence_start: bool,
+    /// Only spaces lie between this word and the one before: a name
+    /// grows over a space, never over a comma ("Definitely, Maria").
+    after_space: bool,
 }
 
 impl Word<'_> {
@@ -37,6 +40,7 @@ fn words(text: &str) -> Vec<Word<'_>> {
     let mut out = Vec::new();
     let mut sentence_start = true;
     let mut start: Option<usize> = None;
+    let mut last_end: Option<usize> = None;
     for (i, c) in text
         .char_indices()
         .chain(std::iter::once((text.len(), ' ')))
@@ -51,13 +55,18 @@ fn words(text: &str) -> Vec<Word<'_>> {
             let w = raw.trim_matches(['\'', '-', '’']);
             if !w.is_empty() {
                 let s2 = s + raw.find(w).unwrap_or(0);
+                let after_space = last_end
+                    .and_then(|e| text.get(e..s2))
+                    .is_some_and(|gap| !gap.is_empty() && gap.chars().all(char::is_whitespace));
                 out.push(Word {
                     text: w,
                     lower: w.to_lowercase().replace('’', "'"),
                     start: s2,
                     end: s2 + w.len(),
                     sentence_start,
+                    after_space,
                 });
+                last_end = Some(s2 + w.len());
                 sentence_start = false;
             }
         }
@@ -104,6 +113,13 @@ fn classify(
     if contains(FIRST_NAMES, first) {
         return (EntityType::Person, 0.85);
     }
+    if phrase.len() == 1 && contains(DEMONYMS, first) {
+        return (EntityType::Other, 0.7);
+    }
+    if phrase.len() == 1 && first.len() > 1 && phrase[0].text.chars().all(|c| c.is_uppercase()) {
+        // An acronym no list knows ("LGBTQ", "DIY"): something, rarely a person.
+        return (EntityType::Other, 0.5);
+    }
     if matches!(
         prev,
         "in" | "at" | "from" | "to" | "near" | "visited" | "visit" | "around" | "across"
@@ -114,6 +130,13 @@ fn classify(
         return (EntityType::Person, 0.5);
     }
     (EntityType::Other, 0.4)
+}
+
+/// Whether `left and right` names two things, not one ("Luna and Oliver",
+/// "German and Spanish"; "Procter and Gamble" stays one).
+fn lists_two(left: &Word<'_>, connector: &Word<'_>, right: &Word<'_>) -> bool {
+    let apart = |w: &Word<'_>| contains(DEMONYMS, &w.lower) || contains(FIRST_NAMES, &w.lower);
+    connector.lower == "and" && (apart(left) || apart(right))
 }
 
 /// Whether a lone word at a sentence start is known to be a name.
@@ -138,13 +161,16 @@ pub fn find(text: &str) -> Vec<Entity> {
         // Grow the phrase over capitalised words and inner connectors.
         let mut j = i + 1;
         while j < ws.len() {
-            if ws[j].capitalised() && !ws[j].sentence_start {
+            if ws[j].capitalised() && !ws[j].sentence_start && ws[j].after_space {
                 j += 1;
             } else if contains(CONNECTORS, &ws[j].lower)
+                && ws[j].after_space
                 && ws
                     .get(j + 1)
-                    .is_some_and(|w| w.capitalised() && !w.sentence_start)
+                    .is_some_and(|w| w.capitalised() && !w.sentence_start && w.after_space)
+                && !lists_two(&ws[j - 1], &ws[j], &ws[j + 1])
             {
+                // "University of Oxford", not "German and Spanish".
                 j += 2;
             } else {
                 break;
