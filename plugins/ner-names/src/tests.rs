@@ -16,20 +16,27 @@ fn kind(s: &str) -> EntityType {
     }
 }
 
+/// What `find` reads in `text`: each name and its type.
+fn found(text: &str) -> Vec<(String, EntityType)> {
+    find(text)
+        .into_iter()
+        .map(|e| (e.text, e.entity_type))
+        .collect()
+}
+
+fn named(expected: &[(&str, EntityType)]) -> Vec<(String, EntityType)> {
+    expected.iter().map(|(t, k)| (t.to_string(), *k)).collect()
+}
+
 #[test]
 fn people_places_and_organisations() {
-    let found: Vec<(String, EntityType)> =
-        find("Dr. Sarah Chen moved from Paris to the University of Oxford.")
-            .into_iter()
-            .map(|e| (e.text, e.entity_type))
-            .collect();
     assert_eq!(
-        found,
-        [
-            ("Sarah Chen".to_string(), EntityType::Person),
-            ("Paris".to_string(), EntityType::Location),
-            ("University of Oxford".to_string(), EntityType::Organization),
-        ]
+        found("Dr. Sarah Chen moved from Paris to the University of Oxford."),
+        named(&[
+            ("Sarah Chen", EntityType::Person),
+            ("Paris", EntityType::Location),
+            ("University of Oxford", EntityType::Organization),
+        ])
     );
 }
 
@@ -40,29 +47,24 @@ fn sentence_starts_and_small_talk_are_not_names() {
 
 #[test]
 fn a_name_does_not_grow_over_a_comma() {
-    let found: Vec<(String, EntityType)> =
-        find("Definitely, Maria! Cool, John. See you, Nate Smith. Bye Joanna")
-            .into_iter()
-            .map(|e| (e.text, e.entity_type))
-            .collect();
     assert_eq!(
-        found,
-        [
-            ("Maria".to_string(), EntityType::Person),
-            ("John".to_string(), EntityType::Person),
-            ("Nate Smith".to_string(), EntityType::Person),
-            ("Joanna".to_string(), EntityType::Person),
-        ]
+        found("Definitely, Maria! Cool, John. See you, Nate Smith. Bye Joanna"),
+        named(&[
+            ("Maria", EntityType::Person),
+            ("John", EntityType::Person),
+            ("Nate Smith", EntityType::Person),
+            ("Joanna", EntityType::Person),
+        ])
     );
 }
 
 #[test]
 fn two_people_joined_by_and_are_two() {
-    let found: Vec<String> = find("We walked with Maria and John past Procter and Gamble.")
+    let texts: Vec<String> = found("We walked with Maria and John past Procter and Gamble.")
         .into_iter()
-        .map(|e| e.text)
+        .map(|(text, _)| text)
         .collect();
-    assert_eq!(found, ["Maria", "John", "Procter and Gamble"]);
+    assert_eq!(texts, ["Maria", "John", "Procter and Gamble"]);
 }
 
 #[test]
