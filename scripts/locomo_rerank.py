@@ -10,15 +10,24 @@ rule.
 """
 import collections
 import json
+import math
 import re
+import sqlite3
 
 import numpy as np
+
+
+def speakers_of(turns):
+    """Each conversation's speakers (the label a turn's text starts with)."""
+    out = collections.defaultdict(set)
+    for (sid, _), (text, _, _) in turns.items():
+        out[sid].add(text.split(":", 1)[0])
+    return out
 
 
 def stored_vectors(db):
     """Each turn's stored vector by (sample id, dia id), read from a kept
     eval store (`--keep-db`): sqlite-vec's chunks, through Python's sqlite3."""
-    import sqlite3
     con = sqlite3.connect(db)
     dim = int(re.search(r"float\[(\d+)\]", con.execute("SELECT sql FROM sqlite_master WHERE name = 'vec_episodes'").fetchone()[0]).group(1))
     chunks = {cid: np.frombuffer(b, dtype=np.float32).reshape(-1, dim)
@@ -105,9 +114,7 @@ def names_something(turns, questions, boost):
     capitalised word inside a sentence that is not a speaker's name) when
     the question asks what, which, where or who: answer-type matching for
     names, as `when` is for times."""
-    speakers = collections.defaultdict(set)
-    for (sid, _), (text, _, _) in turns.items():
-        speakers[sid].add(text.split(":", 1)[0])
+    speakers = speakers_of(turns)
 
     def names(sid, text):
         body = re.sub(r"\[shares.*?\]", "", text.split(":", 1)[1])
@@ -131,7 +138,6 @@ def lexical_feedback(turns, questions, weight, top=3, terms=10):
     the question, searched with BM25 (k1 1.2, b 0.75, Porter stems as in
     FTS5's tokenizer; needs `pip install nltk`) over the cut list, and
     `weight` × that BM25, as a share of the best, added."""
-    import math
     from nltk.stem import PorterStemmer
     stem = PorterStemmer().stem
 
@@ -174,16 +180,13 @@ def entity_links(db, turns):
     after `mnemo --db F enrich` (the `names` provider; the eval's own
     writes run `fast`, which finds dates only). Dates, and the speakers'
     names (every turn is someone's), are left out."""
-    import sqlite3
-    speakers = collections.defaultdict(set)
-    for (sid, _), (text, _, _) in turns.items():
-        speakers[sid].add(text.split(":", 1)[0].lower())
+    speakers = speakers_of(turns)
     out = collections.defaultdict(set)
     for ns, attrs, name, kind in sqlite3.connect(db).execute(
             "SELECT ep.namespace, ep.attributes, en.canonical_name, en.entity_type FROM episode_entities l "
             "JOIN episodes ep ON ep.id = l.episode_id JOIN entities en ON en.id = l.entity_id"):
         sid, name = ns.removeprefix("locomo-"), name.lower()
-        if kind != "date" and not any(name == s or name.endswith(" " + s) for s in speakers[sid]):
+        if kind != "date" and not any(name == s.lower() or name.endswith(" " + s.lower()) for s in speakers[sid]):
             out[(sid, json.loads(attrs)["dia_id"])].add(name)
     return out
 

@@ -30,6 +30,12 @@ impl Word<'_> {
     fn capitalised(&self) -> bool {
         self.text.chars().next().is_some_and(char::is_uppercase)
     }
+
+    /// Whether this word can carry on the name before it: capitalised,
+    /// inside a sentence, and only a space away.
+    fn continues_name(&self) -> bool {
+        self.capitalised() && !self.sentence_start && self.after_space
+    }
 }
 
 fn is_word_char(c: char) -> bool {
@@ -40,7 +46,6 @@ fn words(text: &str) -> Vec<Word<'_>> {
     let mut out = Vec::new();
     let mut sentence_start = true;
     let mut start: Option<usize> = None;
-    let mut last_end: Option<usize> = None;
     for (i, c) in text
         .char_indices()
         .chain(std::iter::once((text.len(), ' ')))
@@ -55,8 +60,9 @@ fn words(text: &str) -> Vec<Word<'_>> {
             let w = raw.trim_matches(['\'', '-', '’']);
             if !w.is_empty() {
                 let s2 = s + raw.find(w).unwrap_or(0);
-                let after_space = last_end
-                    .and_then(|e| text.get(e..s2))
+                let after_space = out
+                    .last()
+                    .and_then(|before: &Word<'_>| text.get(before.end..s2))
                     .is_some_and(|gap| !gap.is_empty() && gap.chars().all(char::is_whitespace));
                 out.push(Word {
                     text: w,
@@ -66,7 +72,6 @@ fn words(text: &str) -> Vec<Word<'_>> {
                     sentence_start,
                     after_space,
                 });
-                last_end = Some(s2 + w.len());
                 sentence_start = false;
             }
         }
@@ -132,7 +137,7 @@ fn classify(
     (EntityType::Other, 0.4)
 }
 
-/// Whether `left and right` names two things, not one ("Luna and Oliver",
+/// Whether `left and right` names two things, not one ("Maria and John",
 /// "German and Spanish"; "Procter and Gamble" stays one).
 fn lists_two(left: &Word<'_>, connector: &Word<'_>, right: &Word<'_>) -> bool {
     let apart = |w: &Word<'_>| contains(DEMONYMS, &w.lower) || contains(FIRST_NAMES, &w.lower);
@@ -161,13 +166,11 @@ pub fn find(text: &str) -> Vec<Entity> {
         // Grow the phrase over capitalised words and inner connectors.
         let mut j = i + 1;
         while j < ws.len() {
-            if ws[j].capitalised() && !ws[j].sentence_start && ws[j].after_space {
+            if ws[j].continues_name() {
                 j += 1;
             } else if contains(CONNECTORS, &ws[j].lower)
                 && ws[j].after_space
-                && ws
-                    .get(j + 1)
-                    .is_some_and(|w| w.capitalised() && !w.sentence_start && w.after_space)
+                && ws.get(j + 1).is_some_and(Word::continues_name)
                 && !lists_two(&ws[j - 1], &ws[j], &ws[j + 1])
             {
                 // "University of Oxford", not "German and Spanish".
