@@ -3,5 +3,6 @@
 //! injection.
 
 mod context;
+mod core_order;
 pub(crate) mod resume;
 pub(crate) mod summary;

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use super::core_order::core_weight;
 use crate::engine::Engine;
 use crate::error::CoreResult;
 use crate::model::*;
@@ -23,19 +24,6 @@ pub const REFLECTION_TAG: &str = "reflection";
 /// Most memories a resume section reads before cutting to its budget.
 const SECTION_READ: u32 = 500;
 const MS_PER_HOUR: i64 = 3_600_000;
-
-fn kind_boost(kind: Kind) -> f32 {
-    match kind {
-        Kind::Procedural => KIND_BOOST_PROCEDURAL,
-        Kind::Semantic => KIND_BOOST_SEMANTIC,
-        Kind::Episodic => KIND_BOOST_EPISODIC,
-    }
-}
-
-/// Seed 004's Core order: `importance × kind_boost × (1 + rep × 2.5)`.
-pub fn core_weight(m: &Memory) -> f32 {
-    m.importance * kind_boost(m.kind) * (1.0 + m.repetition_count as f32 * REPETITION_WEIGHT)
-}
 
 /// The longest prefix of `items` whose texts fit in `budget` tokens.
 fn within_budget(items: Vec<Memory>, budget: usize) -> Vec<Memory> {

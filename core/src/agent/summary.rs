@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::resume::core_weight;
+use super::core_order::core_weight;
 use crate::engine::Engine;
 use crate::error::CoreResult;
 use crate::model::*;

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::cycle::*;
+use super::plan::*;
 use crate::engine::Engine;
 use crate::error::CoreResult;
 use crate::model::*;

@@ -25,7 +25,7 @@
 
 use std::collections::BTreeSet;
 
-use super::cycle::{Cycle, TAG_PROMOTION, TAG_REJECTED};
+use super::plan::{Cycle, TAG_PROMOTION, TAG_REJECTED};
 use super::restatements::TAG_MERGE_PENDING;
 use crate::engine::Engine;
 use crate::error::CoreResult;

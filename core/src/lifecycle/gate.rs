@@ -2,7 +2,7 @@
 //! whitelist, decided by the LLM or the heuristic — with escalating
 //! rejection cooldowns.
 
-use super::cycle::*;
+use super::plan::*;
 use crate::engine::Engine;
 use crate::error::CoreResult;
 use crate::model::*;

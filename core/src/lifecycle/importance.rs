@@ -14,7 +14,7 @@
 //! its epoch always agree. Export and import carry rows as stored, marks
 //! included, so a round trip is lossless field for field.
 
-use super::cycle::Cycle;
+use super::plan::Cycle;
 use crate::engine::{Engine, namespaced};
 use crate::error::CoreResult;
 use crate::model::*;
@@ -65,7 +65,7 @@ impl DecayClock {
     /// `m` with its importance now, as of now.
     pub fn settle(&self, m: &mut Memory) {
         m.importance = self.importance(m);
-        super::cycle::set_attr(m, ATTR_DECAY_EPOCH, serde_json::json!(self.epoch));
+        super::plan::set_attr(m, ATTR_DECAY_EPOCH, serde_json::json!(self.epoch));
     }
 }
 

@@ -17,6 +17,7 @@ mod gate;
 pub(crate) mod importance;
 mod notes;
 mod pairs;
+mod plan;
 mod reflection;
 mod restatements;
 mod review;

@@ -1,7 +1,7 @@
 //! Seed 004 §3.3: undistilled session notes become one project-status
 //! snapshot in Working.
 
-use super::cycle::*;
+use super::plan::*;
 use crate::engine::Engine;
 use crate::error::CoreResult;
 use crate::model::*;

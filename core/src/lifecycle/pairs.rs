@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::cycle::*;
+use super::plan::*;
 use crate::engine::Engine;
 use crate::error::CoreResult;
 use crate::model::*;

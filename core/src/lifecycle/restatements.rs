@@ -6,7 +6,7 @@
 //! too much is refused, and a failed call leaves the mark for the next
 //! cycle. With the LLM off nothing is marked: the restatement stays as it is.
 
-use super::cycle::*;
+use super::plan::*;
 use crate::engine::Engine;
 use crate::model::*;
 use crate::ports::{Llm, Ports};

@@ -4,13 +4,13 @@
 //! the page. Both degrade to plain recall: an LLM that is off, fails or
 //! answers badly leaves a warning, never an error.
 
+use super::scored::{Lexical, Scored};
 use crate::engine::Engine;
 use crate::error::CoreResult;
 use crate::model::*;
 use crate::ports::{Llm, Ports};
 use crate::prompts;
 use crate::read::fusion::RankedList;
-use crate::read::recall::{Lexical, Scored};
 use crate::thresholds::*;
 
 impl<P: Ports> Engine<P> {

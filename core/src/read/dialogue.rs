@@ -18,8 +18,8 @@
 
 use std::collections::BTreeMap;
 
+use super::scored::Scored;
 use crate::model::*;
-use crate::read::recall::Scored;
 use crate::read::scoring;
 use crate::thresholds::{REPLY_WEIGHT, SESSION_TURN_KEY, SESSION_WEIGHT};
 

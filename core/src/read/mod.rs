@@ -10,6 +10,7 @@ pub(crate) mod fusion;
 mod items;
 pub(crate) mod question;
 mod recall;
+mod scored;
 pub(crate) mod scoring;
 
 #[cfg(any(test, feature = "testing"))]

@@ -20,6 +20,8 @@ use crate::thresholds::*;
 use crate::validate::{self, readable_namespaces};
 use crate::vector;
 
+use super::scored::{Lexical, Scored};
+
 const MS_PER_HOUR: f32 = 3_600_000.0;
 
 /// What the channels returned for one query text.
@@ -29,20 +31,6 @@ pub(crate) struct ChannelRun {
     query_vector: Option<Vec<f32>>,
     /// BM25 read deeper than the fused lists (`FTS_SCORE_DEPTH`).
     lexical: Lexical,
-}
-
-/// Raw BM25 and rank of the episodes' full-text matches below the fused
-/// list's cut, `FTS_SCORE_DEPTH ×` deeper: a turn only the vector channel
-/// found still has its words weighed (it would count as no match
-/// otherwise). They score candidates; they do not add any.
-pub(crate) type Lexical = HashMap<(Target, String), (u32, Score)>;
-
-/// A scored hit before paging, with what the ordering needs.
-pub(crate) struct Scored {
-    pub(crate) hit: Hit,
-    rrf: Score,
-    time: Millis,
-    accessed: Millis,
 }
 
 impl<P: Ports> Engine<P> {
