@@ -8,23 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct Usage {
-    /// When the call was made (milliseconds since the Unix epoch, UTC).
-    pub at: i64,
-    /// The pipeline step (`embedding`, `gate`, `merge`, `extract`, …).
-    pub component: String,
-    /// The model that answered.
-    pub model: String,
-    /// Prompt tokens.
-    pub input_tokens: u32,
-    /// Completion tokens.
-    pub output_tokens: u32,
-    /// How long it took (milliseconds).
-    pub duration_ms: u64,
-    /// `ok`, or the error kind (`timeout`, `http 429`, `malformed`, ...).
-    pub outcome: String,
-}
+pub use crate::storage::Usage;
 
 /// Latest calls a usage report lists unless asked otherwise (every surface).
 pub const USAGE_LIMIT: u32 = 50;

@@ -10,6 +10,7 @@ mod abi;
 mod limits;
 pub mod llm;
 mod provider;
+mod state;
 mod wit;
 
 use std::collections::HashMap;

@@ -4,28 +4,13 @@
 
 use anyhow::anyhow;
 use mnemo_core::model::{EntityType, Mention};
-use wasmtime::component::{Component, ResourceTable};
-use wasmtime::{Store, StoreLimits};
-use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime::Store;
+use wasmtime::component::Component;
 
 use super::limits::{PluginLimits, describe_trap};
+use super::state::PluginState;
 use super::wit::{Provider, ProviderError, ProviderPre};
 use crate::ner::NerProvider;
-
-pub struct PluginState {
-    wasi: WasiCtx,
-    table: ResourceTable,
-    limits: StoreLimits,
-}
-
-impl WasiView for PluginState {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
-    }
-}
 
 pub struct PluginProvider {
     name: String,
@@ -75,13 +60,9 @@ impl PluginProvider {
     }
 
     fn instantiate(&self) -> anyhow::Result<(Store<PluginState>, Provider)> {
-        let state = PluginState {
-            wasi: WasiCtx::builder().build(),
-            table: ResourceTable::new(),
-            limits: self.limits.store_limits(),
-        };
+        let state = PluginState::new(self.limits.store_limits());
         let mut store = Store::new(self.pre.engine(), state);
-        store.limiter(|s| &mut s.limits);
+        store.limiter(|s| s.limits());
         store.epoch_deadline_trap();
         // Instantiation runs guest code too: it gets the same budget as a call.
         store.set_epoch_deadline(self.limits.deadline_ticks());

@@ -8,7 +8,7 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 
 use super::AppState;
-use super::doc::{Operation, document_of};
+use super::doc::{Operation, build, document_of};
 use super::routes::*;
 
 /// `get(a)`, `get(a).post(b)`, ...: one path's method router.
@@ -86,6 +86,12 @@ api! {
     "/import" => post(import, "Import an export (ids, times, counts kept; duplicates folded; all or nothing)"); layer(DefaultBodyLimit::max(super::MAX_IMPORT_BYTES));
 }
 
+/// The OpenAPI document of the table, built once.
+pub fn document() -> &'static serde_json::Value {
+    static DOC: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+    DOC.get_or_init(|| build(&operations()))
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -94,7 +100,7 @@ mod tests {
     /// its answer's schema, and every `$ref` resolves.
     #[test]
     fn the_document_lists_every_route_and_nothing_else() {
-        let doc = super::super::doc::openapi();
+        let doc = super::document();
         let documented: BTreeSet<(String, String)> = doc["paths"]
             .as_object()
             .into_iter()

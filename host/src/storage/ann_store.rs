@@ -4,7 +4,7 @@
 //! Every vector write or delete appends to `vector_changes` (in the same
 //! transaction), numbered by `seq`, and every point of a segment carries
 //! the number of its version. When a segment is installed — built in the
-//! background, or loaded from disk at start (`ann_file.rs`) — the store
+//! background, or loaded from disk at start (`ann/file.rs`) — the store
 //! replays the log into the partition from where it last did: a vector
 //! written since becomes fresh (searched exactly), a point of an older
 //! version becomes stale. So a write by the writer while a snapshot was
@@ -15,18 +15,11 @@ use mnemo_core::model::Target;
 use rusqlite::{OptionalExtension, params};
 
 use super::SqliteStore;
+use super::ann::file as ann_file;
 use super::ann::{Key, Persist};
-use super::ann_file;
 use super::filter::table;
 use super::rows;
-use super::sqlite::{R, sql};
-
-pub(super) fn target_name(t: Target) -> &'static str {
-    match t {
-        Target::Memories => "memories",
-        Target::Episodes => "episodes",
-    }
-}
+use super::{R, sql};
 
 impl SqliteStore {
     /// Logs a vector write (or delete) of `rowid`; returns its number.
@@ -34,7 +27,7 @@ impl SqliteStore {
         let mut stmt = sql(self.conn.prepare_cached(
             "INSERT INTO vector_changes(target, namespace, row) VALUES (?1, ?2, ?3)",
         ))?;
-        sql(stmt.execute(params![target_name(target), ns, rowid]))?;
+        sql(stmt.execute(params![table(target), ns, rowid]))?;
         Ok(self.conn.last_insert_rowid())
     }
 
@@ -69,7 +62,7 @@ impl SqliteStore {
             "SELECT seq, row FROM vector_changes WHERE target = ?1 AND namespace = ?2 AND seq > ?3 ORDER BY seq",
         )?;
         let changes: Vec<(i64, i64)> = changes
-            .query_map(params![target_name(target), ns, since], |r| {
+            .query_map(params![table(target), ns, since], |r| {
                 Ok((r.get(0)?, r.get(1)?))
             })?
             .collect::<rusqlite::Result<_>>()?;
@@ -135,7 +128,7 @@ impl SqliteStore {
         for (key, seq) in &keep {
             tx.execute(
                 "INSERT INTO kept_graphs VALUES (?1, ?2, ?3)",
-                params![target_name(key.0), key.1, seq],
+                params![table(key.0), key.1, seq],
             )?;
         }
         tx.execute(

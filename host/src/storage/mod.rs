@@ -3,7 +3,6 @@
 //! import delegates here. Blocking: call it from a dedicated thread.
 
 pub mod ann;
-mod ann_file;
 mod ann_store;
 mod dialogue;
 mod export;
@@ -34,7 +33,7 @@ pub use reader::Effect;
 pub(crate) use rows::content_hash;
 pub use sqlite::{ANN_MIN_ROWS, SqliteStore};
 pub use store::Store;
-pub use usage::UsageSummary;
+pub use usage::{Usage, UsageSummary};
 pub use vectors::{META_DIMENSION, META_MODEL, VectorState};
 
 /// Registers sqlite-vec for every connection opened afterwards.
@@ -174,6 +173,15 @@ pub(crate) fn register_functions(conn: &Connection) -> anyhow::Result<()> {
         },
     )?;
     Ok(())
+}
+
+/// What a storage call returns: the core's error type, so a failure reaches
+/// the component as a typed storage error.
+pub(crate) type R<T> = mnemo_core::CoreResult<T>;
+
+/// A rusqlite result as a storage call's.
+pub(crate) fn sql<T>(r: rusqlite::Result<T>) -> R<T> {
+    r.map_err(storage_err)
 }
 
 fn storage_err(e: rusqlite::Error) -> mnemo_core::CoreError {

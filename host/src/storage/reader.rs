@@ -23,8 +23,8 @@ use std::sync::Arc;
 use anyhow::Context;
 use mnemo_core::model::{Decision, Millis};
 
+use super::R;
 use super::SqliteStore;
-use super::sqlite::R;
 
 /// A write a read call asked for, kept for the writer.
 #[derive(Debug, Clone, PartialEq)]

@@ -212,7 +212,7 @@ impl SqliteStore {
         let seq = self.record_vector_change(target, &ns, rowid)?;
         sql(self.conn.execute(
             "DELETE FROM vector_pending WHERE target = ?1 AND row = ?2",
-            params![super::ann_store::target_name(target), rowid],
+            params![super::filter::table(target), rowid],
         ))?;
         self.ann().put(target, &ns, rowid, v, seq);
         if let Some((_, writes)) = self.partition_rows().get_mut(&(target, ns)) {
@@ -252,7 +252,7 @@ impl SqliteStore {
                 "INSERT OR IGNORE INTO vector_pending SELECT ?1, rowid FROM {t} \
                  WHERE rowid = ?2 AND valid_until IS NULL"
             ),
-            params![super::ann_store::target_name(target), rowid],
+            params![super::filter::table(target), rowid],
         ))?;
         self.ann().remove(target, &ns, rowid, seq);
         Ok(())

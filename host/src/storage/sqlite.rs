@@ -4,7 +4,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
-use mnemo_core::CoreResult;
 use mnemo_core::model::*;
 use mnemo_core::ports::Storage;
 
@@ -13,8 +12,8 @@ use rusqlite::{Connection, params};
 use super::ann::AnnIndex;
 use super::filter::table;
 
+use super::open_connection;
 use super::vectors::{self, VectorState};
-use super::{open_connection, storage_err};
 
 /// Most neighbours sqlite-vec returns per KNN query.
 pub(super) const VEC_MAX_K: u32 = 4096;
@@ -66,11 +65,7 @@ pub(super) const FTS_SCAN_CAP: i64 = 2 * FTS_TERM_MAX_DOCS;
 /// Default smallest partition served by the HNSW graph.
 pub const ANN_MIN_ROWS: usize = 20_000;
 
-pub(super) type R<T> = CoreResult<T>;
-
-pub(super) fn sql<T>(r: rusqlite::Result<T>) -> R<T> {
-    r.map_err(storage_err)
-}
+pub(super) use super::{R, sql};
 
 /// `s` with LIKE's wildcards escaped (escape character `\`).
 pub(super) fn like_escape(s: &str) -> String {
@@ -223,7 +218,7 @@ impl SqliteStore {
             "SELECT x.id, x.content FROM vector_pending p JOIN {t} x ON x.rowid = p.row \
              WHERE p.target = ?2 AND x.valid_until IS NULL ORDER BY p.row LIMIT ?1"
         ))?;
-        let rows = stmt.query_map(params![limit, super::ann_store::target_name(target)], |r| {
+        let rows = stmt.query_map(params![limit, table(target)], |r| {
             Ok((r.get(0)?, r.get(1)?))
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -243,9 +238,7 @@ impl SqliteStore {
              WHERE x.id = ?1 AND x.valid_until IS NULL"
         ))?;
         let now: Option<String> = stmt
-            .query_row(params![id, super::ann_store::target_name(target)], |r| {
-                r.get(0)
-            })
+            .query_row(params![id, table(target)], |r| r.get(0))
             .map(Some)
             .or_else(|e| match e {
                 rusqlite::Error::QueryReturnedNoRows => Ok(None),

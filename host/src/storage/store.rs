@@ -2,7 +2,7 @@
 //! default) or a Postgres database (`postgres://…`, many servers on one
 //! store). The host holds a `Store`; each call goes to the backend's
 //! method of the same name, so both keep one contract (the core's
-//! `Storage` port, checked by `tests/contract.rs` against both) and the
+//! `Storage` port, checked by `tests/it/contract.rs` against both) and the
 //! host's own reads (export, integrity, the ledger) are written once per
 //! backend, not once per caller.
 
@@ -11,12 +11,12 @@ use std::path::Path;
 use mnemo_core::model::*;
 use mnemo_core::ports::Storage;
 
+use super::R;
 use super::export::LinkedEntity;
 use super::postgres::{Lead, PgStore, is_postgres_url};
 use super::reader::Effect;
-use super::sqlite::R;
 use super::{DecisionFilter, Integrity, SqliteStore, UsageSummary, VectorState};
-use crate::ledger::Usage;
+use crate::storage::Usage;
 
 pub enum Store {
     Sqlite(SqliteStore),

@@ -5,7 +5,25 @@ use rusqlite::params;
 use serde::Serialize;
 
 use super::SqliteStore;
-use crate::ledger::Usage;
+
+/// One LLM or embedding call, as the ledger records it (a row of `llm_usage`).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Usage {
+    /// When the call was made (milliseconds since the Unix epoch, UTC).
+    pub at: i64,
+    /// The pipeline step (`embedding`, `gate`, `merge`, `extract`, …).
+    pub component: String,
+    /// The model that answered.
+    pub model: String,
+    /// Prompt tokens.
+    pub input_tokens: u32,
+    /// Completion tokens.
+    pub output_tokens: u32,
+    /// How long it took (milliseconds).
+    pub duration_ms: u64,
+    /// `ok`, or the error kind (`timeout`, `http 429`, `malformed`, ...).
+    pub outcome: String,
+}
 
 /// Totals per component and model.
 #[derive(Debug, Clone, Serialize, JsonSchema)]

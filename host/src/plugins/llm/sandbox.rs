@@ -14,9 +14,17 @@ use wasmtime::{StoreLimits, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::Auth;
-use super::since_v0_1_0::Refusal;
 use crate::http::{HttpError, HttpPolicy, Inbound, Limiter, MAX_RESPONSE_BYTES, Outbound};
 use crate::plugins::limits::TICK;
+
+/// Why the host did not deliver an answer to the plugin.
+pub enum Refusal {
+    Denied(String),
+    Timeout(String),
+    Unreachable(String),
+    TooLarge(u64),
+    Invalid(String),
+}
 
 /// What one call may reach and with which key.
 #[derive(Clone)]

@@ -7,7 +7,7 @@ use mnemo_core::model::{ChatRequest, ChatResponse};
 use wasmtime::Store;
 use wasmtime::component::{Component, HasSelf, Linker};
 
-use super::sandbox::LlmState;
+use super::sandbox::{LlmState, Refusal};
 use super::{Auth, Capability, Embedded, Info, ProviderError};
 use crate::http::Inbound;
 
@@ -22,15 +22,6 @@ use bindings::mnemo::llm::{transport as x, types as t};
 pub use bindings::{LlmProvider as Instance, LlmProviderPre};
 
 pub type Pre = LlmProviderPre<LlmState>;
-
-/// Why the host did not deliver an answer to the plugin.
-pub enum Refusal {
-    Denied(String),
-    Timeout(String),
-    Unreachable(String),
-    TooLarge(u64),
-    Invalid(String),
-}
 
 impl t::Host for LlmState {}
 

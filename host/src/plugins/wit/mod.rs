@@ -10,7 +10,7 @@ use mnemo_core::model::EntityType;
 use wasmtime::Store;
 use wasmtime::component::Component;
 
-use super::provider::PluginState;
+use super::state::PluginState;
 
 /// What a plugin says about itself.
 pub struct PluginInfo {

@@ -6,7 +6,7 @@ use wasmtime::Store;
 use wasmtime::component::{Component, HasSelf, Linker};
 
 use super::{PluginInfo, ProviderError, RawEntity};
-use crate::plugins::provider::PluginState;
+use crate::plugins::state::PluginState;
 
 mod bindings {
     wasmtime::component::bindgen!({

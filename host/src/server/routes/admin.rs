@@ -97,7 +97,7 @@ pub(in crate::server) async fn llm_usage(
 
 /// The OpenAPI document of these routes (`doc.rs`).
 pub(in crate::server) async fn openapi() -> Answer<serde_json::Value> {
-    Reply::ok(crate::server::doc::openapi().clone())
+    Reply::ok(crate::server::table::document().clone())
 }
 
 pub(in crate::server) async fn export(

@@ -7,16 +7,9 @@ use std::sync::{Arc, mpsc};
 
 use mnemo_core::model::Target;
 
+use super::file::{self, Persist};
 use super::segment::{Entry, Segment, SegmentId, dot};
 use super::{Job, Key, Kind, Live, Partition, Snapshot, chunks};
-
-/// Where graphs are saved, and the embedder they belong to.
-#[derive(Clone)]
-pub(in crate::storage) struct Persist {
-    pub dir: std::path::PathBuf,
-    pub model: String,
-    pub dimension: u32,
-}
 
 /// The graphs of every partition, and when to use them.
 pub struct AnnIndex {
@@ -401,10 +394,10 @@ fn install(
     let from = p.install(built, kind);
     if let Some(persist) = persist {
         if full {
-            super::super::ann_file::remove_others(persist, key, &kept);
+            file::remove_others(persist, key, &kept);
         }
         for id in replaced.into_iter().filter(|id| !kept.contains(id)) {
-            super::super::ann_file::remove(persist, key, id);
+            file::remove(persist, key, id);
         }
     }
     from
@@ -426,7 +419,7 @@ fn spawn(
             for points in chunks.into_iter().filter(|c| !c.is_empty()) {
                 let seg = Segment::build(points);
                 if let Some(persist) = &persist
-                    && let Err(e) = super::super::ann_file::save(persist, &key, &seg)
+                    && let Err(e) = file::save(persist, &key, &seg)
                 {
                     tracing::warn!(error = %format!("{e:#}"), "an HNSW segment was not saved; it is rebuilt after a restart");
                 }

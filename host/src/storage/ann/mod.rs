@@ -19,8 +19,9 @@
 //! drop stale candidates; the graph walks run between, so readers walk in
 //! parallel. Kept exact across threads and restarts by the change log
 //! (`ann_store.rs`), and saved next to the database segment by segment
-//! (`ann_file.rs`).
+//! (`ann/file.rs`).
 
+pub(super) mod file;
 mod segment;
 
 use std::collections::{HashMap, HashSet};
@@ -44,7 +45,7 @@ pub const ANN_MERGE_FANOUT: usize = 4;
 /// result would pass it is not made (Lucene's "max merged segment", for the
 /// same reason). An instant-distance build grows faster than its size on
 /// this 2-core machine: 100k points (64-d) built in 52 s, and one 1M graph
-/// had not finished after 50 min (`mnemo bench serve`), so a partition
+/// had not finished after 50 min (`mnemo-lab bench serve`), so a partition
 /// grows by segments of a few minutes each instead.
 pub const ANN_SEGMENT_MAX: usize = 250_000;
 /// A segment with more than this share of stale points is rewritten alone.
@@ -287,7 +288,7 @@ fn tier(points: usize, flush_at: usize) -> u32 {
 }
 
 mod index;
-pub(super) use index::Persist;
+pub(super) use file::Persist;
 pub use index::{AnnIndex, AnnStatus, Answer, Probe};
 
 #[cfg(test)]

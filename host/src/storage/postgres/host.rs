@@ -8,7 +8,7 @@ use super::PgStore;
 use super::sql::{
     self, ENTITY_COLUMNS, EPISODE_COLUMNS, FACT_COLUMNS, MEMORY_COLUMNS, SESSION_COLUMNS,
 };
-use crate::ledger::Usage;
+use crate::storage::Usage;
 use crate::storage::export::LinkedEntity;
 use crate::storage::{DecisionFilter, Integrity, UsageSummary};
 

@@ -227,7 +227,7 @@ pub fn redact(url: &str) -> String {
 /// lock timeout so nothing waits forever, and every statement planned for
 /// its own parameters (the layers are skewed by design, a small Buffer
 /// and Core beside millions in Working, which a generic plan cannot see).
-/// The README's 1M figures are with it; one run without it, just after a
+/// The 1M figures of docs/benchmarks.md are with it; one run without it, just after a
 /// restart, gave 22 requests/s with recall p50 494 ms against 21 and 293.
 fn connect(url: &str) -> anyhow::Result<Client> {
     let mut client =

@@ -347,8 +347,8 @@ CREATE TRIGGER episodes_vector_pending AFTER INSERT ON episodes
     FOR EACH ROW EXECUTE FUNCTION mnemo_vector_pending();
 "#,
     // 2: indexes for the reads the 100k load found scanning the table
-    // (`EXPLAIN ANALYZE` at 100,000 memories, README "Many servers, one
-    // store"): the newest-changed active memories (a list by `modified_at`
+    // (`EXPLAIN ANALYZE` at 100,000 memories, docs/benchmarks.md,
+    // "Postgres"): the newest-changed active memories (a list by `modified_at`
     // over several layers: 71 ms → 0.5 ms), `stats`' per-layer/kind counts
     // as an index-only scan (45 → 13 ms), and tags by prefix — each tag's
     // heads up to every `:` in a GIN index, so `tag_counts("trigger:")`

@@ -21,8 +21,16 @@ use anyhow::Context;
 use mnemo_core::model::Target;
 use serde::{Deserialize, Serialize};
 
-use super::ann::{Graph, Key, Persist, Segment, SegmentId};
-use super::ann_store::target_name;
+use super::{Graph, Key, Segment, SegmentId};
+use crate::storage::filter::table;
+
+/// Where graphs are saved, and the embedder they belong to.
+#[derive(Clone)]
+pub(in crate::storage) struct Persist {
+    pub dir: std::path::PathBuf,
+    pub model: String,
+    pub dimension: u32,
+}
 
 /// Format of the files (a new layout gets a new number; older files are
 /// dropped and their partition rebuilt). 2: one file per segment, each
@@ -50,7 +58,7 @@ struct Loading {
 }
 
 /// The folder of a database's graphs (`None` for an in-memory database).
-pub(super) fn dir_of(db: &Path) -> Option<PathBuf> {
+pub(in crate::storage) fn dir_of(db: &Path) -> Option<PathBuf> {
     let name = db.file_name()?.to_string_lossy().to_string();
     (name != ":memory:" && !name.is_empty()).then(|| db.with_file_name(format!("{name}.ann")))
 }
@@ -58,7 +66,7 @@ pub(super) fn dir_of(db: &Path) -> Option<PathBuf> {
 /// `<target>-<namespace as hex>-`: the start of a partition's file names.
 fn prefix_of(key: &Key) -> String {
     let ns: String = key.1.bytes().map(|b| format!("{b:02x}")).collect();
-    format!("{}-{ns}-", target_name(key.0))
+    format!("{}-{ns}-", table(key.0))
 }
 
 /// A segment's file, named by its id (`Segment::id`): a merge that keeps
@@ -68,14 +76,14 @@ fn file_of(dir: &Path, key: &Key, id: SegmentId) -> PathBuf {
     dir.join(format!("{}{first:x}-{last:x}-{row:x}.hnsw", prefix_of(key)))
 }
 
-pub(super) fn save(persist: &Persist, key: &Key, seg: &Segment) -> anyhow::Result<()> {
+pub(in crate::storage) fn save(persist: &Persist, key: &Key, seg: &Segment) -> anyhow::Result<()> {
     std::fs::create_dir_all(&persist.dir)
         .with_context(|| format!("creating {}", persist.dir.display()))?;
     let bytes = postcard::to_stdvec(&Saving {
         format: FORMAT,
         model: &persist.model,
         dimension: persist.dimension,
-        target: target_name(key.0),
+        target: table(key.0),
         namespace: &key.1,
         graph: &seg.graph,
     })
@@ -91,13 +99,13 @@ pub(super) fn save(persist: &Persist, key: &Key, seg: &Segment) -> anyhow::Resul
 }
 
 /// Deletes the file of a segment merged into another.
-pub(super) fn remove(persist: &Persist, key: &Key, id: SegmentId) {
+pub(in crate::storage) fn remove(persist: &Persist, key: &Key, id: SegmentId) {
     let _ = std::fs::remove_file(file_of(&persist.dir, key, id));
 }
 
 /// Deletes every file of `key` but the segments of `keep` (a first build
 /// replaced whatever the partition had).
-pub(super) fn remove_others(persist: &Persist, key: &Key, keep: &[SegmentId]) {
+pub(in crate::storage) fn remove_others(persist: &Persist, key: &Key, keep: &[SegmentId]) {
     let Ok(entries) = std::fs::read_dir(&persist.dir) else {
         return;
     };
@@ -117,7 +125,7 @@ pub(super) fn remove_others(persist: &Persist, key: &Key, keep: &[SegmentId]) {
 /// Every segment of `persist.dir` built from `persist`'s embedder. Other
 /// files (another embedder, an older format, a torn temporary, garbage)
 /// are deleted.
-pub(super) fn load_all(persist: &Persist) -> Vec<(Key, Segment)> {
+pub(in crate::storage) fn load_all(persist: &Persist) -> Vec<(Key, Segment)> {
     let Ok(entries) = std::fs::read_dir(&persist.dir) else {
         return Vec::new();
     };
@@ -159,6 +167,6 @@ fn load(persist: &Persist, path: &Path) -> anyhow::Result<(Key, Segment)> {
 }
 
 /// Deletes every saved graph (the vectors were reset).
-pub(super) fn remove_all(dir: &Path) {
+pub(in crate::storage) fn remove_all(dir: &Path) {
     let _ = std::fs::remove_dir_all(dir);
 }
