@@ -70,7 +70,7 @@ pub const DEFAULT_SIM_FLOOR: f32 = 0.30;
 /// are capped at `fts × 0.25` — right for text-embedding-3-small, wrong for
 /// all-MiniLM-L6-v2, which ranks worse than BM25 on dialogue. Measured on
 /// LoCoMo dev (760 questions, with the context column and speaker factor):
-/// seed shape R@10 0.647 / Hit@1 0.346 (`mnemo eval locomo --relevance
+/// seed shape R@10 0.647 / Hit@1 0.346 (`mnemo-lab eval locomo --relevance
 /// semantic`); in a prototype over the same vectors, blend at
 /// 0.4, 0.5, 0.6 (speaker ×1.2) → 0.738–0.747 / 0.463–0.467; the seed's dual-hit boost or
 /// FTS-only cap on top of the blend lowered Hit@1 (0.451, 0.454).
@@ -78,8 +78,8 @@ pub const LEXICAL_WEIGHT: f32 = 0.5;
 /// The blend's lexical weight for embedders that rank dialogue better than
 /// MiniLM, by model name (`scoring::lexical_weight_for`). all-mpnet-base-v2
 /// (`scripts/fetch-model --mpnet`): on LoCoMo dev, its own top 200 per
-/// question replayed with each list cut at 40 (`scripts/locomo-replay`,
-/// README "Round 2"), R@10 / Hit@1 / multi-hop R@10 at lexical weight 0.2:
+/// question replayed with each list cut at 40 (`lab/scripts/locomo-replay`,
+/// docs/evaluation.md), R@10 / Hit@1 / multi-hop R@10 at lexical weight 0.2:
 /// 0.792 / 0.530 / 0.528; 0.25: 0.796 / 0.536 / 0.541; 0.3: 0.797 / 0.526 /
 /// 0.542; 0.4: 0.790 / 0.532 / 0.510; 0.5: 0.781 / 0.525 / 0.508. MiniLM
 /// over its own candidates, the same way, at 0.25 / 0.3 / 0.4 / 0.5:
@@ -132,8 +132,8 @@ pub const EPISODE_CONTEXT_WEIGHT: f32 = 0.5;
 /// Session context (`read/dialogue.rs`, not in the seeds): an episode
 /// candidate gains `SESSION_WEIGHT ×` the best relevance among the
 /// candidates of its session (the right session first, then the turn). Set
-/// on LoCoMo dev (760 questions) by `scripts/locomo-replay`, which re-scores
-/// the engine's top-200 candidates per question (`mnemo eval locomo --k 200
+/// on LoCoMo dev (760 questions) by `lab/scripts/locomo-replay`, which re-scores
+/// the engine's top-200 candidates per question (`mnemo-lab eval locomo --k 200
 /// --out F --explain`), R@10 / Hit@1: none 0.744 / 0.467, 0.1 → 0.747 /
 /// 0.467, and 0.1 with the turn before's relevance × 0.1 → 0.756 / 0.474
 /// (that term reads every candidate session: `dialogue.rs` says why it is
@@ -144,7 +144,7 @@ pub const SESSION_WEIGHT: f32 = 0.1;
 /// candidate and a question gains `REPLY_WEIGHT ×` that question's
 /// relevance. Turn order comes from `SESSION_TURN_KEY`, stamped at ingest.
 /// Replayed on LoCoMo dev over the engine's top 200 with each list cut at
-/// 40 (`scripts/locomo-replay`, README "Round 2"), R@10 / Hit@1 / temporal
+/// 40 (`lab/scripts/locomo-replay`, docs/evaluation.md), R@10 / Hit@1 / temporal
 /// R@10, MiniLM: none 0.777 / 0.522 / 0.877, 0.1 → 0.779 / 0.532 / 0.864,
 /// 0.2 → 0.780 / 0.538 / 0.861, 0.3 → 0.780 / 0.541 / 0.861;
 /// all-mpnet-base-v2 (`--lexical 0.25`): none 0.796 / 0.536 / 0.893, 0.1 →
@@ -164,7 +164,7 @@ pub const SESSION_TURN_KEY: &str = "session_turn";
 /// mean of its sentences' (each with the turn's speaker label), so a clause
 /// of a long turn is not blurred away. Set on LoCoMo dev by re-scoring the
 /// engine's top-200 candidates with MiniLM cosines of such vectors
-/// (`scripts/locomo-replay`), R@10 / Hit@1 / multi-hop R@10: whole turn
+/// (`lab/scripts/locomo-replay`), R@10 / Hit@1 / multi-hop R@10: whole turn
 /// only 0.764 / 0.509 / 0.467; whole weight 0.3 → 0.778 / 0.520 / 0.497,
 /// 0.4 → 0.782 / 0.522 / 0.502, 0.5 → 0.784 / 0.522 / 0.505, 0.6 → 0.779 /
 /// 0.521 / 0.495, 0.7 → 0.776 / 0.520 / 0.491; the sentences' best cosine
@@ -179,7 +179,7 @@ pub const VECTOR_PARTS_MAX: usize = 16;
 /// week") has its relevance × `DATE_MATCH_BOOST`; the window reaches
 /// `DATE_MATCH_SLACK_DAYS` past the date, as what happened is told after it
 /// happened. Not in the seeds. Set on LoCoMo dev (86 of 760 questions name
-/// a date) by `scripts/locomo-replay` (the replay of `SESSION_WEIGHT`), on
+/// a date) by `lab/scripts/locomo-replay` (the replay of `SESSION_WEIGHT`), on
 /// top of the session context, R@10 / Hit@1: none 0.747 / 0.467, × 1.2
 /// 0.752 / 0.483, × 1.5 0.760 / 0.489; slack 0, 7 or 31 days 0.760 /
 /// 0.488, 0.760 / 0.489, 0.757 / 0.487.
@@ -200,12 +200,12 @@ pub const CHANNEL_MIN: u32 = 40;
 /// matches add no candidates, they give a turn only the vector channel
 /// found its BM25 (without it the blend counts its words as no match: a
 /// question and the turn that answers it share few words). LoCoMo dev,
-/// replayed from the engine's top-200 (`scripts/locomo-replay`) with the
+/// replayed from the engine's top-200 (`lab/scripts/locomo-replay`) with the
 /// fused list cut at 40 a channel, R@10 / Hit@1: BM25 for the first 40
 /// only 0.763 / 0.522, to 100 0.768 / 0.522, 200 0.774 / 0.522, 400 0.777
-/// / 0.522, all 0.777 / 0.522; `mnemo eval locomo` 0.764 → 0.778. Memories
+/// / 0.522, all 0.777 / 0.522; `mnemo-lab eval locomo` 0.764 → 0.778. Memories
 /// keep the fused list's depth: nothing measured there asks for it, and
-/// on `mnemo bench`'s 10,000 memories the deeper read took recall p50 from
+/// on `mnemo-lab bench`'s 10,000 memories the deeper read took recall p50 from
 /// 5.4 to 7.7–8.1 ms.
 pub const FTS_SCORE_DEPTH: u32 = 10;
 /// Rough characters per token, for token budgets.

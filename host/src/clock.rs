@@ -1,5 +1,5 @@
 //! Time and randomness for the core's `Clock` port: the wall clock, or a
-//! clock the caller drives (`mnemo simulate` runs 90 days in minutes).
+//! clock the caller drives (`mnemo-lab simulate` runs 90 days in minutes).
 
 use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;

@@ -2,6 +2,7 @@
 //! SQLite storage, embedding/LLM/NER providers, and the surfaces (CLI, HTTP).
 
 pub mod backfill;
+pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod embedding;
@@ -14,10 +15,10 @@ pub mod native;
 pub mod ner;
 pub mod plugins;
 pub mod ports;
+pub mod reference;
 pub mod runtime;
 pub mod scheduler;
 pub mod server;
-pub mod simulate;
 pub mod storage;
 pub mod transfer;
 

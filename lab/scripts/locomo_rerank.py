@@ -1,7 +1,7 @@
-"""Re-rankings of `scripts/locomo-replay` that read more than the
+"""Re-rankings of `lab/scripts/locomo-replay` that read more than the
 candidates: each turn's stored vector (`--vectors`), another model's
 candidates (`--second`), the turns' words. Each one was measured and left
-out (README, "Round 2 (issue 19)"); they are kept here so its rows can be
+out (docs/evaluation.md, "What bounds multi-hop"); they are kept here so its rows can be
 run again.
 
 A `post(qid, cands, scores, rescore)` re-scores the list `fused_cut` cut;

@@ -1,4 +1,4 @@
-//! `mnemo eval locomo`: retrieval quality on LoCoMo-format data. Each
+//! `mnemo-lab eval locomo`: retrieval quality on LoCoMo-format data. Each
 //! conversation is ingested as episodes (one namespace per conversation, one
 //! session per LoCoMo session, the session's date as event time); every
 //! question of categories 1–4 is asked through recall over episodes, and the
@@ -290,7 +290,7 @@ pub fn run(config: &Config, cmd: EvalCommand) -> anyhow::Result<()> {
         Ok(())
     })?;
     let stored = started.elapsed();
-    let bar = super::progress(turns as u64, "embedding");
+    let bar = mnemo_host::cli::progress(turns as u64, "embedding");
     let embedded = mnemo.backfill_all(128, |n| bar.set_position(n as u64))?;
     bar.finish_and_clear();
     let ingest_time = started.elapsed();
@@ -309,7 +309,7 @@ pub fn run(config: &Config, cmd: EvalCommand) -> anyhow::Result<()> {
         .iter()
         .map(|s| s["qa"].as_array().map_or(0, Vec::len))
         .sum();
-    let bar = super::progress(questions as u64, "asking");
+    let bar = mnemo_host::cli::progress(questions as u64, "asking");
     timings::record(args.timings);
     for sample in &samples {
         let sid = sample["sample_id"].as_str().unwrap_or_default();

@@ -3,7 +3,7 @@
 //! inside a batch are all-or-nothing. Driven through the real component
 //! over a real SQLite file.
 
-mod common;
+use crate::common;
 
 use mnemo_core::CoreError;
 use mnemo_core::model::*;

@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -406,8 +406,6 @@ fn every_command_has_help() {
         "import",
         "stats",
         "reindex",
-        "eval",
-        "bench",
         "list",
         "audit",
         "decisions",
@@ -420,6 +418,20 @@ fn every_command_has_help() {
         assert!(text.contains("Usage: mnemo"), "{cmd}: {text}");
         let about = text.lines().next().unwrap_or_default();
         assert!(about.len() > 10, "{cmd} says what it does: {about}");
+    }
+}
+
+#[test]
+fn the_operator_binary_lists_no_lab_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let help = ok(&mnemo(dir.path(), &["--help"]));
+    for lab in ["eval", "bench", "simulate"] {
+        assert!(
+            !help.lines().any(|l| l.trim_start().starts_with(lab)),
+            "`{lab}` is mnemo-lab's: {help}"
+        );
+        let o = mnemo(dir.path(), &[lab, "--help"]);
+        assert!(!o.status.success(), "`mnemo {lab}` is gone");
     }
 }
 

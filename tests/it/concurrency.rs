@@ -8,7 +8,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use mnemo_core::ports::Storage as _;
 use std::sync::{Arc, Condvar, Mutex};

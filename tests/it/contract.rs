@@ -2,7 +2,7 @@
 //! real stores: a SQLite file and a Postgres database, the same checks the
 //! core's in-memory fake passes.
 
-mod common;
+use crate::common;
 
 use mnemo_core::testing::contract;
 use mnemo_host::storage::{PgStore, SqliteStore};

@@ -10,11 +10,11 @@
 //! CI runs the short form (3 rounds of writes, 1 cycle, 1 import); the long
 //! form is `MNEMO_CRASH_ROUNDS=20 cargo test -p mnemo-host --test crash --
 //! --nocapture --test-threads 1` (20 rounds of each). Both print their
-//! figures. The HNSW index across a kill is `tests/ann.rs`.
+//! figures. The HNSW index across a kill is `tests/it/ann.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

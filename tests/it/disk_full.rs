@@ -7,7 +7,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};

@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use mnemo_core::model::*;
 use mnemo_host::config::{Config, EmbedderChoice};
@@ -81,7 +81,7 @@ fn reference_of(fixture: &str) -> (Vec<String>, Vec<Vec<f32>>) {
 /// sentence-transformers' own (`tests/fixtures/make_embedding_reference.py`),
 /// batched and alone, stored and query. f32 weights are the reference's
 /// own arithmetic; 8-bit ones (the query path by default, everything at
-/// `q8`) stay close enough that rankings do not move (README "Round 2").
+/// `q8`) stay close enough that rankings do not move (docs/evaluation.md).
 /// `floors`: the least cosine in f32, and in 8 bits.
 fn matches_at_every_precision(dir: &std::path::Path, fixture: &str, floors: (f32, f32)) {
     let (sentences, expected) = reference_of(fixture);

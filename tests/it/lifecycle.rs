@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use common::llm_server::{Reply, Scripted, tool_reply};
 use mnemo_core::model::*;

@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use common::server::{NO_CRON, call, post, start_on};
 use mnemo_core::model::*;
@@ -334,50 +334,6 @@ fn migrate_copies_a_store_to_postgres_and_back_losslessly() {
         original,
         "Postgres → SQLite"
     );
-}
-
-/// The mixed load of issue 20 in its short form against two servers on
-/// one Postgres database: every kind of request answers, none fails.
-/// (The long form: `mnemo bench load --db postgres://… --servers 2`.)
-#[test]
-fn two_servers_under_mixed_load_answer_without_errors() {
-    let url = common::postgres::fresh_database();
-    let dir = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mnemo"))
-        .args([
-            "bench",
-            "load",
-            "--db",
-            &url,
-            "--servers",
-            "2",
-            "--clients",
-            "6",
-            "--seconds",
-            "5",
-            "--memories",
-            "100",
-            "--json",
-        ])
-        .env("MNEMO_DATA_DIR", dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let value = |name: &str| -> String { common::cli::figure(&rows, name).unwrap_or_default() };
-    assert_eq!(value("all: errors"), "0", "{rows}");
-    for kind in ["recall", "remember", "turn", "context", "resume", "list"] {
-        let done = value(&format!("{kind}: done / errors"));
-        assert!(
-            !done.is_empty() && !done.starts_with("0 "),
-            "{kind} ran: {rows}"
-        );
-        assert!(done.ends_with(" / 0"), "{kind}: {rows}");
-    }
 }
 
 /// One writer at a time across the servers: the same texts remembered

@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
@@ -98,7 +98,7 @@ fn structured_output_by_tool_calling_openai() {
         "decision"
     );
     // Text instead of the forced call reaches the core as the answer, which
-    // repairs it or reports it malformed (tests/structured_output.rs); an
+    // repairs it or reports it malformed (tests/it/structured_output.rs); an
     // answer with neither is malformed here, never an empty answer.
     let prose = llm.complete(&with_tool(ask("triage", true))).unwrap();
     assert_eq!(prose.content, "I think promote");

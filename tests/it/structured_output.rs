@@ -8,7 +8,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use common::llm_server::{Reply, Scripted, chat_reply, tool_reply, tool_reply_text};
 use mnemo_core::model::*;

@@ -2,7 +2,7 @@
 //! found by indexed queries instead of a walk of the whole store, so a
 //! cycle costs what changed and what is due, not the store's size (issue
 //! 14). At 100,000 memories a cycle that found nothing to do read every
-//! active memory and took 2.6 s (`mnemo bench serve`); with this read and
+//! active memory and took 2.6 s (`mnemo-lab bench serve`); with this read and
 //! the cached topic trees kept (`cycle.rs`), 0.1 s.
 //!
 //! - every Buffer and Core memory: the triage, promotion, dedup, cap and

@@ -56,7 +56,16 @@ fn every_section_reference_resolves_to_the_design_documents() {
         .map(|n| n.trim_end_matches('.').to_string())
         .collect();
     let mut files = Vec::new();
-    for dir in ["core", "host", "plugins", "wit", "tests", "scripts"] {
+    for dir in [
+        "core",
+        "host",
+        "lab",
+        "plugins",
+        "wit",
+        "tests",
+        "scripts",
+        "docs/guide",
+    ] {
         sources(&root().join(dir), &mut files);
     }
     files.push(root().join("README.md"));

@@ -1,12 +1,12 @@
 // What the JavaScript host costs: the same 10k-memory corpus as `mnemo
 // bench` (its xorshift word generator, seed 42), remembered and recalled in
-// Node (jco, SQLite in WASM) and by the native host (`mnemo bench --json`,
+// Node (jco, SQLite in WASM) and by the native host (`mnemo-lab bench --json`,
 // wasmtime over SQLite with sqlite-vec), plus the core component's size.
 // Prints one table. Usage (from host/js, after `npm run build`):
 //
 //   node bench/bench.mjs [--memories 10000] [--queries 300] [--writes 1000]
 //
-// MNEMO_BIN names the native binary (default: target/release/mnemo).
+// MNEMO_LAB_BIN names the lab binary (default: target/release/mnemo-lab).
 
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
@@ -25,7 +25,7 @@ const MEMORIES = arg('memories', 10_000);
 const QUERIES = arg('queries', 300);
 const WRITES = arg('writes', 1_000);
 
-/// `mnemo bench`'s corpus (host/src/cli/bench/mod.rs): xorshift64 over a
+/// `mnemo-lab bench`'s corpus (lab/src/bench/mod.rs): xorshift64 over a
 /// fixed syllable vocabulary, Zipf-ish word choice.
 class Corpus {
   constructor(seed) {
@@ -83,7 +83,7 @@ async function node() {
 }
 
 function native() {
-  const bin = process.env.MNEMO_BIN ?? join(repo, 'target/release/mnemo');
+  const bin = process.env.MNEMO_LAB_BIN ?? join(repo, 'target/release/mnemo-lab');
   const rows = JSON.parse(
     execFileSync(bin, ['bench', '--json', '--memories', String(MEMORIES), '--queries', String(QUERIES), '--writes', String(WRITES)], {
       env: { ...process.env, MNEMO_EMBEDDER: 'hash' },

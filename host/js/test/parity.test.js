@@ -1,5 +1,5 @@
 // Same core, same answers: a LoCoMo dev conversation (tests/fixtures/
-// locomo-conv-26.json) through the native host (`mnemo eval locomo --out`,
+// locomo-conv-26.json) through the native host (`mnemo-lab eval locomo --out`,
 // the hash embedder, a driven clock) and through this host (the same
 // ingestion and questions, the same clock): every question's top 10 must be
 // the same turns in the same order with the same scores, to the last bit of
@@ -22,8 +22,8 @@ const FIXTURE = join(repo, 'tests/fixtures/locomo-conv-26.json');
 const AT = 1_790_000_000_000;
 
 test('recall ranks a LoCoMo conversation exactly as the native host does', async () => {
-  const bin = process.env.MNEMO_BIN ?? join(repo, 'target/debug/mnemo');
-  assert.ok(existsSync(bin), `${bin} is missing: build the native host (cargo build -p mnemo-host) or set MNEMO_BIN`);
+  const bin = process.env.MNEMO_LAB_BIN ?? join(repo, 'target/debug/mnemo-lab');
+  assert.ok(existsSync(bin), `${bin} is missing: build the lab (cargo build -p mnemo-lab) or set MNEMO_LAB_BIN`);
   const dir = mkdtempSync(join(tmpdir(), 'mnemo-parity-'));
   try {
     const out = join(dir, 'native.jsonl');

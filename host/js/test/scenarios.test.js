@@ -1,5 +1,5 @@
 // The shared scenarios (tests/scenarios/hosts.json) on the JavaScript host.
-// The native host runs the same file in tests/scenarios.rs.
+// The native host runs the same file in tests/it/scenarios.rs.
 
 import { after, before, test } from 'node:test';
 

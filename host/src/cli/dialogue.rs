@@ -5,10 +5,10 @@ use mnemo_core::ports::Storage as _;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
+use crate::Mnemo;
 use anyhow::Context;
 use clap::Args;
 use mnemo_core::model::*;
-use mnemo_host::Mnemo;
 
 use super::output::*;
 
@@ -16,6 +16,7 @@ use super::output::*;
 pub(super) struct IngestArgs {
     /// The turn's text (omit with --jsonl).
     text: Option<String>,
+    /// The session the turn belongs to.
     #[arg(long)]
     session: Option<String>,
     /// user | assistant (or an agent name)
@@ -26,6 +27,7 @@ pub(super) struct IngestArgs {
     jsonl: Option<PathBuf>,
     #[command(flatten)]
     ns: Ns,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }
@@ -39,22 +41,27 @@ pub(super) struct SessionsArgs {
     /// Only the sessions not yet consolidated.
     #[arg(long)]
     pending: bool,
+    /// Most sessions listed.
     #[arg(long, default_value_t = 100)]
     limit: u32,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }
 
 #[derive(Args)]
 pub(super) struct ContextArgs {
+    /// The prompt the agent is about to answer.
     prompt: String,
     #[command(flatten)]
     ns: Ns,
     /// The current session: its own memories are left out.
     #[arg(long)]
     session: Option<String>,
+    /// Most facts injected.
     #[arg(long, default_value_t = 5)]
     limit: u32,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }
@@ -66,8 +73,10 @@ pub(super) struct RecentArgs {
     /// Memories modified in the last this many hours.
     #[arg(long, default_value_t = 24)]
     hours: u32,
+    /// Most memories listed.
     #[arg(long, default_value_t = 50)]
     limit: u32,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }
@@ -76,6 +85,7 @@ pub(super) struct RecentArgs {
 pub(super) struct TriggersArgs {
     #[command(flatten)]
     ns: Ns,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }
@@ -90,6 +100,7 @@ pub(super) struct ResumeArgs {
     /// What the session is about: Core and Recent keep what is relevant to it.
     #[arg(long)]
     context: Option<String>,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }
@@ -103,6 +114,7 @@ pub(super) struct TopicsArgs {
     /// Rebuild the trees first.
     #[arg(long)]
     rebuild: bool,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }

@@ -1,28 +1,33 @@
 //! Commands on facts and entities: facts, entity, ner.
 
+use crate::{Config, Mnemo};
 use clap::Args;
 use mnemo_core::model::*;
-use mnemo_host::{Config, Mnemo};
 
 use super::output::*;
 
 #[derive(Args)]
 pub(super) struct EntityArgs {
+    /// The entity's name (or an alias).
     name: String,
     #[command(flatten)]
     ns: Ns,
+    /// Most linked memories and episodes shown.
     #[arg(long, default_value_t = 20)]
     limit: u32,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }
 
 #[derive(Args)]
 pub(super) struct NerArgs {
+    /// The text to find entities in.
     text: String,
     /// fast | accurate
     #[arg(long, default_value = "fast")]
     strategy: NerStrategy,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }
@@ -65,8 +70,11 @@ pub(super) fn entity(mnemo: &mut Mnemo, a: EntityArgs) -> Out {
 pub(super) enum FactsCommand {
     /// Add a (subject, predicate, object) triple.
     Add {
+        /// Who or what the fact is about.
         subject: String,
+        /// The relation (`lives_in`, `works_at`, ...).
         predicate: String,
+        /// The value.
         object: String,
         #[command(flatten)]
         ns: Ns,
@@ -76,6 +84,7 @@ pub(super) enum FactsCommand {
     },
     /// Valid facts about an entity (as subject or object).
     Query {
+        /// The entity whose facts to list.
         entity: String,
         #[command(flatten)]
         ns: Ns,
@@ -85,9 +94,11 @@ pub(super) enum FactsCommand {
     },
     /// Facts reachable from an entity in up to two hops.
     Graph {
+        /// The entity to start from.
         entity: String,
         #[command(flatten)]
         ns: Ns,
+        /// How many links to follow (at most 2).
         #[arg(long, default_value_t = 2)]
         hops: u32,
     },
@@ -166,7 +177,7 @@ pub(super) fn facts(mnemo: &mut Mnemo, c: FactsCommand) -> Out {
 }
 
 pub(super) fn ner(config: &Config, a: &NerArgs) -> Out {
-    let pipeline = mnemo_host::mnemo::ner_pipeline(config)?;
+    let pipeline = crate::mnemo::ner_pipeline(config)?;
     let (mentions, failures) = pipeline.extract_reporting(&a.text, a.strategy);
     for f in &failures {
         eprintln!("warning: {f}");

@@ -1,10 +1,10 @@
 //! Lifecycle commands: consolidate, fade, enrich, reflect, and the decision
 //! log (`decisions`, alias `audit`) and the LLM review (`review`).
 
+use crate::Mnemo;
+use crate::storage::DecisionFilter;
 use clap::Args;
 use mnemo_core::model::*;
-use mnemo_host::Mnemo;
-use mnemo_host::storage::DecisionFilter;
 
 use super::output::*;
 
@@ -20,6 +20,7 @@ pub(super) struct ConsolidateArgs {
     /// `session_idle_minutes`, else 30); `0` closes every open session.
     #[arg(long)]
     idle: Option<u32>,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }
@@ -29,6 +30,7 @@ pub(super) struct EnrichArgs {
     /// Items per target (memories, episodes) this run.
     #[arg(long, default_value_t = 50)]
     limit: u32,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }
@@ -37,8 +39,10 @@ pub(super) struct EnrichArgs {
 pub(super) struct ReflectArgs {
     #[command(flatten)]
     ns: Ns,
+    /// Write one even if the last is less than six days old.
     #[arg(long)]
     force: bool,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }
@@ -51,6 +55,7 @@ pub(super) struct ReviewArgs {
     /// Only this namespace.
     #[arg(long, short = 'n')]
     namespace: Option<String>,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }
@@ -78,6 +83,7 @@ pub(super) struct DecisionsArgs {
     /// delete, restore, reinforce, scheduled, ...
     #[arg(long)]
     action: Option<String>,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }

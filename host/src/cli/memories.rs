@@ -1,35 +1,43 @@
 //! Commands on memories: remember, recall, get, list, edit, delete,
 //! restore, history (and revert).
 
+use crate::Mnemo;
 use clap::Args;
 use mnemo_core::model::*;
-use mnemo_host::Mnemo;
 
 use super::output::*;
 
 #[derive(Args)]
 pub(super) struct RememberArgs {
+    /// The memory's text.
     text: String,
+    /// A tag (repeatable; at most 20).
     #[arg(long = "tag", short = 't')]
     tags: Vec<String>,
     /// episodic | semantic | procedural
     #[arg(long)]
     kind: Option<Kind>,
+    /// Where it came from (a free label, at most 64 characters).
     #[arg(long)]
     source: Option<String>,
+    /// Importance, from 0 to 1.
     #[arg(long)]
     importance: Option<f32>,
     #[command(flatten)]
     ns: Ns,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }
 
 #[derive(Args)]
 pub(super) struct RecallArgs {
+    /// What to look for, in plain words.
     query: String,
+    /// Most hits returned.
     #[arg(long, default_value_t = 10)]
     limit: u32,
+    /// Hits skipped first (paging).
     #[arg(long, default_value_t = 0)]
     offset: u32,
     #[command(flatten)]
@@ -37,8 +45,10 @@ pub(super) struct RecallArgs {
     /// Rank memories with this tag higher (repeatable; a soft boost, not a filter).
     #[arg(long = "tag")]
     tags: Vec<String>,
+    /// Only these kinds (repeatable: `episodic`, `semantic`, `procedural`).
     #[arg(long = "kind")]
     kinds: Vec<Kind>,
+    /// Only these layers (repeatable: `buffer`, `working`, `core`).
     #[arg(long = "layer")]
     layers: Vec<Layer>,
     /// Search dialogue episodes too.
@@ -47,12 +57,14 @@ pub(super) struct RecallArgs {
     /// Don't reinforce the hits.
     #[arg(long)]
     dry: bool,
+    /// Leave out hits scoring under this.
     #[arg(long)]
     min_score: Option<f32>,
     /// LLM query expansion: always (`--expand`) or never (`--no-expand`);
     /// default: automatic when the best hit is weak (LLM level not `off`).
     #[arg(long, conflicts_with = "no_expand")]
     expand: bool,
+    /// Never expand the query with the LLM.
     #[arg(long)]
     no_expand: bool,
     /// Let the LLM re-order the hits.
@@ -66,21 +78,25 @@ pub(super) struct RecallArgs {
     /// Print how each hit was scored.
     #[arg(long)]
     explain: bool,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }
 
 #[derive(Args)]
 pub(super) struct IdArgs {
+    /// The memory's id.
     id: String,
     #[command(flatten)]
     ns: Ns,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }
 
 #[derive(Args)]
 pub(super) struct EditArgs {
+    /// The memory's id.
     id: String,
     /// The new text (the old one is kept as a version).
     #[arg(long)]
@@ -88,35 +104,42 @@ pub(super) struct EditArgs {
     /// Replace the tags (repeatable).
     #[arg(long = "tag")]
     tags: Option<Vec<String>>,
+    /// New importance, from 0 to 1.
     #[arg(long)]
     importance: Option<f32>,
+    /// New kind: `episodic`, `semantic` or `procedural`.
     #[arg(long)]
     kind: Option<Kind>,
     #[command(flatten)]
     ns: Ns,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }
 
 #[derive(Args)]
 pub(super) struct CorrectArgs {
+    /// The id of the memory being corrected.
     id: String,
     /// The corrected text: stored as a new memory that supersedes the old one.
     content: String,
     #[command(flatten)]
     ns: Ns,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }
 
 #[derive(Args)]
 pub(super) struct HistoryArgs {
+    /// The memory's id.
     id: String,
     /// Put this version back (the state it replaces is kept as a version too).
     #[arg(long, value_name = "VERSION")]
     revert: Option<u32>,
     #[command(flatten)]
     ns: Ns,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }
@@ -137,21 +160,27 @@ pub(super) struct ListArgs {
     /// Only memories carrying every one of these tags (repeatable).
     #[arg(long = "tag")]
     tags: Vec<String>,
+    /// Most memories listed.
     #[arg(long, default_value_t = 50)]
     limit: u32,
+    /// Memories skipped first (paging).
     #[arg(long, default_value_t = 0)]
     offset: u32,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }
 
 #[derive(Args)]
 pub(super) struct DeleteArgs {
+    /// The memory's id.
     id: String,
+    /// Why it goes (kept with it in the trash).
     #[arg(long, default_value = "deleted")]
     reason: String,
     #[command(flatten)]
     ns: Ns,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }

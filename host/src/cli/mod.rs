@@ -5,25 +5,23 @@
 //! One file per command group, each with its `Args` beside its handler:
 //! `memories.rs`, `dialogue.rs` (ingest, sessions, context, resume,
 //! topics), `lifecycle.rs`, `knowledge.rs` (facts, entities, NER),
-//! `store.rs` (stats, reindex, export, import, LLM usage), `eval.rs`,
-//! `bench.rs`; `output.rs` holds what they share. This file parses and
-//! dispatches.
+//! `store.rs` (stats, reindex, export, import, LLM usage), `plugins.rs`;
+//! `output.rs` holds what they share. This file parses and dispatches.
+//! Measuring rigs (benchmarks, evaluation, simulation) are the lab's
+//! (`mnemo-lab`), which reuses [`setup`] and [`output`].
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::{Config, Mnemo};
 use clap::{Parser, Subcommand};
-use mnemo_host::{Config, Mnemo};
 
-mod bench;
 mod dialogue;
-mod eval;
 mod knowledge;
 mod lifecycle;
 mod memories;
-mod output;
+pub mod output;
 mod plugins;
-mod simulate;
 mod store;
 
 use dialogue::{ContextArgs, IngestArgs, ResumeArgs, SessionsArgs, TopicsArgs};
@@ -31,7 +29,7 @@ use knowledge::{EntityArgs, FactsCommand, NerArgs};
 use lifecycle::{ConsolidateArgs, DecisionsArgs, EnrichArgs, ReflectArgs, ReviewArgs};
 use memories::{DeleteArgs, IdArgs, ListArgs, RecallArgs, RememberArgs};
 use output::Out;
-pub(crate) use output::progress;
+pub use output::progress;
 use store::{ExportArgs, ImportArgs, ReindexArgs, StatsArgs, UsageArgs};
 
 #[derive(Parser)]
@@ -50,10 +48,10 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the HTTP server.
-    Serve(mnemo_host::server::ServeArgs),
+    Serve(crate::server::ServeArgs),
     /// Speak the Model Context Protocol over stdio (agent tools), with the
     /// server's engines and scheduler; `--listen` serves the HTTP API too.
-    Mcp(mnemo_host::server::mcp::McpArgs),
+    Mcp(crate::server::mcp::McpArgs),
     /// Store a memory (it lands in Buffer; a duplicate reinforces the existing one).
     Remember(RememberArgs),
     /// Search memories (and optionally dialogue episodes).
@@ -89,6 +87,7 @@ enum Command {
     /// Fading: Ebbinghaus decay of confidence; faded memories go to the trash (seed 003's 04:00 task).
     #[command(alias = "decay")]
     Fade {
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -126,33 +125,47 @@ enum Command {
     Review(ReviewArgs),
     /// The ledger of LLM and embedding calls: totals, then the latest calls.
     LlmUsage(UsageArgs),
-    /// Measure retrieval quality on an evaluation set.
-    #[command(subcommand)]
-    Eval(eval::EvalCommand),
-    /// Simulate days of an agent's life through the real core and check nothing was lost.
-    #[command(subcommand)]
-    Simulate(simulate::SimulateCommand),
-    /// Measure start-up, boundary calls, throughput and recall latency.
-    Bench(bench::BenchArgs),
 }
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    let config = match mnemo_host::config::Settings::load(cli.config.as_deref())
-        .and_then(|s| Config::from_settings(cli.db.clone(), &s))
-    {
+    let config = match setup(cli.db.clone(), cli.config.as_deref()) {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            return ExitCode::from(1);
-        }
+        Err(code) => return code,
     };
+    match run(cli, config) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("error: {}", f.message.lines().next().unwrap_or("failed"));
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+/// The clap definition of `mnemo`, for the generated CLI reference.
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
+/// What every command line does first: the settings (file, environment,
+/// `--db`) become a [`Config`], and logging starts as `MNEMO_LOG` and
+/// `MNEMO_LOG_FORMAT` say. On failure, the message is printed and the
+/// exit code returned.
+pub fn setup(db: Option<PathBuf>, config: Option<&std::path::Path>) -> Result<Config, ExitCode> {
+    let config =
+        match crate::config::Settings::load(config).and_then(|s| Config::from_settings(db, &s)) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                return Err(ExitCode::from(1));
+            }
+        };
     let filter =
         match tracing_subscriber::EnvFilter::try_new(config.log.as_deref().unwrap_or("warn")) {
             Ok(f) => f,
             Err(e) => {
                 eprintln!("mnemo: MNEMO_LOG is not a log filter: {e}");
-                return ExitCode::from(2);
+                return Err(ExitCode::from(2));
             }
         };
     // `MNEMO_LOG_FORMAT=json`: one JSON object per event, for log shippers.
@@ -167,24 +180,18 @@ pub fn main() -> ExitCode {
             .init(),
         Some(other) => {
             eprintln!("mnemo: MNEMO_LOG_FORMAT `{other}` is not `text` or `json`");
-            return ExitCode::from(2);
+            return Err(ExitCode::from(2));
         }
     }
-    match run(cli, config) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(f) => {
-            eprintln!("error: {}", f.message.lines().next().unwrap_or("failed"));
-            ExitCode::from(f.code)
-        }
-    }
+    Ok(config)
 }
 
 fn run(cli: Cli, config: Config) -> Out {
     if let Command::Serve(args) = cli.command {
-        return mnemo_host::server::serve(config, args).map_err(Into::into);
+        return crate::server::serve(config, args).map_err(Into::into);
     }
     if let Command::Mcp(args) = cli.command {
-        return mnemo_host::server::mcp::serve_stdio(config, args).map_err(Into::into);
+        return crate::server::mcp::serve_stdio(config, args).map_err(Into::into);
     }
     if let Command::Ner(a) = &cli.command {
         return knowledge::ner(&config, a);
@@ -192,17 +199,8 @@ fn run(cli: Cli, config: Config) -> Out {
     if let Command::Plugins(a) = &cli.command {
         return plugins::plugins(&config, a);
     }
-    if let Command::Eval(cmd) = cli.command {
-        return eval::run(&config, cmd).map_err(Into::into);
-    }
-    if let Command::Simulate(cmd) = cli.command {
-        return simulate::run(&config, cmd);
-    }
     if let Command::Migrate(a) = cli.command {
         return store::migrate(a);
-    }
-    if let Command::Bench(args) = cli.command {
-        return bench::run(&config, args).map_err(Into::into);
     }
     let mut mnemo = Mnemo::open(&config)?;
     let m = &mut mnemo;
@@ -238,11 +236,8 @@ fn run(cli: Cli, config: Config) -> Out {
         Command::Import(a) => store::import(m, a),
         Command::LlmUsage(a) => store::llm_usage(m, a),
         Command::Serve(_)
-        | Command::Bench(_)
         | Command::Ner(_)
         | Command::Plugins(_)
-        | Command::Eval(_)
-        | Command::Simulate(_)
         | Command::Migrate(_)
         | Command::Mcp(_) => Ok(()),
     }

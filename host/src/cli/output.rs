@@ -1,11 +1,11 @@
 //! What every command shares: the failure type and its exit codes, JSON
 //! and one-line printing, the namespace flag and the progress bar.
 
+use crate::runtime::CallError;
 use anyhow::Context;
 use clap::Args;
 use mnemo_core::CoreError;
 use mnemo_core::model::*;
-use mnemo_host::runtime::CallError;
 
 #[derive(Args)]
 pub(super) struct Ns {
@@ -44,15 +44,15 @@ impl From<CallError> for Failure {
     }
 }
 
-pub(super) type Out = Result<(), Failure>;
+pub type Out = Result<(), Failure>;
 
-pub(super) fn print_json(v: &impl serde::Serialize) -> Out {
+pub fn print_json(v: &impl serde::Serialize) -> Out {
     let s = serde_json::to_string_pretty(v).context("encoding JSON")?;
     println!("{s}");
     Ok(())
 }
 
-pub(super) fn one_line(text: &str, max: usize) -> String {
+pub fn one_line(text: &str, max: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() <= max {
         flat
@@ -74,7 +74,7 @@ pub(super) fn print_memory(m: &Memory) {
 /// The progress bar of a long job: what it does, the bar, done/total, rate
 /// and time left. indicatif draws it on a terminal only (stderr), so scripts
 /// and `--json` output are left clean.
-pub(crate) fn progress(len: u64, what: &'static str) -> indicatif::ProgressBar {
+pub fn progress(len: u64, what: &'static str) -> indicatif::ProgressBar {
     let style = indicatif::ProgressStyle::with_template(
         "{msg:>10} [{bar:32}] {pos}/{len} {per_sec} eta {eta}",
     )

@@ -2,9 +2,9 @@
 //! bundled NER and LLM plugins and those of the plugin folder — with its
 //! kind, name, version and plugin ABI, or why it did not load.
 
-use mnemo_host::config::Config;
-use mnemo_host::ner::NerProvider;
-use mnemo_host::plugins::{BUNDLED, BUNDLED_LLM, Kind, Loaded, PluginError, PluginHost};
+use crate::config::Config;
+use crate::ner::NerProvider;
+use crate::plugins::{BUNDLED, BUNDLED_LLM, Kind, Loaded, PluginError, PluginHost};
 use serde::Serialize;
 
 use super::output::{Out, print_json};

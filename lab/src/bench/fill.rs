@@ -1,4 +1,4 @@
-//! Filling a store for `mnemo bench serve` through the HTTP API — the
+//! Filling a store for `mnemo-lab bench serve` through the HTTP API — the
 //! first memories through `remember`, the rest through `POST /import` with
 //! their vectors — and timing consolidation cycles on it.
 
@@ -9,7 +9,7 @@ use anyhow::Context;
 use serde_json::{Value, json};
 
 use super::Table;
-use super::serve::ServeBenchArgs;
+use super::serve_args::ServeBenchArgs;
 
 /// Memories per `POST /memories/batch`.
 const FILL_BATCH: usize = 100;

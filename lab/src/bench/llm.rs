@@ -1,4 +1,4 @@
-//! `mnemo bench llm`: what running a provider as a sandboxed plugin costs
+//! `mnemo-lab bench llm`: what running a provider as a sandboxed plugin costs
 //! per call. The same chat request, with a forced tool call, goes to the
 //! same stub OpenAI-compatible server on 127.0.0.1 (no delay) through
 //! - the `openai` plugin, via the LLM client (routing, grant, ledger), and

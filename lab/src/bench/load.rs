@@ -1,10 +1,10 @@
-//! `mnemo bench load`: many clients mixing every kind of request against
+//! `mnemo-lab bench load`: many clients mixing every kind of request against
 //! one `mnemo serve` on 127.0.0.1 for a while (issue 20's load run) —
 //! recalls, remembers, dialogue turns, context injection, resume, lists and
 //! consolidation cycles — and the answers counted: errors (anything but a
 //! success), lock timeouts among them (an answer naming a locked or busy
 //! database), and latency per kind. `--clients 32 --seconds 600` is the
-//! long form; CI runs a short one (`tests/cli_bench.rs`).
+//! long form; CI runs a short one (`lab/tests/it/bench.rs`).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::serve::{Server, fresh, query, stub_env, xorshift};
+use super::child::{Server, fresh, query, stub_env, xorshift};
 use super::{Corpus, Table, percentile, work_dir};
 
 #[derive(clap::Args)]
@@ -281,7 +281,7 @@ fn report(
         rows: Vec::new(),
     };
     t.note(&format!(
-        "mnemo bench load: {clients} clients over HTTP on 127.0.0.1 for {seconds:.0} s ({backend}), {} memories stored first, {DIM}-d stub vectors, LLM off{}",
+        "mnemo-lab bench load: {clients} clients over HTTP on 127.0.0.1 for {seconds:.0} s ({backend}), {} memories stored first, {DIM}-d stub vectors, LLM off{}",
         args.memories,
         if args.reads_only { ", reads only" } else { "" }
     ));

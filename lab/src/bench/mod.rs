@@ -1,4 +1,4 @@
-//! `mnemo bench`: measures the component's start-up (cold compile vs cache vs
+//! `mnemo-lab bench`: measures the component's start-up (cold compile vs cache vs
 //! `InstancePre`), the price of a boundary crossing, write throughput and
 //! recall latency — through the component and with the core linked natively
 //! on the same database, whose ratio is the WASM tax. Prints a table; never
@@ -15,10 +15,12 @@ use mnemo_host::native::NativeMnemo;
 use mnemo_host::runtime::Runtime;
 use mnemo_host::{Config, Mnemo};
 
+mod child;
 mod fill;
 mod llm;
 mod load;
 mod serve;
+mod serve_args;
 mod stalls;
 mod stubs;
 
@@ -48,7 +50,7 @@ enum BenchCommand {
     Llm(llm::LlmBenchArgs),
 }
 
-/// The in-process figures (`mnemo bench` alone).
+/// The in-process figures (`mnemo-lab bench` alone).
 #[derive(clap::Args)]
 struct CoreArgs {
     /// Memories in the recall store.
@@ -294,7 +296,7 @@ fn run_core(base: &Config, args: CoreArgs) -> anyhow::Result<()> {
 
     // The recall store.
     let remaining = args.memories.saturating_sub(args.writes);
-    let bar = super::progress(remaining as u64, "storing");
+    let bar = mnemo_host::cli::progress(remaining as u64, "storing");
     mnemo.atomically(|m| -> anyhow::Result<()> {
         for _ in 0..remaining {
             m.remember(RememberRequest {

@@ -1,4 +1,4 @@
-//! The stall table of `mnemo bench serve --stalls`: recall latency while the
+//! The stall table of `mnemo-lab bench serve --stalls`: recall latency while the
 //! server does slow work of its own, against the same load with nothing in
 //! the background.
 //!
@@ -17,8 +17,9 @@ use anyhow::Context;
 use mnemo_host::config::EmbedderChoice;
 use serde_json::{Value, json};
 
+use super::child::{Load, Server, fresh, no_cron, recall_until, stub_env};
 use super::fill::fill;
-use super::serve::{Load, ServeBenchArgs, Server, fresh, no_cron, recall_until, stub_env};
+use super::serve_args::ServeBenchArgs;
 use super::{Corpus, Table, percentile};
 
 /// Memories in each stall store.
@@ -157,7 +158,7 @@ fn timed_load(
     args: &ServeBenchArgs,
     seconds: u64,
 ) -> anyhow::Result<Load> {
-    super::serve::recall_load(base, texts, args.clients(), seconds.min(args.seconds()), 9)
+    super::child::recall_load(base, texts, args.clients(), seconds.min(args.seconds()), 9)
 }
 
 /// (b) A cycle whose every LLM call takes 2 s, with readers and a writer

@@ -1,12 +1,12 @@
-//! `mnemo simulate lifecycle`: the 90-day lifecycle simulation
+//! `mnemo-lab simulate lifecycle`: the 90-day lifecycle simulation
 //! (`mnemo_host::simulate`), printed as a table every ten days and the
 //! verdicts, or as JSON. Exits 1 when a verdict is not zero.
 
+use crate::simulate::{self, SimArgs};
 use clap::{Args, Subcommand};
 use mnemo_host::Config;
-use mnemo_host::simulate::{self, SimArgs};
 
-use super::output::{Failure, Out, print_json};
+use mnemo_host::cli::output::{Failure, Out, print_json};
 
 #[derive(Subcommand)]
 pub enum SimulateCommand {

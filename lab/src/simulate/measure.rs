@@ -29,7 +29,7 @@ pub struct Row {
 
 impl Sim {
     /// The simulation's store: always a SQLite file in a temporary folder.
-    fn sqlite(&self) -> anyhow::Result<&crate::storage::SqliteStore> {
+    fn sqlite(&self) -> anyhow::Result<&mnemo_host::storage::SqliteStore> {
         self.m
             .ports()
             .store

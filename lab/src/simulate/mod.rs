@@ -1,4 +1,4 @@
-//! `mnemo simulate lifecycle`: 90 (or N) days of an agent's life driven
+//! `mnemo-lab simulate lifecycle`: 90 (or N) days of an agent's life driven
 //! through the real core component over a real SQLite file, on a clock the
 //! simulation moves minute by minute so every scheduled task (the 30-minute
 //! interval cycle, nightly consolidation, enrichment, fading, the weekly
@@ -22,6 +22,7 @@
 //!   than the sessions use) at days 0, 30, 60 and the last day; recall@10
 //!   of the expected memory (a correction's, once corrected).
 
+pub mod cli;
 mod measure;
 mod scripted_llm;
 mod world;
@@ -33,11 +34,11 @@ use anyhow::Context;
 use mnemo_core::model::*;
 use serde::Serialize;
 
-use crate::Mnemo;
-use crate::clock::HostClock;
-use crate::config::{Config, EmbedderChoice};
-use crate::scheduler::{self, Schedule};
 pub use measure::Row;
+use mnemo_host::Mnemo;
+use mnemo_host::clock::HostClock;
+use mnemo_host::config::{Config, EmbedderChoice};
+use mnemo_host::scheduler::{self, Schedule};
 use scripted_llm::ScriptedLlm;
 use world::{CHATTER, Rng, Slot};
 
@@ -139,7 +140,7 @@ pub fn run(base: &Config, args: &SimArgs) -> anyhow::Result<SimReport> {
     config.clock = HostClock::driven(now.clone());
     config.llm = match &llm {
         Some(server) => scripted_llm_config(&server.base_url),
-        None => crate::llm::LlmConfig::default(),
+        None => mnemo_host::llm::LlmConfig::default(),
     };
     let mut sim = Sim {
         m: Mnemo::open(&config)?,
@@ -229,8 +230,8 @@ pub fn run(base: &Config, args: &SimArgs) -> anyhow::Result<SimReport> {
     })
 }
 
-fn scripted_llm_config(base_url: &str) -> crate::llm::LlmConfig {
-    use crate::llm::{Endpoint, LlmConfig};
+fn scripted_llm_config(base_url: &str) -> mnemo_host::llm::LlmConfig {
+    use mnemo_host::llm::{Endpoint, LlmConfig};
     LlmConfig {
         level: LlmLevel::Auto,
         default: Some(Endpoint {
@@ -239,7 +240,7 @@ fn scripted_llm_config(base_url: &str) -> crate::llm::LlmConfig {
             api_key: None,
             model: "scripted".into(),
         }),
-        policy: crate::http::HttpPolicy {
+        policy: mnemo_host::http::HttpPolicy {
             timeout: std::time::Duration::from_secs(10),
             retries: 0,
             backoff: std::time::Duration::from_millis(1),

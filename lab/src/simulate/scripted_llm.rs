@@ -1,4 +1,4 @@
-//! A scripted OpenAI-compatible LLM on 127.0.0.1 for `mnemo simulate
+//! A scripted OpenAI-compatible LLM on 127.0.0.1 for `mnemo-lab simulate
 //! --llm scripted`: it answers every pipeline step (triage, gate, merge,
 //! reconcile, extraction, naming, distillation, review, reflection, Core
 //! summary, expansion, rerank) with a plausible structured answer built from the

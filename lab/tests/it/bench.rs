@@ -1,12 +1,8 @@
-//! `mnemo eval` and `mnemo bench` on small inputs: every figure they print
+//! `mnemo-lab eval` and `mnemo-lab bench` on small inputs: every figure they print
 //! is there and sane, in the short form CI can afford (their long forms
-//! print the README's tables).
+//! print the tables of docs/benchmarks.md and docs/evaluation.md).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod common;
-
-use common::cli::{figure, mnemo, ok};
+use crate::{figure, lab as mnemo, ok};
 
 #[test]
 fn eval_and_bench_run_on_small_inputs() {
@@ -229,5 +225,49 @@ fn eval_and_bench_run_on_small_inputs() {
     }
     for kind in ["remember", "turn", "consolidate"] {
         assert_eq!(done(kind), None, "{kind} is a write: {reads}");
+    }
+}
+
+/// The mixed load of issue 20 in its short form against two servers on
+/// one Postgres database: every kind of request answers, none fails.
+/// (The long form: `mnemo-lab bench load --db postgres://… --servers 2`.)
+#[test]
+fn two_servers_under_mixed_load_answer_without_errors() {
+    let url = crate::postgres::fresh_database();
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mnemo-lab"))
+        .args([
+            "bench",
+            "load",
+            "--db",
+            &url,
+            "--servers",
+            "2",
+            "--clients",
+            "6",
+            "--seconds",
+            "5",
+            "--memories",
+            "100",
+            "--json",
+        ])
+        .env("MNEMO_DATA_DIR", dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let value = |name: &str| -> String { crate::figure(&rows, name).unwrap_or_default() };
+    assert_eq!(value("all: errors"), "0", "{rows}");
+    for kind in ["recall", "remember", "turn", "context", "resume", "list"] {
+        let done = value(&format!("{kind}: done / errors"));
+        assert!(
+            !done.is_empty() && !done.starts_with("0 "),
+            "{kind} ran: {rows}"
+        );
+        assert!(done.ends_with(" / 0"), "{kind}: {rows}");
     }
 }

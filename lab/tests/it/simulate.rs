@@ -1,11 +1,9 @@
-//! The short form of the lifecycle simulation (`mnemo simulate lifecycle`),
+//! The short form of the lifecycle simulation (`mnemo-lab simulate lifecycle`),
 //! through the real binary: 30 days with an idle week, with the LLM off
 //! and with the scripted LLM that answers malformed and truncated output.
 //! Nothing told is lost, nothing recalled lately is hidden, Core does not
 //! decay, and the day-0 probes are found as well at the end as at the
-//! start. The long form is `mnemo simulate lifecycle --days 90`.
-
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! start. The long form is `mnemo-lab simulate lifecycle --days 90`.
 
 use std::process::{Command, Output, Stdio};
 
@@ -13,7 +11,7 @@ use serde_json::Value;
 
 fn simulate(llm: &str, env: &[(&str, &str)]) -> (Output, Value) {
     let dir = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mnemo"));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mnemo-lab"));
     cmd.args([
         "simulate",
         "lifecycle",

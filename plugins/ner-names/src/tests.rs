@@ -125,7 +125,7 @@ fn precision_and_recall_on_the_labelled_set() {
     println!(
         "names provider on {gold} labelled entities: span P {p:.3} R {r:.3}; span+type P {pt:.3} R {rt:.3}"
     );
-    // Regression floors a little under the measured figures (see the README).
+    // Regression floors a little under the measured figures (see docs/evaluation.md).
     assert!(p >= 0.95 && r >= 0.95, "span P {p:.3} R {r:.3}");
     assert!(pt >= 0.82 && rt >= 0.82, "typed P {pt:.3} R {rt:.3}");
 }

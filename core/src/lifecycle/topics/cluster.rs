@@ -201,7 +201,7 @@ fn row_best(leaves: &[Leaf], i: usize) -> Option<(usize, f32)> {
 /// best later partner is kept between merges and only the rows a merge
 /// touched are scanned again: a fold from thousands of leaves compared
 /// every pair once per merge (the 100k Postgres load's writer spent 92% of
-/// its time here, README "Many servers, one store").
+/// its time here, docs/benchmarks.md, "Postgres").
 fn hold_budget(leaves: &mut Vec<Leaf>, vectors: &[Vec<f32>]) {
     if leaves.len() <= TOPIC_LEAF_BUDGET {
         return;

@@ -2,7 +2,7 @@
 //! must do, checked the same way against each. `all` runs every check, each
 //! on a fresh store from `fresh`, and panics with the check's name and the
 //! difference. The core runs it against `MemStorage`; the host runs it
-//! against its SQLite store (`tests/contract.rs`), so the fake the core's
+//! against its SQLite store (`tests/it/contract.rs`), so the fake the core's
 //! tests rely on cannot drift from the real database.
 //!
 //! Vectors are `DIM`-dimensional: a real store must be locked to that

@@ -1,5 +1,5 @@
-// LoCoMo conversations through the JavaScript host exactly as `mnemo eval
-// locomo` feeds the native host (host/src/cli/eval.rs): one namespace per
+// LoCoMo conversations through the JavaScript host exactly as `mnemo-lab eval
+// locomo` feeds the native host (lab/src/eval.rs): one namespace per
 // conversation, one session per LoCoMo session, the session's date plus a
 // second per turn as event time, `Speaker: text [shares caption]` as the
 // turn, the dia_id in its attributes; every question of categories 1–4
@@ -67,7 +67,7 @@ export async function ingestSamples(mnemo, samples) {
   return turns;
 }
 
-/// Every question's ranked dia_ids and scores, as `mnemo eval locomo --out`
+/// Every question's ranked dia_ids and scores, as `mnemo-lab eval locomo --out`
 /// writes them: `{ qid, ranked, scores }`.
 export async function askSamples(mnemo, samples, k = 10) {
   const out = [];

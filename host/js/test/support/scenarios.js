@@ -1,6 +1,6 @@
 // Runs tests/scenarios/hosts.json against the JavaScript host: each step's
 // operation through the public API, each expectation checked as the
-// native runner (tests/scenarios.rs) checks it.
+// native runner (tests/it/scenarios.rs) checks it.
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

@@ -1,0 +1,52 @@
+//! The lab's commands in their short forms, through the real `mnemo-lab`
+//! binary: every figure they print is there and sane. The HTTP benches start
+//! the `mnemo` binary built beside it (`cargo test --workspace` builds both).
+//! With `MNEMO_TEST_BACKEND=postgres` the stores are Postgres databases.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+mod bench;
+#[path = "../../../tests/it/common/postgres.rs"]
+mod postgres;
+mod simulate;
+
+/// `mnemo-lab --db DIR/m.db ARGS…` (a fresh Postgres database instead with
+/// `MNEMO_TEST_BACKEND=postgres`), hash embedder, stdin closed.
+pub fn lab(dir: &Path, args: &[&str]) -> Output {
+    let db = if std::env::var("MNEMO_TEST_BACKEND").as_deref() == Ok("postgres") {
+        postgres::fresh_database()
+    } else {
+        dir.join("m.db").to_string_lossy().into_owned()
+    };
+    Command::new(env!("CARGO_BIN_EXE_mnemo-lab"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .env("MNEMO_DATA_DIR", dir)
+        .env("MNEMO_EMBEDDER", "hash")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run mnemo-lab")
+}
+
+/// `o`'s stdout, after checking that it exited 0 (its stderr otherwise).
+pub fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The value of the row named `figure` in a bench's `--json` output.
+pub fn figure(rows: &serde_json::Value, figure: &str) -> Option<String> {
+    rows.as_array()?
+        .iter()
+        .find(|r| r["figure"] == figure)
+        .and_then(|r| r["value"].as_str().map(String::from))
+}

@@ -1,0 +1,40 @@
+//! mnemo's end-to-end tests, one binary: each module was a test file of its
+//! own, and linking wasmtime, SQLite and candle once instead of per file is
+//! most of CI's time saved. Every test drives the real core component, a
+//! real database (a SQLite file, or Postgres with `MNEMO_TEST_BACKEND=postgres`),
+//! real plugins and, where it says so, the real `mnemo` binary.
+//!
+//! Select a module by its path: `cargo test -p mnemo-host --test it -- e2e::`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+mod ann;
+mod atomic;
+mod auth;
+mod cli;
+mod concurrency;
+mod contract;
+mod crash;
+mod disk_full;
+mod e2e;
+mod e2e_store;
+mod embedding;
+mod faults;
+mod history;
+mod http;
+mod http_lifecycle;
+mod isolation;
+mod lifecycle;
+mod links;
+mod llm_plugins;
+mod mcp;
+mod plugins;
+mod postgres;
+mod providers;
+mod read_only;
+mod reference;
+mod scenarios;
+mod structured_output;
+mod topics;
