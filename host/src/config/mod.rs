@@ -14,7 +14,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use mnemo_core::model::LlmLevel;
 
-pub use settings::{EmbedderKind, Flag, Limit, Settings};
+pub use settings::{EmbedderKind, Flag, Limit, SettingDoc, Settings};
 
 use crate::http::HttpPolicy;
 use crate::llm::{Endpoint, LlmConfig, TIERS};

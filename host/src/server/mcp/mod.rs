@@ -60,6 +60,12 @@ impl MnemoMcp {
     }
 }
 
+/// Every tool `mnemo mcp` offers, sorted by name, as `tools/list` answers
+/// (the generated reference reads it).
+pub fn tools() -> Vec<rmcp::model::Tool> {
+    (MnemoMcp::memory_tools() + MnemoMcp::agent_tools() + MnemoMcp::admin_tools()).list_all()
+}
+
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for MnemoMcp {
     fn get_info(&self) -> ServerConfig {
