@@ -40,6 +40,7 @@ fn main() {
         // Flags meant for the host build must not leak into the guest build.
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env_remove("RUSTFLAGS")
+        .env_remove("RUSTC_WORKSPACE_WRAPPER")
         .env_remove("CARGO_BUILD_TARGET")
         .env_remove("CARGO_TARGET_DIR")
         .env_remove("CARGO_MAKEFLAGS")
