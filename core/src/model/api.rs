@@ -294,8 +294,10 @@ macro_rules! engine_records {
             episode: Episode,
             /// Whether this turn started a session.
             new_session: bool,
-            /// Sessions it closed, to be consolidated in the background (seed
-            /// 003's trigger).
+            /// The session it closed — the one it follows, when this turn
+            /// starts a session and that one is still pending — to be
+            /// consolidated in the background (seed 003's trigger). Older
+            /// pending sessions are left to the consolidation cycle.
             pending_sessions: Vec<String>,
             /// Entities linked to the turn.
             entities: u32,

@@ -325,6 +325,12 @@ fn ingest_registers_sessions_and_reports_pending_ones() {
     let c = e.ingest(t("s2", "new day")).unwrap();
     assert_eq!(c.pending_sessions, ["s1"]);
     assert_eq!(e.ports().storage.sessions.borrow().len(), 2);
+    // Nothing consolidated s1: a third session closes s2, the one it
+    // follows, and leaves s1 to the cycle (not a sweep of every pending
+    // session at each new one).
+    e.ports().clock.advance_hours(1);
+    let d = e.ingest(t("s3", "another day")).unwrap();
+    assert_eq!(d.pending_sessions, ["s2"]);
     assert!(
         e.ports().storage.vectors.borrow().is_empty(),
         "ingest must not embed"

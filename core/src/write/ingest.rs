@@ -44,11 +44,18 @@ impl<P: Ports> Engine<P> {
                 true,
             ),
         };
+        // Seed 003's trigger, bounded: a new session closes the session it
+        // follows (the namespace's most recently active pending one), not
+        // every session still pending. Older pending ones (a consolidation
+        // that failed, say) are the cycle's, so a model that answers badly
+        // is not asked again about every earlier session at each new one.
         let pending_sessions = if new_session {
             storage
                 .pending_sessions(&namespace, Some(&session_id))?
                 .into_iter()
+                .max_by(|a, b| (a.last_seen_at, &a.id).cmp(&(b.last_seen_at, &b.id)))
                 .map(|s| s.id)
+                .into_iter()
                 .collect()
         } else {
             Vec::new()
