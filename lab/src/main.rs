@@ -6,7 +6,6 @@
 //! docs/evaluation.md and docs/reliability.md name the command behind each
 //! figure.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -18,12 +17,8 @@ mod simulate;
 #[derive(Parser)]
 #[command(name = "mnemo-lab", version, about = "mnemo's benchmarks, evaluation and simulation", long_about = None)]
 struct Lab {
-    /// Database file (default: <data dir>/memory.db).
-    #[arg(long, global = true, env = "MNEMO_DB")]
-    db: Option<PathBuf>,
-    /// Config file (TOML; default: $MNEMO_CONFIG, else <data dir>/config.toml if present).
-    #[arg(long, global = true)]
-    config: Option<PathBuf>,
+    #[command(flatten)]
+    store: mnemo_host::cli::StoreArgs,
     #[command(subcommand)]
     command: Command,
 }
@@ -43,7 +38,7 @@ enum Command {
 fn main() -> ExitCode {
     mnemo_host::embedding::configure_threads();
     let lab = Lab::parse();
-    let config = match mnemo_host::cli::setup(lab.db, lab.config.as_deref()) {
+    let config = match mnemo_host::cli::setup(lab.store.db, lab.store.config.as_deref()) {
         Ok(c) => c,
         Err(code) => return code,
     };

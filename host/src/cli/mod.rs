@@ -35,14 +35,21 @@ use store::{ExportArgs, ImportArgs, ReindexArgs, StatsArgs, UsageArgs};
 #[derive(Parser)]
 #[command(name = "mnemo", version, about = "Long-term memory for AI agents", long_about = None)]
 struct Cli {
-    /// Database file (default: <data dir>/memory.db).
-    #[arg(long, global = true, env = "MNEMO_DB")]
-    db: Option<PathBuf>,
-    /// Config file (TOML; default: $MNEMO_CONFIG, else <data dir>/config.toml if present).
-    #[arg(long, global = true)]
-    config: Option<PathBuf>,
+    #[command(flatten)]
+    store: StoreArgs,
     #[command(subcommand)]
     command: Command,
+}
+
+/// The two flags every command takes (`mnemo` and `mnemo-lab` alike).
+#[derive(clap::Args)]
+pub struct StoreArgs {
+    /// Database file (default: <data dir>/memory.db).
+    #[arg(long, global = true, env = "MNEMO_DB")]
+    pub db: Option<PathBuf>,
+    /// Config file (TOML; default: $MNEMO_CONFIG, else <data dir>/config.toml if present).
+    #[arg(long, global = true)]
+    pub config: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -129,7 +136,7 @@ enum Command {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    let config = match setup(cli.db.clone(), cli.config.as_deref()) {
+    let config = match setup(cli.store.db.clone(), cli.store.config.as_deref()) {
         Ok(c) => c,
         Err(code) => return code,
     };
