@@ -9,9 +9,13 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 mod bench;
+#[path = "../../../tests/it/common/output.rs"]
+mod output;
 #[path = "../../../tests/it/common/postgres.rs"]
 mod postgres;
 mod simulate;
+
+pub use output::{figure, ok};
 
 /// `mnemo-lab --db DIR/m.db ARGS…` (a fresh Postgres database instead with
 /// `MNEMO_TEST_BACKEND=postgres`), hash embedder, stdin closed.
@@ -30,23 +34,4 @@ pub fn lab(dir: &Path, args: &[&str]) -> Output {
         .stdin(Stdio::null())
         .output()
         .expect("run mnemo-lab")
-}
-
-/// `o`'s stdout, after checking that it exited 0 (its stderr otherwise).
-pub fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "exit {:?}: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// The value of the row named `figure` in a bench's `--json` output.
-pub fn figure(rows: &serde_json::Value, figure: &str) -> Option<String> {
-    rows.as_array()?
-        .iter()
-        .find(|r| r["figure"] == figure)
-        .and_then(|r| r["value"].as_str().map(String::from))
 }

@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod llm_server;
+pub mod output;
 pub mod postgres;
 pub mod server;
 
