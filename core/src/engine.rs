@@ -19,11 +19,22 @@ pub const MAX_RESTATEMENTS: usize = 20;
 
 pub struct Engine<P: Ports> {
     ports: P,
+    /// The bounds of LLM work and the state of the call under way
+    /// (`guard/`).
+    pub(crate) guard: std::cell::RefCell<crate::guard::state::Guard>,
 }
 
 impl<P: Ports> Engine<P> {
     pub fn new(ports: P) -> Self {
-        Self { ports }
+        Self::with_policy(ports, LlmPolicy::default())
+    }
+
+    /// An engine whose background LLM work keeps within `policy`.
+    pub fn with_policy(ports: P, policy: LlmPolicy) -> Self {
+        Self {
+            ports,
+            guard: crate::guard::state::Guard::new(policy),
+        }
     }
 
     pub fn ports(&self) -> &P {

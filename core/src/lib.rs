@@ -26,6 +26,7 @@ mod vector;
 mod vector_parts;
 
 mod agent;
+mod guard;
 mod lifecycle;
 mod prompts;
 mod read;

@@ -369,3 +369,27 @@ pub const CONTEXT_MIN_RELEVANCE: f32 = AUTO_EXPAND_THRESHOLD;
 /// sessions; seed 004's interval cycle runs every 30 minutes, so a session
 /// idle for one interval is closed by the next).
 pub const SESSION_IDLE_MINUTES: u32 = 30;
+
+// ---- Bounded LLM work (issue 42; the host's settings override) ----------
+/// Consecutive failures (unusable answers after their one repair, or
+/// provider errors) that open an LLM step's circuit. Three items in a row is
+/// past chance for a model that mostly answers well, and caps a model that
+/// never does at three items' worth of calls.
+pub const LLM_CIRCUIT_FAILURES: u32 = 3;
+/// How long an open circuit skips its step before one probe call: one
+/// interval of seed 004's 30-minute consolidation cycle.
+pub const LLM_CIRCUIT_COOLDOWN_MS: i64 = 30 * 60_000;
+/// The wait after an item's first failed LLM step, doubled at each further
+/// failure: two intervals of the 30-minute cycle, so the very next cycle
+/// leaves it alone (1 h, 2 h, 4 h, 8 h).
+pub const LLM_RETRY_BASE_MS: i64 = 60 * 60_000;
+/// Failures after which an item is parked until retried by hand: with the
+/// doubling above, about 15 hours of tries, so a nightly run sees it parked.
+pub const LLM_RETRY_LIMIT: u32 = 5;
+/// LLM calls one engine call (a cycle, a session trigger, a rebuild) may
+/// make in all: a healthy cycle costs 2 calls per session (issue 42's
+/// measurement: 38 calls for 20 sessions), so 200 clears a backlog of about
+/// 100 sessions while a failing model costs at most this much.
+pub const LLM_CYCLE_CALLS: u32 = 200;
+/// LLM calls of background steps per clock hour, in all: three full cycles.
+pub const LLM_HOUR_CALLS: u32 = 600;

@@ -14,13 +14,19 @@ use crate::embedding::{
 use crate::http::{HttpPolicy, Limiter};
 use crate::ledger::Ledger;
 use crate::llm::LlmClient;
-use crate::llm::rehearsal::Answers;
+use crate::llm::rehearsal::{Answers, Script, Wave};
 use crate::ner::NerPipeline;
 use crate::plugins::PluginHost;
 use crate::plugins::llm::{Capability, LlmPlugin, LlmPlugins};
 use crate::ports::HostPorts;
 use crate::runtime::{CoreInstance, Runtime};
 use crate::storage::{Store, VectorState};
+
+/// Waves of parallel calls a rehearsal makes before it goes on one call at
+/// a time: a cycle's chain of dependent calls (an extraction, its repair, a
+/// session's next chunk, the triage of the facts, their pairs, the topic
+/// names) is a handful of waves; a longer chain finishes call by call.
+const MAX_WAVES: usize = 12;
 
 pub struct Mnemo {
     core: CoreInstance,
@@ -227,6 +233,32 @@ impl Mnemo {
         ports.llm.answers = Answers::Live;
         ports.clock.pinned = None;
         out
+    }
+
+    /// The rehearsal of a planned write (`llm/rehearsal.rs`): in waves of
+    /// parallel calls when the provider takes several at once, else one
+    /// pass that calls as it goes. Either way `script` ends up with every
+    /// answer the real run will ask for.
+    pub fn rehearse<R>(
+        &mut self,
+        script: &Arc<Script>,
+        at: mnemo_core::model::Millis,
+        f: impl Fn(&mut Self) -> R,
+    ) {
+        let limit = self.core.ports().llm.concurrency();
+        if limit > 1 {
+            for _ in 0..MAX_WAVES {
+                let wave = Arc::new(Wave::new(limit));
+                self.scripted(Answers::Collect(script.clone(), wave.clone()), at, &f);
+                let requests = wave.take();
+                if requests.is_empty() {
+                    return;
+                }
+                self.core.ports().llm.fetch(requests, script);
+            }
+        }
+        // One call at a time, or what is left after the waves.
+        self.scripted(Answers::Record(script.clone()), at, &f);
     }
 
     /// Seed 003's nightly fading, over the configured layers.

@@ -260,6 +260,10 @@ test("the usage ledger prices each component", async () => {
   assert.match(text, /embedding/);
   assert.match(text, /hash-384/);
   assert.ok(text.includes(`$${row.cost_usd.toFixed(4)}`), text);
+  // The LLM steps' state, from /llm/waiting (the console's server has no LLM).
+  assert.match(text, /LLM steps/);
+  assert.match(text, /Every LLM step answers\./);
+  assert.match(text, /Nothing waits\./);
   await shot("usage");
 });
 

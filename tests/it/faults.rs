@@ -211,6 +211,11 @@ fn a_failing_llm_leaves_the_session_for_later_and_drops_nothing() {
         &[
             ("MNEMO_LLM_TIMEOUT_SECS", "1"),
             ("MNEMO_LLM_BACKOFF_MS", "10"),
+            // Every fault is tried at once: no backoff, no circuit, no
+            // parking (`llm_bounds.rs` tests those).
+            ("MNEMO_LLM_RETRY_BASE_SECS", "0"),
+            ("MNEMO_LLM_RETRY_LIMIT", "100"),
+            ("MNEMO_LLM_CIRCUIT_FAILURES", "100"),
         ],
     );
     let s = start_with(tempfile::tempdir().unwrap(), None, &env);
@@ -280,82 +285,4 @@ fn a_failing_llm_leaves_the_session_for_later_and_drops_nothing() {
             .any(|h| h["content"] == "The user's sister Anna lives in Porto"),
         "{r}"
     );
-}
-
-/// The extraction calls the scripted server has answered so far.
-fn extract_calls(llm: &Scripted) -> usize {
-    llm.requests()
-        .iter()
-        .filter(|r| r.body["tool_choice"]["function"]["name"] == "save_facts")
-        .count()
-}
-
-/// Waits until the server's background work stops calling the LLM (no
-/// new call for 1.5 s, at most 60 s).
-fn settled(llm: &Scripted) -> usize {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut seen = extract_calls(llm);
-    let mut quiet_since = Instant::now();
-    while Instant::now() < deadline && quiet_since.elapsed() < Duration::from_millis(1_500) {
-        std::thread::sleep(Duration::from_millis(100));
-        let now = extract_calls(llm);
-        if now != seen {
-            seen = now;
-            quiet_since = Instant::now();
-        }
-    }
-    seen
-}
-
-/// An LLM whose extraction answers are unusable (`{}`, what a small model
-/// that fumbles tool calls sends), sessions posted one after another, then
-/// one explicit cycle: each new session triggers the consolidation of the
-/// session it follows only, so the calls grow linearly with the sessions —
-/// the question and its one retry per session — and nothing is dropped.
-/// (A sweep of every pending session at each new one made N² calls.)
-#[test]
-fn unusable_answers_cost_calls_linear_in_the_sessions() {
-    for sessions in [4usize, 8] {
-        let llm = Scripted::start();
-        llm.respond_with(|req| {
-            let tool = req.body["tool_choice"]["function"]["name"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
-            common::llm_server::tool_reply(&tool, json!({}))
-        });
-        let env = llm_env("full", &llm.base, &[("MNEMO_LLM_BACKOFF_MS", "10")]);
-        let s = start_with(tempfile::tempdir().unwrap(), None, &env);
-        for n in 0..sessions {
-            for turn in 0..3 {
-                let (st, v) = post(
-                    &s,
-                    "/episodes",
-                    json!({"session_id": format!("s{n}"), "role": "user",
-                           "content": format!("I visited city number {n} on day {turn}")}),
-                );
-                assert_eq!(st, 201, "{v}");
-            }
-        }
-        let triggered = settled(&llm);
-        assert!(
-            triggered <= 2 * (sessions - 1),
-            "{sessions} sessions: {triggered} extraction calls before the cycle"
-        );
-        let (st, report) = post(&s, "/consolidate", json!({"session_idle_minutes": 0}));
-        assert!(st == 200 || st == 503, "{st} {report}");
-        let cycle = settled(&llm) - triggered;
-        assert!(
-            cycle <= 2 * sessions,
-            "{sessions} sessions: {cycle} extraction calls in the cycle"
-        );
-        assert_eq!(
-            pending_sessions(&s).len(),
-            sessions,
-            "every session waits for a usable answer: {report}"
-        );
-        let (_, stats) = call(ureq::get(&format!("{}/stats", s.base)), None);
-        assert_eq!(stats["episodes"], 3 * sessions as u64, "the turns are kept");
-        println!("{sessions} sessions: {triggered} calls before the cycle, {cycle} in it");
-    }
 }

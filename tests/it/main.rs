@@ -28,6 +28,7 @@ mod http_lifecycle;
 mod isolation;
 mod lifecycle;
 mod links;
+mod llm_bounds;
 mod llm_plugins;
 mod mcp;
 mod plugins;

@@ -90,7 +90,7 @@ impl<P: Ports> Engine<P> {
         }
         let max_chars = RESUME_CORE_TOKENS * CHARS_PER_TOKEN;
         let request = prompts::compress::request(&core, max_chars);
-        let summary = match prompts::ask(self.ports().llm(), &request, |c| {
+        let summary = match self.ask_llm(namespace, &request, |c| {
             prompts::compress::parse(c, max_chars)
         }) {
             Ok(s) => s,

@@ -71,6 +71,7 @@ impl<P: Ports> Engine<P> {
             .into_iter()
             .filter_map(|id| cycle.memories.get(&id).cloned())
             .filter(|m| !has(m, TAG_TRIAGED))
+            .filter(|m| matches!(self.waits(ns, LlmComponent::Triage, &m.id), Ok(None)))
             .collect();
         batch.sort_by_key(|m| std::cmp::Reverse(m.created_at));
         batch.truncate(TRIAGE_BATCH);
@@ -78,16 +79,28 @@ impl<P: Ports> Engine<P> {
             return;
         }
         let request = prompts::triage::request(&batch, now);
-        let answer = prompts::ask(self.ports().llm(), &request, |c| {
-            prompts::triage::parse(c, &batch)
-        });
+        let answer = self.ask_llm(ns, &request, |c| prompts::triage::parse(c, &batch));
         let verdicts = match answer {
             Ok(v) => v,
             Err(e) => {
+                for m in &batch {
+                    if let Err(e) = self.item_failed(ns, LlmComponent::Triage, &m.id, &e) {
+                        cycle
+                            .warnings
+                            .push(format!("triage failure not recorded: {e}"));
+                    }
+                }
                 cycle.warnings.push(format!("triage skipped: {e}"));
                 return;
             }
         };
+        for m in &batch {
+            if let Err(e) = self.item_done(ns, LlmComponent::Triage, &m.id) {
+                cycle
+                    .warnings
+                    .push(format!("triage success not recorded: {e}"));
+            }
+        }
         for v in verdicts {
             if v.promote {
                 if let (Some(kind), Some(m)) = (v.kind, cycle.memories.get_mut(&v.id)) {

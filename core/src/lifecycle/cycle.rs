@@ -49,6 +49,7 @@ impl<P: Ports> Engine<P> {
             // The count of whole-store cycles (each namespace also counts its own).
             None => self.meta_number(META_EPOCH)?.unwrap_or(0),
         } + 1;
+        self.begin_llm_work();
         let mut report = ConsolidateReport {
             epoch,
             dry: req.dry,
@@ -61,7 +62,7 @@ impl<P: Ports> Engine<P> {
 
         let pending = storage.pending_sessions(namespace.as_deref().unwrap_or(""), None)?;
         let idle_ms = i64::from(req.session_idle_minutes.unwrap_or(SESSION_IDLE_MINUTES)) * 60_000;
-        let closed: Vec<Session> = pending
+        let mut closed: Vec<Session> = pending
             .iter()
             .filter(|s| {
                 now - s.last_seen_at >= idle_ms
@@ -71,7 +72,9 @@ impl<P: Ports> Engine<P> {
             })
             .cloned()
             .collect();
-        self.distill_sessions(closed, req.dry, &mut report);
+        // The oldest first: when a budget runs out, the newer ones wait.
+        closed.sort_by_key(|s| (s.first_seen_at, s.last_seen_at));
+        self.distill_sessions(closed, req.dry, &mut report)?;
 
         let limits = BufferLimits {
             cap: match req.buffer_cap {
@@ -97,6 +100,7 @@ impl<P: Ports> Engine<P> {
             }
         }
         report.actions = cycle.actions;
+        report.warnings.extend(self.llm_leftovers());
         Ok(report)
     }
 

@@ -160,11 +160,26 @@ impl<P: Ports> Engine<P> {
                 (LlmLevel::Auto, None) => for_llm.push(m.clone()),
             }
         }
+        // Candidates whose gate call failed wait out their backoff; the
+        // strongest go first when a budget cuts the batch.
+        for_llm.retain(|m| matches!(self.waits(ns, LlmComponent::Gate, &m.id), Ok(None)));
+        for_llm.sort_by(|a, b| b.reinforcement_score().total_cmp(&a.reinforcement_score()));
         if !for_llm.is_empty() {
             let request = prompts::gate::request(&for_llm, now);
-            let answer = prompts::ask(self.ports().llm(), &request, |c| {
-                prompts::gate::parse(c, &for_llm)
-            });
+            let answer = self.ask_llm(ns, &request, |c| prompts::gate::parse(c, &for_llm));
+            let recorded = match &answer {
+                Ok(_) => for_llm
+                    .iter()
+                    .try_for_each(|m| self.item_done(ns, LlmComponent::Gate, &m.id)),
+                Err(e) => for_llm
+                    .iter()
+                    .try_for_each(|m| self.item_failed(ns, LlmComponent::Gate, &m.id, e)),
+            };
+            if let Err(e) = recorded {
+                cycle
+                    .warnings
+                    .push(format!("gate outcome not recorded: {e}"));
+            }
             match answer {
                 Ok(v) => verdicts.extend(v),
                 Err(e) => cycle.warnings.push(format!("gate skipped: {e}")),

@@ -30,7 +30,7 @@ impl<P: Ports> Engine<P> {
         notes.sort_by_key(|m| std::cmp::Reverse(m.created_at));
         notes.truncate(DISTILL_MAX_NOTES);
         let request = prompts::distill::request(&notes);
-        let snapshot = match prompts::ask(self.ports().llm(), &request, prompts::distill::parse) {
+        let snapshot = match self.ask_llm(ns, &request, prompts::distill::parse) {
             Ok(s) => s,
             Err(e) => {
                 cycle.warnings.push(format!("distill skipped: {e}"));

@@ -69,6 +69,10 @@ impl<P: Ports> Engine<P> {
                 if cycle.judged.contains(&key) || judged_at.is_some_and(|at| !changed_since(at)) {
                     continue;
                 }
+                // A pair whose judgement failed waits out its backoff.
+                if self.waits(ns, LlmComponent::Merge, &key)?.is_some() {
+                    continue;
+                }
                 let (older, newer) = if a.created_at <= b.created_at {
                     (a, b)
                 } else {
@@ -89,7 +93,7 @@ impl<P: Ports> Engine<P> {
                 };
                 let (older, newer) = (older.clone(), newer.clone());
                 asked += 1;
-                let decision = prompts::ask(self.ports().llm(), &request, |content| {
+                let decision = self.ask_llm(ns, &request, |content| {
                     if request.component == LlmComponent::Merge {
                         prompts::merge::parse(content)
                     } else {
@@ -117,6 +121,7 @@ impl<P: Ports> Engine<P> {
                     PairDecision::Update(c) => validate::content(&c).map(PairDecision::Update),
                     keep => Ok(keep),
                 });
+                let decision_ok = decision.is_ok();
                 match decision {
                     Ok(PairDecision::Merge(content)) => {
                         let strength = |m: &Memory| (m.importance, m.access_count);
@@ -149,10 +154,16 @@ impl<P: Ports> Engine<P> {
                             format!("supersedes {}", older.id),
                         );
                     }
-                    Ok(PairDecision::KeepBoth) => cycle.judged.push(key),
-                    Err(e) => cycle
-                        .warnings
-                        .push(format!("{} skipped: {e}", request.component)),
+                    Ok(PairDecision::KeepBoth) => cycle.judged.push(key.clone()),
+                    Err(e) => {
+                        self.item_failed(ns, LlmComponent::Merge, &key, &e)?;
+                        cycle
+                            .warnings
+                            .push(format!("{} skipped: {e}", request.component));
+                    }
+                }
+                if decision_ok {
+                    self.item_done(ns, LlmComponent::Merge, &key)?;
                 }
                 break;
             }

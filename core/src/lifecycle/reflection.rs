@@ -22,6 +22,7 @@ impl<P: Ports> Engine<P> {
     /// memory tagged `reflection` and `weekly`.
     pub fn reflect(&self, namespace: &str, force: bool) -> CoreResult<ReflectOutcome> {
         let namespace = validate::namespace(namespace)?;
+        self.begin_llm_work();
         let storage = self.ports().storage();
         let now = self.ports().clock().now();
         let skipped = |why: String| {
@@ -67,7 +68,7 @@ impl<P: Ports> Engine<P> {
             heuristic_reflection(&facts, &replaced, now)
         } else {
             let request = prompts::reflection::request(&facts, &[]);
-            prompts::ask(self.ports().llm(), &request, prompts::reflection::parse)?
+            self.ask_llm(&namespace, &request, prompts::reflection::parse)?
         };
         let memory = Memory {
             layer: Layer::Core,

@@ -62,7 +62,7 @@ impl<P: Ports> Engine<P> {
             };
             let shortest = m.content.chars().count().min(restated.chars().count());
             let request = prompts::merge::request(&m, &newer);
-            let answer = prompts::ask(self.ports().llm(), &request, prompts::merge::parse);
+            let answer = self.ask_llm(ns, &request, prompts::merge::parse);
             let merged = match answer {
                 Ok(PairDecision::Merge(text)) if text.chars().count() * 2 >= shortest => {
                     validate::content(&text).ok()

@@ -19,6 +19,7 @@ use crate::validate::{self, DEFAULT_NAMESPACE};
 impl<P: Ports> Engine<P> {
     /// Runs one audit over Working and Core (one namespace or all).
     pub fn review(&self, namespace: Option<&str>, dry: bool) -> CoreResult<ReviewReport> {
+        self.begin_llm_work();
         if self.ports().llm().level() == LlmLevel::Off {
             return Err(CoreError::Unavailable(
                 "the review needs an LLM (MNEMO_LLM_LEVEL is off)".into(),
@@ -53,7 +54,7 @@ impl<P: Ports> Engine<P> {
         }
         let hints = self.merge_hints(&list)?;
         let request = prompts::review::request(&list, &hints, now);
-        let mut ops = prompts::ask(self.ports().llm(), &request, |c| {
+        let mut ops = self.ask_llm(&namespace.clone().unwrap_or_default(), &request, |c| {
             prompts::review::parse(c, &list)
         })?;
         let mut memories: BTreeMap<String, Memory> =

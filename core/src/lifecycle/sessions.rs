@@ -34,40 +34,60 @@ impl<P: Ports> Engine<P> {
                 }
             }
         }
+        self.begin_llm_work();
         let mut report = ConsolidateReport {
             epoch: self.epoch(&namespace)?,
             ..Default::default()
         };
-        self.distill_sessions(sessions, false, &mut report);
+        self.distill_sessions(sessions, false, &mut report)?;
+        report.warnings.extend(self.llm_leftovers());
         Ok(report)
     }
 
-    /// Session consolidation of `sessions` into the report; a session that
-    /// fails stays pending for the next try.
+    /// Session consolidation of `sessions` into the report. A session whose
+    /// extraction failed stays pending and waits (`guard/waiting.rs`): a
+    /// later cycle tries it once its backoff has passed, not every trigger.
     pub(super) fn distill_sessions(
         &self,
         sessions: Vec<Session>,
         dry: bool,
         report: &mut ConsolidateReport,
-    ) {
+    ) -> CoreResult<()> {
+        let mut waiting = 0;
         for session in sessions {
-            if dry {
-                report.sessions.push(session.id);
+            let (ns, id) = (session.namespace.clone(), session.id.clone());
+            if self.waits(&ns, LlmComponent::Extract, &id)?.is_some() {
+                waiting += 1;
                 continue;
             }
-            let id = session.id.clone();
+            if dry {
+                report.sessions.push(id);
+                continue;
+            }
             let mut added = 0;
             let outcome = self.consolidate_session_counting(session, &mut added);
             // Facts of the chunks that went through count even when a later
             // chunk failed (they are kept; the watermark is past them).
             report.facts_added += added;
             match outcome {
-                Ok(()) => report.sessions.push(id),
-                Err(e) => report
-                    .warnings
-                    .push(format!("session {id} not consolidated: {e}")),
+                Ok(()) => {
+                    self.item_done(&ns, LlmComponent::Extract, &id)?;
+                    report.sessions.push(id);
+                }
+                Err(e) => {
+                    self.item_failed(&ns, LlmComponent::Extract, &id, &e)?;
+                    report
+                        .warnings
+                        .push(format!("session {id} not consolidated: {e}"));
+                }
             }
         }
+        if waiting > 0 {
+            report.warnings.push(format!(
+                "{waiting} session(s) wait for a retry after failed extractions (`mnemo llm-waiting`)"
+            ));
+        }
+        Ok(())
     }
 
     /// Seed 003 session consolidation: the dialogue of one session becomes
@@ -109,7 +129,7 @@ impl<P: Ports> Engine<P> {
                     .map(|e| (e.source_role.clone(), e.content.clone()))
                     .collect();
                 let request = prompts::extract::request(&turns);
-                prompts::ask(self.ports().llm(), &request, |c| {
+                self.ask_llm(&session.namespace, &request, |c| {
                     prompts::extract::parse(c, turns.len())
                 })?
             } else {

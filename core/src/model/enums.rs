@@ -57,6 +57,8 @@ macro_rules! enums {
         engine::ImportOutcome { Created => "created", Exists => "exists", Merged => "merged" }
         /// An operation the LLM review may propose (seed 004 §5's three
         /// powers, and `delete`, which the review rules always refuse).
+        /// What an LLM budget counts over.
+        engine::BudgetScope { Cycle => "cycle", Hour => "hour" }
         engine::ReviewAction {
             Promote => "promote", Demote => "demote", Adjust => "adjust", Merge => "merge",
             Delete => "delete",

@@ -290,6 +290,8 @@ fn llm_extraction_failure_leaves_the_session_pending() {
             .len(),
         1
     );
+    // The failed session waits out its backoff (`guard/waiting.rs`).
+    e.ports().clock.advance_hours(1);
     e.ports().llm.script(
         LlmLevel::Auto,
         LlmComponent::Extract,

@@ -81,6 +81,8 @@ fn a_failed_chunk_resumes_after_the_chunks_that_went_through() {
         "{r:?}"
     );
     assert_eq!(r.facts_added, 1, "the first chunk's fact is kept");
+    // After its backoff (`guard/waiting.rs`) the session is tried again.
+    e.ports().clock.advance_hours(1);
     let r = cycle_as_scheduled(&e);
     assert_eq!(r.sessions, ["s1"], "{r:?}");
     assert_eq!(r.facts_added, 1, "only the second chunk was read again");

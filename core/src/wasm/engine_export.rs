@@ -7,8 +7,13 @@ use crate::cross::Cross;
 
 type Out<T> = Result<T, types::Error>;
 
+/// The bounds of LLM work the host set (`configure-llm`), for every call
+/// that follows on this instance.
+static POLICY: std::sync::Mutex<Option<crate::model::LlmPolicy>> = std::sync::Mutex::new(None);
+
 fn engine() -> Engine<WitPorts> {
-    Engine::new(WitPorts)
+    let policy = POLICY.lock().ok().and_then(|p| p.clone());
+    Engine::with_policy(WitPorts, policy.unwrap_or_default())
 }
 
 /// The engine's answer, crossed into the bindings' types.
@@ -72,6 +77,17 @@ impl api::Guest for Component {
     }
     fn consolidate(req: api::ConsolidateRequest) -> Out<api::ConsolidateReport> {
         out(engine().consolidate(req.cross()))
+    }
+    fn configure_llm(policy: api::LlmPolicy) {
+        if let Ok(mut p) = POLICY.lock() {
+            *p = Some(policy.cross());
+        }
+    }
+    fn llm_status(namespace: Option<String>) -> Out<api::LlmState> {
+        out(engine().llm_state(namespace.as_deref()))
+    }
+    fn retry_waiting(namespace: Option<String>, id: Option<String>) -> Out<u32> {
+        out(engine().retry_waiting(namespace.as_deref(), id.as_deref()))
     }
     fn consolidate_sessions(namespace: String, ids: Vec<String>) -> Out<api::ConsolidateReport> {
         out(engine().consolidate_sessions(&namespace, &ids))

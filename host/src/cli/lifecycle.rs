@@ -20,6 +20,10 @@ pub(super) struct ConsolidateArgs {
     /// `session_idle_minutes`, else 30); `0` closes every open session.
     #[arg(long)]
     idle: Option<u32>,
+    /// First make every item whose LLM step failed due now, parked ones too
+    /// (`mnemo llm-waiting` lists them), so this cycle tries them again.
+    #[arg(long)]
+    retry: bool,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -89,6 +93,12 @@ pub(super) struct DecisionsArgs {
 }
 
 pub(super) fn consolidate(mnemo: &mut Mnemo, a: ConsolidateArgs) -> Out {
+    if a.retry && !a.dry_run {
+        let n = mnemo.retry_waiting(a.namespace.as_deref(), None)?;
+        if !a.json {
+            println!("{n} waiting item(s) made due now");
+        }
+    }
     let req = ConsolidateRequest {
         namespace: a.namespace,
         dry: a.dry_run,

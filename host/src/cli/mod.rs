@@ -132,6 +132,9 @@ enum Command {
     Review(ReviewArgs),
     /// The ledger of LLM and embedding calls: totals, then the latest calls.
     LlmUsage(UsageArgs),
+    /// The LLM steps' circuits and the items whose step failed (waiting, or
+    /// parked until `mnemo consolidate --retry`).
+    LlmWaiting(StatsArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -242,6 +245,7 @@ fn run(cli: Cli, config: Config) -> Out {
         Command::Export(a) => store::export(m, a),
         Command::Import(a) => store::import(m, a),
         Command::LlmUsage(a) => store::llm_usage(m, a),
+        Command::LlmWaiting(a) => store::llm_waiting(m, a),
         Command::Serve(_)
         | Command::Ner(_)
         | Command::Plugins(_)

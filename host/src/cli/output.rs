@@ -84,3 +84,14 @@ pub fn progress(len: u64, what: &'static str) -> indicatif::ProgressBar {
         .with_style(style)
         .with_message(what)
 }
+
+/// A time in milliseconds since the Unix epoch as `YYYY-MM-DD HH:MM UTC`.
+pub(super) fn utc_minute(ms: i64) -> String {
+    let (y, m, d) = mnemo_core::calendar::civil_from_millis(ms);
+    let minutes = ms.rem_euclid(86_400_000) / 60_000;
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
+        minutes / 60,
+        minutes % 60
+    )
+}

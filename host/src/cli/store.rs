@@ -64,9 +64,11 @@ pub(super) struct UsageArgs {
 
 pub(super) fn stats(mnemo: &mut Mnemo, a: StatsArgs) -> Out {
     let s = mnemo.stats(a.namespace.as_deref())?;
+    let llm = mnemo.llm_status(a.namespace.as_deref())?;
     if a.json {
         let mut v = serde_json::to_value(&s).context("encoding stats")?;
         v["total"] = serde_json::json!(s.active);
+        v["llm"] = serde_json::to_value(&llm).context("encoding the LLM state")?;
         return print_json(&v);
     }
     println!(
@@ -83,6 +85,59 @@ pub(super) fn stats(mnemo: &mut Mnemo, a: StatsArgs) -> Out {
         s.memory_vectors,
         s.episode_vectors
     );
+    print_llm_state(&llm, false);
+    Ok(())
+}
+
+/// The circuits that failed and the waiting items: counts, or (`items`)
+/// one line each.
+fn print_llm_state(state: &mnemo_core::model::LlmState, items: bool) {
+    for c in &state.circuits {
+        let since = c
+            .opened_at
+            .map_or(String::new(), |at| format!(" since {}", utc_minute(at)));
+        println!(
+            "llm step {}: {}{since}, {} consecutive failure(s); last: {}",
+            c.component,
+            if c.open { "OPEN" } else { "closed" },
+            c.failures,
+            c.last_error.as_deref().unwrap_or("-")
+        );
+    }
+    let parked = state
+        .waiting
+        .iter()
+        .filter(|w| w.retry_at.is_none())
+        .count();
+    if !state.waiting.is_empty() {
+        println!(
+            "llm waiting: {} item(s), {parked} parked (`mnemo llm-waiting`)",
+            state.waiting.len()
+        );
+    }
+    if !items {
+        return;
+    }
+    for w in &state.waiting {
+        let when = w.retry_at.map_or("parked".into(), |at| {
+            format!("retry after {}", utc_minute(at))
+        });
+        println!(
+            "{}/{} {} — {} failure(s), {when}; last: {}",
+            w.namespace, w.step, w.id, w.failures, w.last_error
+        );
+    }
+}
+
+pub(super) fn llm_waiting(mnemo: &mut Mnemo, a: StatsArgs) -> Out {
+    let state = mnemo.llm_status(a.namespace.as_deref())?;
+    if a.json {
+        return print_json(&state);
+    }
+    if state.circuits.is_empty() && state.waiting.is_empty() {
+        println!("every LLM step answers; nothing waits");
+    }
+    print_llm_state(&state, true);
     Ok(())
 }
 

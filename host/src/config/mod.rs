@@ -372,5 +372,16 @@ pub fn llm_from_settings(s: &Settings) -> anyhow::Result<LlmConfig> {
         },
         concurrency: s.llm_concurrency.unwrap_or(2),
         max_tokens: s.llm_max_tokens.unwrap_or(1024),
+        bounds: crate::llm::bounds::Bounds {
+            circuit_failures: s.llm_circuit_failures,
+            circuit_cooldown_secs: s.llm_circuit_cooldown_secs,
+            retry_base_secs: s.llm_retry_base_secs,
+            retry_limit: s.llm_retry_limit,
+            cycle: s.llm_budget_cycle,
+            hour: s.llm_budget_hour,
+            namespace_cycle: s.llm_budget_namespace_cycle,
+            namespace_hour: s.llm_budget_namespace_hour,
+        }
+        .policy(),
     })
 }

@@ -203,6 +203,28 @@ settings! {
     llm_concurrency: usize = "`2`",
     /// The default completion budget, in tokens.
     llm_max_tokens: u32 = "`1024`",
+    /// Consecutive failures (unusable answers, provider errors) of one LLM
+    /// step that open its circuit: the step is skipped, its items wait.
+    llm_circuit_failures: u32 = "`3`",
+    /// Seconds an open circuit rests before one probe call decides.
+    llm_circuit_cooldown_secs: u64 = "`1800`",
+    /// Seconds an item whose LLM step failed waits before a cycle tries it
+    /// again; doubled at each further failure.
+    llm_retry_base_secs: u64 = "`3600`",
+    /// Failures after which an item is parked until retried by hand
+    /// (`mnemo consolidate --retry`, `POST /llm/retry`).
+    llm_retry_limit: u32 = "`5`",
+    /// LLM calls (and tokens: `calls/tokens`, `-` for no cap) one engine
+    /// call of background work may spend in all: a cycle, a session
+    /// trigger, a topic rebuild.
+    llm_budget_cycle: crate::llm::bounds::Cap = "`200` calls",
+    /// LLM calls (and tokens, as above) background work may spend per UTC
+    /// clock hour, in all.
+    llm_budget_hour: crate::llm::bounds::Cap = "`600` calls",
+    /// The cycle's cap for each namespace on its own.
+    llm_budget_namespace_cycle: crate::llm::bounds::Cap = "unset",
+    /// The hour's cap for each namespace on its own.
+    llm_budget_namespace_hour: crate::llm::bounds::Cap = "unset",
     /// Per-model prices in USD per million tokens, `model=input/output`,
     /// comma-separated (`gpt-4o-mini=0.15/0.60`): the usage ledger's cost.
     prices: crate::ledger::Prices = "unset",

@@ -8,6 +8,7 @@
 //! (the default) every call is refused with a typed error and the core
 //! takes its heuristic path.
 
+pub mod bounds;
 pub mod rehearsal;
 
 use std::collections::HashMap;
@@ -48,6 +49,8 @@ pub struct LlmConfig {
     pub policy: HttpPolicy,
     pub concurrency: usize,
     pub max_tokens: u32,
+    /// The bounds of the core's LLM work (circuits, backoff, budgets).
+    pub bounds: mnemo_core::model::LlmPolicy,
 }
 
 impl Default for LlmConfig {
@@ -59,6 +62,7 @@ impl Default for LlmConfig {
             policy: HttpPolicy::default(),
             concurrency: 2,
             max_tokens: 1024,
+            bounds: Default::default(),
         }
     }
 }
@@ -125,6 +129,11 @@ impl LlmClient {
             plugins: self.plugins.clone(),
             answers: rehearsal::Answers::Live,
         }
+    }
+
+    /// The bounds the core keeps its LLM work within.
+    pub fn bounds(&self) -> &mnemo_core::model::LlmPolicy {
+        &self.config.bounds
     }
 
     /// The endpoint a component's calls go to.
@@ -214,9 +223,52 @@ impl Llm for LlmClient {
                 req.component
             )));
         }
-        if let rehearsal::Answers::Replay(script) = &self.answers {
-            return script.answer(req);
+        match &self.answers {
+            rehearsal::Answers::Replay(script) => return script.answer(req),
+            rehearsal::Answers::Collect(script, wave) => {
+                return script.known(req).unwrap_or_else(|| Err(wave.add(req)));
+            }
+            rehearsal::Answers::Record(script) => {
+                if let Some(known) = script.known(req) {
+                    return known;
+                }
+            }
+            rehearsal::Answers::Live => {}
         }
+        self.live(req)
+    }
+}
+
+impl LlmClient {
+    /// Provider calls in flight at once.
+    pub fn concurrency(&self) -> usize {
+        self.config.concurrency
+    }
+
+    /// Makes `requests` at once (at most the concurrency in flight) and
+    /// keeps each answer, or its failure, in `script`.
+    pub fn fetch(&self, requests: Vec<ChatRequest>, script: &rehearsal::Script) {
+        let queue = std::sync::Mutex::new(requests);
+        let workers = self.config.concurrency.max(1);
+        std::thread::scope(|s| {
+            for _ in 0..workers {
+                s.spawn(|| {
+                    loop {
+                        let next = queue.lock().ok().and_then(|mut q| q.pop());
+                        let Some(req) = next else { return };
+                        match self.live(&req) {
+                            Ok(answer) => script.keep(&req, &answer),
+                            Err(e) => script.keep_failure(&req, &e),
+                        }
+                    }
+                });
+            }
+        });
+    }
+
+    /// One call to the provider, recorded in the ledger (and, in a
+    /// rehearsal, in its script).
+    fn live(&self, req: &ChatRequest) -> CoreResult<ChatResponse> {
         let Some(endpoint) = self.endpoint_for(req.component) else {
             return Err(CoreError::Unavailable(format!(
                 "no LLM endpoint configured for `{}`",

@@ -9,6 +9,18 @@
 //! writer, where every LLM call is answered from the script and none reaches
 //! the network, so the write transaction lasts as long as the local work.
 //!
+//! A rehearsal runs in *waves* when the provider takes calls in parallel
+//! (`MNEMO_LLM_CONCURRENCY` above 1): a pass answers what the script knows
+//! and only collects the calls it has no answer for (at most the
+//! concurrency per pass), which the host then makes at once; the next pass
+//! goes further with those answers, until a pass asks nothing new. The
+//! independent calls of a cycle (each session's extraction, the gate, the
+//! triage, the pairs) so fly together, while a call that depends on an
+//! answer (a repair, a session's next chunk) waits for its wave. Every pass
+//! starts from the same stored state at the same pinned time, so the
+//! answers — and the applied result — are those of a pass made one call at
+//! a time.
+//!
 //! The key is the request itself, and the prompts carry the texts they
 //! judge: when a memory changed between the two runs, its prompt differs,
 //! the script has no answer, and the step is skipped with a warning exactly
@@ -49,13 +61,16 @@ impl Script {
         }
     }
 
-    pub(super) fn answer(&self, req: &ChatRequest) -> Result<ChatResponse, CoreError> {
-        let found = self
-            .answers
+    /// The answer kept for `req`, if any.
+    pub(super) fn known(&self, req: &ChatRequest) -> Option<Result<ChatResponse, CoreError>> {
+        self.answers
             .lock()
             .ok()
-            .and_then(|a| a.get(&Self::key(req)).cloned());
-        found.unwrap_or_else(|| {
+            .and_then(|a| a.get(&Self::key(req)).cloned())
+    }
+
+    pub(super) fn answer(&self, req: &ChatRequest) -> Result<ChatResponse, CoreError> {
+        self.known(req).unwrap_or_else(|| {
             if let Ok(mut m) = self.misses.lock() {
                 *m += 1;
             }
@@ -81,6 +96,45 @@ impl Script {
     }
 }
 
+/// The calls a pass of a rehearsal had no answer for, to be made together.
+pub struct Wave {
+    requests: Mutex<Vec<ChatRequest>>,
+    limit: usize,
+}
+
+impl Wave {
+    /// A wave of at most `limit` calls.
+    pub fn new(limit: usize) -> Self {
+        Self {
+            requests: Mutex::new(Vec::new()),
+            limit: limit.max(1),
+        }
+    }
+
+    /// Adds `req` unless it is there or the wave is full; the caller gets
+    /// a typed refusal either way (the pass is only a plan).
+    pub(super) fn add(&self, req: &ChatRequest) -> CoreError {
+        if let Ok(mut r) = self.requests.lock()
+            && r.len() < self.limit
+            && !r.contains(req)
+        {
+            r.push(req.clone());
+        }
+        CoreError::Unavailable(format!(
+            "LLM step `{}` waits for its wave of calls",
+            req.component
+        ))
+    }
+
+    /// The calls collected.
+    pub fn take(&self) -> Vec<ChatRequest> {
+        self.requests
+            .lock()
+            .map(|mut r| std::mem::take(&mut *r))
+            .unwrap_or_default()
+    }
+}
+
 /// How an instance's LLM calls are answered.
 #[derive(Clone, Default)]
 pub enum Answers {
@@ -91,4 +145,7 @@ pub enum Answers {
     Record(Arc<Script>),
     /// From the script only (the real run after a rehearsal).
     Replay(Arc<Script>),
+    /// From the script, collecting the calls it cannot answer into the
+    /// wave (a pass of a rehearsal in waves).
+    Collect(Arc<Script>, Arc<Wave>),
 }

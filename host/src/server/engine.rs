@@ -168,7 +168,11 @@ impl Engines {
         let script = Arc::new(Script::default());
         let writer = self.writer.clone();
         let rehearse: Job = Box::new(move |p| {
-            p.scripted(Answers::Record(script.clone()), at, |p| f(p, true));
+            p.rehearse(&script, at, |p| f(p, true));
+            // The planner waits for the apply: the next rehearsal then reads
+            // what this one wrote (a circuit opened, a session's failure
+            // recorded, a budget spent), not the state before it.
+            let (applied_tx, applied_rx) = mpsc::channel::<()>();
             let apply: Job = Box::new(move |m| {
                 let out = m.scripted(Answers::Replay(script.clone()), at, |m| f(m, false));
                 if script.misses() > 0 {
@@ -179,10 +183,13 @@ impl Engines {
                     );
                 }
                 done(out);
+                let _ = applied_tx.send(());
             });
             if writer.send(apply).is_err() {
                 tracing::warn!("the writer stopped before applying a planned write");
+                return;
             }
+            let _ = applied_rx.recv();
         });
         self.planner.send(rehearse).is_ok()
     }

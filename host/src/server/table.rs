@@ -61,6 +61,8 @@ api! {
     "/sessions/{id}" => get(get_session, "One session and its turns in dialogue order");
     "/sessions/{id}/consolidate" => post(consolidate_session, "Seed 003's session consolidation of this session, now (a session already consolidated is left alone)");
     "/llm-usage" => get(llm_usage, "LLM and embedding call ledger");
+    "/llm/waiting" => get(llm_waiting, "The LLM steps' circuits and the items whose step failed: waiting out a backoff, or parked (`retry_at` null)");
+    "/llm/retry" => post(llm_retry, "Make waiting and parked items due now (one `id`, or all); the next cycle tries them");
     "/decisions" => get(decisions, "The decision log: what the engine decided and why, newest first");
     "/review" => post(review, "Seed 004's LLM review of Working and Core, under the review rules");
     // The round 1 spelling of the two above.

@@ -108,6 +108,7 @@ pub fn heuristic_name(
 impl<P: Ports> Engine<P> {
     /// Rebuilds the trees of one namespace or of every namespace with memories.
     pub fn rebuild_topics(&self, namespace: Option<&str>) -> CoreResult<u32> {
+        self.begin_llm_work();
         let namespaces: Vec<String> = match namespace {
             Some(ns) => vec![validate::namespace(ns)?],
             None => self.ports().storage().active_namespaces()?,
@@ -164,7 +165,7 @@ impl<P: Ports> Engine<P> {
                 previous.get(&members).cloned()
             })
             .collect();
-        let names = self.name_topics(&texts, &kept);
+        let names = self.name_topics(namespace, &texts, &kept);
         let mut topics: Vec<StoredTopic> = leaves
             .iter()
             .zip(names)
@@ -210,7 +211,12 @@ impl<P: Ports> Engine<P> {
 
     /// A name per leaf: a kept name where the leaf did not change; for the
     /// dirty ones the LLM's where it answers, the heuristic's otherwise.
-    fn name_topics(&self, leaves: &[Vec<&str>], kept: &[Option<String>]) -> Vec<String> {
+    fn name_topics(
+        &self,
+        namespace: &str,
+        leaves: &[Vec<&str>],
+        kept: &[Option<String>],
+    ) -> Vec<String> {
         let df = document_frequency(leaves);
         let mut names: Vec<String> = leaves
             .iter()
@@ -241,9 +247,7 @@ impl<P: Ports> Engine<P> {
                 .collect();
             let ids: Vec<String> = clusters.iter().map(|c| c.0.clone()).collect();
             let request = prompts::naming::request(&clusters, &existing);
-            let answer = prompts::ask(self.ports().llm(), &request, |c| {
-                prompts::naming::parse(c, &ids)
-            });
+            let answer = self.ask_llm(namespace, &request, |c| prompts::naming::parse(c, &ids));
             // A failed batch keeps the heuristic names: never an unnamed tree.
             if let Ok(named) = answer {
                 for (id, name) in named {

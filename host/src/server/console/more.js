@@ -205,6 +205,7 @@ async function entity(name, p) {
 /** Prices per million tokens come from the server's configuration. */
 async function usage() {
   const answer = await api("GET", "/llm-usage?limit=100");
+  const steps = await api("GET", "/llm/waiting");
   const byComponent = new Map();
   for (const row of answer.summary) {
     const c = byComponent.get(row.component) || { calls: 0, failures: 0, input: 0, output: 0, cost: 0, priced: true };
@@ -221,6 +222,32 @@ async function usage() {
     "section",
     {},
     h("h1", {}, "LLM usage"),
+    h("h2", {}, "LLM steps"),
+    h("p", { class: "meta" }, "An open circuit skips its step until one probe call after the cool-down goes through; its items wait."),
+    table(
+      steps.circuits,
+      [
+        ["step", (c) => c.component],
+        ["circuit", (c) => (c.open ? "open" : "closed")],
+        ["failures in a row", (c) => c.failures],
+        ["open since", (c) => (c.opened_at ? time(c.opened_at) : "")],
+        ["last error", (c) => c.last_error || ""],
+      ],
+      "Every LLM step answers.",
+    ),
+    h("h2", {}, "Waiting for a retry"),
+    table(
+      steps.waiting,
+      [
+        ["namespace", (w) => w.namespace],
+        ["step", (w) => w.step],
+        ["item", (w) => idLink(w.id)],
+        ["failures", (w) => w.failures],
+        ["retry", (w) => (w.retry_at ? time(w.retry_at) : "parked: mnemo consolidate --retry")],
+        ["last error", (w) => w.last_error],
+      ],
+      "Nothing waits.",
+    ),
     h("h2", {}, "Cost per component"),
     table(
       [...byComponent].map(([component, c]) => ({ component, ...c })),

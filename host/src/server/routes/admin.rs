@@ -31,19 +31,23 @@ pub(in crate::server) struct Health {
     vectors: crate::storage::VectorState,
     /// The HNSW index, when one is in use.
     ann: Option<crate::storage::ann::AnnStatus>,
+    /// The LLM steps: open circuits and the items waiting.
+    llm: LlmHealth,
 }
 
 pub(in crate::server) async fn health(State(s): State<AppState>) -> Answer<Health> {
-    let (version, integrity, vectors, ann) = s
+    let (version, integrity, vectors, ann, llm) = s
         .engine
         .read(|m| {
             let version = m.version();
+            let llm = m.llm_status(None);
             let store = &m.ports().store;
             (
                 version,
                 store.integrity(),
                 m.vector_state(),
                 store.ann_status(),
+                llm,
             )
         })
         .await?;
@@ -57,6 +61,7 @@ pub(in crate::server) async fn health(State(s): State<AppState>) -> Answer<Healt
         integrity,
         vectors,
         ann,
+        llm: LlmHealth::of(llm?),
     })
 }
 

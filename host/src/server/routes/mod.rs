@@ -10,6 +10,7 @@ mod agent;
 mod dialogue;
 mod facts;
 mod lifecycle;
+mod llm;
 mod memories;
 mod recall;
 
@@ -18,6 +19,7 @@ pub(super) use agent::*;
 pub(super) use dialogue::*;
 pub(super) use facts::*;
 pub(super) use lifecycle::*;
+pub(super) use llm::*;
 pub(super) use memories::*;
 pub(super) use recall::*;
 
