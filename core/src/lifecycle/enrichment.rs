@@ -24,6 +24,7 @@ impl<P: Ports> Engine<P> {
             return Ok(report);
         }
         report.ran = true;
+        self.begin_llm_work();
         let limit = if limit == 0 { ENRICH_LIMIT } else { limit };
         for target in [Target::Memories, Target::Episodes] {
             for EnrichmentCandidate {
@@ -35,6 +36,10 @@ impl<P: Ports> Engine<P> {
                 .enrichment_candidates(target, ENRICH_MAX_ENTITIES, limit)?
             {
                 report.examined += 1;
+                // An item whose LLM reading failed waits out its backoff.
+                if use_llm && self.waits(&namespace, LlmComponent::Ner, &id)?.is_some() {
+                    continue;
+                }
                 // A failing provider — any of the strategy's — skips the item
                 // this run: it is not stamped, so the next run retries it.
                 let Ok(NerResult {
@@ -48,12 +53,22 @@ impl<P: Ports> Engine<P> {
                     continue;
                 }
                 if use_llm {
-                    match crate::prompts::ner::extract(ports.llm(), &content) {
+                    let request = crate::prompts::ner::request(&content);
+                    let answer = self.ask_llm(&namespace, &request, |c| {
+                        crate::prompts::ner::parse(&content, c)
+                    });
+                    match answer {
                         Ok(found) => {
+                            self.item_done(&namespace, LlmComponent::Ner, &id)?;
                             mentions = merge_mentions(mentions.into_iter().chain(found).collect())
                         }
-                        // Malformed or failed: retried on the next run (the ledger has the call).
-                        Err(_) => continue,
+                        // Malformed or failed: retried on a later run, after
+                        // its backoff (a budget's or a circuit's refusal: on
+                        // the next run).
+                        Err(e) => {
+                            self.item_failed(&namespace, LlmComponent::Ner, &id, &e)?;
+                            continue;
+                        }
                     }
                 }
                 report.linked += link_mentions(

@@ -5,7 +5,6 @@
 
 use crate::error::{CoreError, CoreResult};
 use crate::model::{ChatMessage, ChatRequest, EntityType, LlmComponent, Mention, ToolSpec};
-use crate::ports::Llm;
 
 pub const NER_SYSTEM: &str = "You extract named entities from a text for a personal memory system. \
 Return every person, organization, location and project the text names, and notable dates. \
@@ -113,11 +112,6 @@ pub fn parse(text: &str, arguments: &str) -> CoreResult<Vec<Mention>> {
     }
     out.sort_by_key(|m| m.start);
     Ok(out)
-}
-
-/// The LLM's mentions of `text`.
-pub fn extract(llm: &impl Llm, text: &str) -> CoreResult<Vec<Mention>> {
-    super::ask(llm, &request(text), |c| parse(text, c))
 }
 
 #[cfg(test)]

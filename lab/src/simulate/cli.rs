@@ -29,6 +29,11 @@ pub struct LifecycleArgs {
     /// the configuration, the local model unless set otherwise).
     #[arg(long, default_value = "hash", value_parser = ["hash", "configured"])]
     embedder: String,
+    /// `default` or `off`: with `off` the bounds of LLM work are lifted
+    /// (failed items retried at every cycle, no circuit, no budget), for
+    /// the calls per day before and after them.
+    #[arg(long, default_value = "default", value_parser = ["default", "off"])]
+    llm_bounds: String,
     /// Keep the simulated store in this new file (inspect it with
     /// `mnemo --db FILE ...`).
     #[arg(long, value_name = "FILE")]
@@ -47,13 +52,14 @@ pub fn run(config: &Config, cmd: SimulateCommand) -> Out {
             scripted_llm: a.llm == "scripted",
             keep: a.keep,
             real_embedder: a.embedder == "configured",
+            unbounded_llm: a.llm_bounds == "off",
         },
     )?;
     if a.json {
         print_json(&report)?;
     } else {
         println!(
-            "{:>4} {:>6} {:>6} {:>7} {:>5} {:>6} {:>8} {:>6} {:>7} {:>6} {:>8} {:>6} {:>6}",
+            "{:>4} {:>6} {:>6} {:>7} {:>5} {:>6} {:>8} {:>6} {:>7} {:>6} {:>8} {:>6} {:>6} {:>8}",
             "day",
             "stored",
             "buffer",
@@ -66,11 +72,13 @@ pub fn run(config: &Config, cmd: SimulateCommand) -> Out {
             "faded",
             "restored",
             "facts",
-            "topics"
+            "topics",
+            "llm/day"
         );
+        let mut last = (0u32, 0u64);
         for r in &report.rows {
             println!(
-                "{:>4} {:>6} {:>6} {:>7} {:>5} {:>6} {:>8} {:>6} {:>7} {:>6} {:>8} {:>6} {:>6}",
+                "{:>4} {:>6} {:>6} {:>7} {:>5} {:>6} {:>8} {:>6} {:>7} {:>6} {:>8} {:>6} {:>6} {:>8}",
                 r.day,
                 r.stored,
                 r.buffer,
@@ -83,8 +91,13 @@ pub fn run(config: &Config, cmd: SimulateCommand) -> Out {
                 r.faded,
                 r.restored,
                 r.facts,
-                r.topics
+                r.topics,
+                format!(
+                    "{:.1}",
+                    (r.llm_calls - last.1) as f64 / f64::from((r.day - last.0).max(1))
+                )
             );
+            last = (r.day, r.llm_calls);
         }
         let recall: Vec<String> = report
             .probe_days

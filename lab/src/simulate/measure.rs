@@ -25,6 +25,8 @@ pub struct Row {
     pub restored: u32,
     pub facts: u64,
     pub topics: usize,
+    /// LLM calls the scripted server answered so far.
+    pub llm_calls: u64,
 }
 
 impl Sim {
@@ -65,6 +67,7 @@ impl Sim {
             restored: self.restored,
             facts: stats.facts,
             topics,
+            llm_calls: 0,
         })
     }
 

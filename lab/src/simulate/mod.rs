@@ -68,6 +68,9 @@ pub struct SimArgs {
     /// Embed with the configured embedder (the local model by default)
     /// instead of the hash embedder.
     pub real_embedder: bool,
+    /// Lift the bounds of LLM work (issue 42): every failed item retried at
+    /// every cycle, no circuit, no budget — LLM work as it was before them.
+    pub unbounded_llm: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -139,7 +142,7 @@ pub fn run(base: &Config, args: &SimArgs) -> anyhow::Result<SimReport> {
     }
     config.clock = HostClock::driven(now.clone());
     config.llm = match &llm {
-        Some(server) => scripted_llm_config(&server.base_url),
+        Some(server) => scripted_llm_config(&server.base_url, args.unbounded_llm),
         None => mnemo_host::llm::LlmConfig::default(),
     };
     let mut sim = Sim {
@@ -197,7 +200,9 @@ pub fn run(base: &Config, args: &SimArgs) -> anyhow::Result<SimReport> {
             probe_inactive.push(inactive);
         }
         if (day % 10 == 0 && day > 0) || day == args.days {
-            rows.push(sim.row(day)?);
+            let mut row = sim.row(day)?;
+            row.llm_calls = llm.as_ref().map_or(0, |l| l.counts().0);
+            rows.push(row);
         }
         if day < args.days {
             sim.advance_to(START + i64::from(day + 1) * DAY)?;
@@ -230,9 +235,21 @@ pub fn run(base: &Config, args: &SimArgs) -> anyhow::Result<SimReport> {
     })
 }
 
-fn scripted_llm_config(base_url: &str) -> mnemo_host::llm::LlmConfig {
+fn scripted_llm_config(base_url: &str, unbounded: bool) -> mnemo_host::llm::LlmConfig {
     use mnemo_host::llm::{Endpoint, LlmConfig};
+    let bounds = if unbounded {
+        LlmPolicy {
+            circuit_failures: u32::MAX,
+            circuit_cooldown_ms: 0,
+            retry_base_ms: 0,
+            retry_limit: u32::MAX,
+            budgets: Vec::new(),
+        }
+    } else {
+        LlmPolicy::default()
+    };
     LlmConfig {
+        bounds,
         level: LlmLevel::Auto,
         default: Some(Endpoint {
             provider: "openai".into(),
