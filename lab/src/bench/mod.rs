@@ -23,6 +23,7 @@ mod serve;
 mod serve_args;
 mod stalls;
 mod stubs;
+mod waves;
 
 #[derive(clap::Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -48,6 +49,9 @@ enum BenchCommand {
     /// What a provider as a sandboxed plugin costs per call: the `openai`
     /// plugin against a native client, on the same stub server.
     Llm(llm::LlmBenchArgs),
+    /// One consolidation cycle of many independent LLM calls against a
+    /// slow stub LLM, planned one call at a time and in parallel waves.
+    Cycle(waves::CycleBenchArgs),
 }
 
 /// The in-process figures (`mnemo-lab bench` alone).
@@ -166,6 +170,7 @@ pub fn run(base: &Config, args: BenchArgs) -> anyhow::Result<()> {
         Some(BenchCommand::Serve(a)) => serve::run(base, a),
         Some(BenchCommand::Load(a)) => load::run(a),
         Some(BenchCommand::Llm(a)) => llm::run(a),
+        Some(BenchCommand::Cycle(a)) => waves::run(a),
         None => run_core(base, args.core),
     }
 }
