@@ -239,3 +239,32 @@ fn a_budget_of_nothing_makes_no_call_and_records_nothing() {
     assert!(e.llm_state(None).unwrap().waiting.is_empty());
     assert_eq!(pending(&e), 1);
 }
+
+#[test]
+fn a_token_budget_counts_what_the_answers_cost() {
+    // Each scripted answer costs 2 tokens; a cap of 3 lets a second call
+    // start (2 spent) and refuses the third (4 spent).
+    let e = engine(policy(
+        100,
+        100,
+        vec![LlmBudget {
+            scope: BudgetScope::Cycle,
+            per_namespace: true,
+            calls: None,
+            tokens: Some(3),
+        }],
+    ));
+    for s in ["s1", "s2", "s3"] {
+        say(&e, "default", s);
+    }
+    say(&e, "other", "t1");
+    good(&e, 10);
+    let r = cycle(&e);
+    assert_eq!(r.sessions, ["s1", "s2", "t1"], "{r:?}");
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.contains("3 tokens per cycle for namespace `default`")),
+        "{r:?}"
+    );
+}
