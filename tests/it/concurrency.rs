@@ -209,7 +209,17 @@ fn a_cycle_applies_what_it_planned_and_leaves_what_changed_meanwhile() {
             .collect();
         tool_reply("triage_decisions", json!({ "decisions": decisions }))
     });
-    let env = llm_env("full", &llm.base, &[("MNEMO_LLM_TIMEOUT_SECS", "120")]);
+    // One call at a time: the plan is one pass, so the edit below lands
+    // between planning and applying. (Planned in waves, a pass after the
+    // edit would read the new text and ask about it instead.)
+    let env = llm_env(
+        "full",
+        &llm.base,
+        &[
+            ("MNEMO_LLM_TIMEOUT_SECS", "120"),
+            ("MNEMO_LLM_CONCURRENCY", "1"),
+        ],
+    );
     let s = start_with(tempfile::tempdir().unwrap(), None, &env);
     let (st, v) = call(ureq::post(&format!("{}/import", s.base)), Some(&dump));
     assert_eq!(st, 200, "{v}");

@@ -174,7 +174,12 @@ fn two_bad_answers_are_a_typed_error_that_keeps_the_item_for_the_next_run() {
         .map(|u| u.outcome.as_str())
         .collect();
     assert_eq!(ner.len(), 2, "both calls are in the ledger: {ner:?}");
-    // The next run asks again and the item is enriched then.
+    // The next run leaves it alone while its backoff runs (no call)...
+    let waiting = m.enrich(10).unwrap();
+    assert_eq!((waiting.examined, waiting.linked), (1, 0));
+    assert_eq!(s.requests().len(), 2, "no call within the backoff");
+    // ... and once it is due again (here by hand) asks, and enriches it.
+    assert_eq!(m.retry_waiting(None, None).unwrap(), 1);
     s.push(tool_reply(
         "record_entities",
         serde_json::from_str(GOOD).unwrap(),

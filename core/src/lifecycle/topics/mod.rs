@@ -56,6 +56,9 @@ impl StoredTopic {
     }
 }
 
+/// The waiting item a namespace's topic naming is recorded as.
+const NAMING_ITEM: &str = "topic-names";
+
 fn meta_key(namespace: &str) -> String {
     format!("topics:{namespace}")
 }
@@ -226,7 +229,15 @@ impl<P: Ports> Engine<P> {
                     .unwrap_or_else(|| heuristic_name(l, &df, leaves.len()))
             })
             .collect();
-        if self.ports().llm().level() == LlmLevel::Off {
+        // A tree whose naming failed keeps heuristic names until its
+        // backoff has passed (the trees are rebuilt after every burst of
+        // writes: a failing model is not asked at each).
+        if self.ports().llm().level() == LlmLevel::Off
+            || !matches!(
+                self.waits(namespace, LlmComponent::Naming, NAMING_ITEM),
+                Ok(None)
+            )
+        {
             return names;
         }
         let dirty: Vec<usize> = (0..leaves.len()).filter(|k| kept[*k].is_none()).collect();
@@ -248,7 +259,12 @@ impl<P: Ports> Engine<P> {
             let ids: Vec<String> = clusters.iter().map(|c| c.0.clone()).collect();
             let request = prompts::naming::request(&clusters, &existing);
             let answer = self.ask_llm(namespace, &request, |c| prompts::naming::parse(c, &ids));
-            // A failed batch keeps the heuristic names: never an unnamed tree.
+            // A failed batch keeps the heuristic names: never an unnamed
+            // tree. (Recording the outcome is best effort: the names stand.)
+            let _ = match &answer {
+                Ok(_) => self.item_done(namespace, LlmComponent::Naming, NAMING_ITEM),
+                Err(e) => self.item_failed(namespace, LlmComponent::Naming, NAMING_ITEM, e),
+            };
             if let Ok(named) = answer {
                 for (id, name) in named {
                     if let Some(k) = id.strip_prefix("kb").and_then(|n| n.parse::<usize>().ok())
