@@ -31,6 +31,7 @@ mod links;
 mod llm_bounds;
 mod llm_plugins;
 mod mcp;
+mod metrics;
 mod plugins;
 mod postgres;
 mod providers;

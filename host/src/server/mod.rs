@@ -14,6 +14,7 @@ mod engine;
 mod error;
 pub mod json;
 pub mod mcp;
+mod metrics;
 mod reply;
 mod routes;
 pub mod table;
@@ -55,6 +56,8 @@ pub struct ServeArgs {
 struct AppState {
     engine: Engines,
     api_key: Option<String>,
+    /// Request counts and latencies for `/metrics`.
+    requests: metrics::Requests,
 }
 
 pub fn router(engine_config: Config, api_key: Option<String>) -> anyhow::Result<Router> {
@@ -76,9 +79,18 @@ fn start(engine_config: Config) -> anyhow::Result<Engines> {
 /// The API on running engines: every route, `/mcp`, and the layers.
 fn routes_on(engine: Engines, api_key: Option<String>) -> Router {
     let mcp = mcp::http_service(engine.clone(), api_key.is_some());
-    let state = AppState { engine, api_key };
+    let state = AppState {
+        engine,
+        api_key,
+        requests: Default::default(),
+    };
     table::routes()
+        .route("/metrics", axum::routing::get(metrics::metrics))
         .nest_service("/mcp", mcp)
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            metrics::count,
+        ))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route") })
         .layer(middleware::from_fn(namespace_header))
         .layer(middleware::from_fn_with_state(state.clone(), auth))
