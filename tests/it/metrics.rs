@@ -12,7 +12,10 @@ use serde_json::json;
 /// The value of the sample `line_start` (its name and labels) in `text`.
 fn sample(text: &str, line_start: &str) -> Option<f64> {
     text.lines()
-        .find(|l| l.strip_prefix(line_start).is_some_and(|rest| rest.starts_with(' ')))
+        .find(|l| {
+            l.strip_prefix(line_start)
+                .is_some_and(|rest| rest.starts_with(' '))
+        })
         .and_then(|l| l.rsplit(' ').next())
         .and_then(|v| v.parse().ok())
 }
