@@ -49,12 +49,12 @@ fn extract_calls(llm: &Scripted) -> usize {
 }
 
 /// Waits until the server's background work stops calling the LLM (no new
-/// call for 1.5 s, at most 60 s); returns every call so far.
+/// call for 1 s, at most 60 s); returns every call so far.
 fn settled(llm: &Scripted) -> usize {
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut seen = llm.requests().len();
     let mut quiet_since = Instant::now();
-    while Instant::now() < deadline && quiet_since.elapsed() < Duration::from_millis(1_500) {
+    while Instant::now() < deadline && quiet_since.elapsed() < Duration::from_millis(1_000) {
         std::thread::sleep(Duration::from_millis(100));
         let now = llm.requests().len();
         if now != seen {
