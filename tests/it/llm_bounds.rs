@@ -79,6 +79,39 @@ fn post_sessions(s: &Server, from: usize, to: usize) {
     }
 }
 
+/// One cycle that closes every pending session; its status and report.
+fn consolidate(s: &Server) -> (u16, Value) {
+    post(s, "/consolidate", json!({"session_idle_minutes": 0}))
+}
+
+/// A server on a scripted endpoint that is healthy while `healthy` says
+/// so, with `settings` on top of no retries and a 10 ms backoff.
+fn server_on(healthy: &Arc<AtomicBool>, settings: &[(&str, &str)]) -> (Scripted, Server) {
+    let llm = Scripted::start();
+    llm.respond_with(endpoint(healthy.clone()));
+    let mut extra = vec![("MNEMO_LLM_BACKOFF_MS", "10")];
+    extra.extend_from_slice(settings);
+    let env = llm_env("full", &llm.base, &extra);
+    let s = start_with(tempfile::tempdir().unwrap(), None, &env);
+    (llm, s)
+}
+
+/// One session of 3 turns in each of `namespaces` namespaces (`n0`, …): no
+/// session triggers another, so all of them wait for the cycle.
+fn post_one_session_per_namespace(s: &Server, namespaces: usize) {
+    for n in 0..namespaces {
+        for turn in 0..3 {
+            let (st, v) = post(
+                s,
+                "/episodes",
+                json!({"namespace": format!("n{n}"), "session_id": "talk", "role": "user",
+                       "content": format!("I visited city number {n} on day {turn}")}),
+            );
+            assert_eq!(st, 201, "{v}");
+        }
+    }
+}
+
 fn get(s: &Server, path: &str) -> Value {
     let (st, v) = call(ureq::get(&format!("{}{path}", s.base)), None);
     assert_eq!(st, 200, "{path}: {v}");
@@ -122,26 +155,17 @@ fn unusable_answers_cost_a_few_calls_and_open_the_circuit() {
         (10, "off"),
         (20, "off"),
     ] {
-        let llm = Scripted::start();
-        llm.respond_with(endpoint(Arc::new(AtomicBool::new(false))));
         let failures = if circuit == "off" { "1000" } else { circuit };
-        let env = llm_env(
-            "full",
-            &llm.base,
-            &[
-                ("MNEMO_LLM_BACKOFF_MS", "10"),
-                ("MNEMO_LLM_CIRCUIT_FAILURES", failures),
-            ],
-        );
-        let s = start_with(tempfile::tempdir().unwrap(), None, &env);
+        let healthy = Arc::new(AtomicBool::new(false));
+        let (llm, s) = server_on(&healthy, &[("MNEMO_LLM_CIRCUIT_FAILURES", failures)]);
         post_sessions(&s, 0, sessions);
         settled(&llm);
         let before = extract_calls(&llm);
-        let (st, report) = post(&s, "/consolidate", json!({"session_idle_minutes": 0}));
+        let (st, report) = consolidate(&s);
         assert_eq!(st, 200, "{report}");
         settled(&llm);
         let cycle = extract_calls(&llm) - before;
-        let (st, report) = post(&s, "/consolidate", json!({"session_idle_minutes": 0}));
+        let (st, report) = consolidate(&s);
         assert_eq!(st, 200, "{report}");
         settled(&llm);
         let second = extract_calls(&llm) - before - cycle;
@@ -187,22 +211,17 @@ fn unusable_answers_cost_a_few_calls_and_open_the_circuit() {
 #[test]
 fn a_circuit_opens_on_failures_and_a_probe_closes_it() {
     let healthy = Arc::new(AtomicBool::new(false));
-    let llm = Scripted::start();
-    llm.respond_with(endpoint(healthy.clone()));
-    let env = llm_env(
-        "full",
-        &llm.base,
+    let (llm, s) = server_on(
+        &healthy,
         &[
-            ("MNEMO_LLM_BACKOFF_MS", "10"),
             ("MNEMO_LLM_CIRCUIT_FAILURES", "2"),
             ("MNEMO_LLM_CIRCUIT_COOLDOWN_SECS", "4"),
             ("MNEMO_LLM_RETRY_BASE_SECS", "0"),
         ],
     );
-    let s = start_with(tempfile::tempdir().unwrap(), None, &env);
     post_sessions(&s, 0, 4);
     settled(&llm);
-    let (_, report) = post(&s, "/consolidate", json!({"session_idle_minutes": 0}));
+    let (_, report) = consolidate(&s);
     settled(&llm);
     assert_eq!(
         extract_calls(&llm),
@@ -222,11 +241,11 @@ fn a_circuit_opens_on_failures_and_a_probe_closes_it() {
     let warnings = report["warnings"].to_string();
     assert!(warnings.contains("circuit open"), "{report}");
     // Within the cool-down, a cycle asks nothing.
-    post(&s, "/consolidate", json!({"session_idle_minutes": 0}));
+    consolidate(&s);
     assert_eq!(extract_calls(&llm), 4);
     healthy.store(true, Ordering::SeqCst);
     std::thread::sleep(Duration::from_millis(4_200));
-    let (_, report) = post(&s, "/consolidate", json!({"session_idle_minutes": 0}));
+    let (_, report) = consolidate(&s);
     assert_eq!(report["sessions"].as_array().unwrap().len(), 4, "{report}");
     assert_eq!(extract_circuit(&s), None, "closed and forgotten");
     assert_eq!(pending(&s), 0);
@@ -244,22 +263,17 @@ fn a_circuit_opens_on_failures_and_a_probe_closes_it() {
 #[test]
 fn a_parked_session_is_listed_and_retried_by_hand() {
     let healthy = Arc::new(AtomicBool::new(false));
-    let llm = Scripted::start();
-    llm.respond_with(endpoint(healthy.clone()));
-    let env = llm_env(
-        "full",
-        &llm.base,
+    let (llm, s) = server_on(
+        &healthy,
         &[
-            ("MNEMO_LLM_BACKOFF_MS", "10"),
             ("MNEMO_LLM_CIRCUIT_FAILURES", "1000"),
             ("MNEMO_LLM_RETRY_BASE_SECS", "0"),
             ("MNEMO_LLM_RETRY_LIMIT", "2"),
         ],
     );
-    let s = start_with(tempfile::tempdir().unwrap(), None, &env);
     post_sessions(&s, 0, 1);
     for _ in 0..2 {
-        post(&s, "/consolidate", json!({"session_idle_minutes": 0}));
+        consolidate(&s);
     }
     settled(&llm);
     let w = get(&s, "/llm/waiting");
@@ -276,7 +290,7 @@ fn a_parked_session_is_listed_and_retried_by_hand() {
     );
     assert_eq!(get(&s, "/health")["llm"]["parked"], 1);
     let calls = extract_calls(&llm);
-    post(&s, "/consolidate", json!({"session_idle_minutes": 0}));
+    consolidate(&s);
     assert_eq!(
         extract_calls(&llm),
         calls,
@@ -286,7 +300,7 @@ fn a_parked_session_is_listed_and_retried_by_hand() {
     healthy.store(true, Ordering::SeqCst);
     let (st, r) = post(&s, "/llm/retry", json!({"id": "s0"}));
     assert_eq!((st, r["retried"].clone()), (200, json!(1)), "{r}");
-    let (_, report) = post(&s, "/consolidate", json!({"session_idle_minutes": 0}));
+    let (_, report) = consolidate(&s);
     assert_eq!(report["sessions"], json!(["s0"]), "{report}");
     assert!(
         get(&s, "/llm/waiting")["waiting"]
@@ -303,37 +317,21 @@ fn a_parked_session_is_listed_and_retried_by_hand() {
 /// holds across cycles; what it refused waits, kept.
 #[test]
 fn a_budget_is_never_exceeded() {
-    let llm = Scripted::start();
-    llm.respond_with(endpoint(Arc::new(AtomicBool::new(true))));
-    let env = llm_env(
-        "full",
-        &llm.base,
+    let (llm, s) = server_on(
+        &Arc::new(AtomicBool::new(true)),
         &[
             ("MNEMO_LLM_BUDGET_CYCLE", "2"),
             ("MNEMO_LLM_BUDGET_HOUR", "5"),
         ],
     );
-    let s = start_with(tempfile::tempdir().unwrap(), None, &env);
-    // One session in each of six namespaces: no session triggers another,
-    // so all six wait for the cycle.
-    for n in 0..6 {
-        for turn in 0..3 {
-            let (st, v) = post(
-                &s,
-                "/episodes",
-                json!({"namespace": format!("n{n}"), "session_id": "talk", "role": "user",
-                       "content": format!("I visited city number {n} on day {turn}")}),
-            );
-            assert_eq!(st, 201, "{v}");
-        }
-    }
+    post_one_session_per_namespace(&s, 6);
     assert_eq!(settled(&llm), 0);
     let mut calls = Vec::new();
     let mut consolidated = Vec::new();
     let mut hour_refused = false;
     for _ in 0..5 {
         let before = llm.requests().len();
-        let (st, report) = post(&s, "/consolidate", json!({"session_idle_minutes": 0}));
+        let (st, report) = consolidate(&s);
         assert_eq!(st, 200, "{report}");
         calls.push(settled(&llm) - before);
         consolidated.push(report["sessions"].as_array().unwrap().len());
@@ -436,18 +434,8 @@ fn parallel_planning_applies_what_sequential_planning_does() {
             ],
         );
         let s = start_with(tempfile::tempdir().unwrap(), None, &env);
-        for n in 0..8 {
-            for turn in 0..3 {
-                let (st, v) = post(
-                    &s,
-                    "/episodes",
-                    json!({"namespace": format!("n{n}"), "session_id": "talk", "role": "user",
-                           "content": format!("I visited city number {n} on day {turn}")}),
-                );
-                assert_eq!(st, 201, "{v}");
-            }
-        }
-        let (st, report) = post(&s, "/consolidate", json!({"session_idle_minutes": 0}));
+        post_one_session_per_namespace(&s, 8);
+        let (st, report) = consolidate(&s);
         assert_eq!(st, 200, "{report}");
         assert_eq!(report["sessions"].as_array().unwrap().len(), 8, "{report}");
         let calls = settled(&llm);

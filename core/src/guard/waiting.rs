@@ -58,6 +58,14 @@ impl<P: Ports> Engine<P> {
             .unwrap_or_default())
     }
 
+    /// `namespace`, or (`None`) every namespace with a waiting item.
+    fn waiting_namespaces(&self, namespace: Option<&str>) -> CoreResult<Vec<String>> {
+        match namespace {
+            Some(ns) => Ok(vec![ns.to_string()]),
+            None => Ok(self.namespaces_waiting()?.into_iter().collect()),
+        }
+    }
+
     fn save_waiting(&self, namespace: &str, w: BTreeMap<String, WaitingItem>) -> CoreResult<()> {
         let storage = self.ports().storage();
         let mut index = self.namespaces_waiting()?;
@@ -144,12 +152,8 @@ impl<P: Ports> Engine<P> {
 
     /// Every waiting item of `namespace` (or of all), oldest failure first.
     pub(super) fn waiting_items(&self, namespace: Option<&str>) -> CoreResult<Vec<WaitingItem>> {
-        let namespaces = match namespace {
-            Some(ns) => vec![ns.to_string()],
-            None => self.namespaces_waiting()?.into_iter().collect(),
-        };
         let mut out = Vec::new();
-        for ns in namespaces {
+        for ns in self.waiting_namespaces(namespace)? {
             out.extend(self.waiting_in(&ns)?.into_values());
         }
         out.sort_by_key(|w| w.failed_at);
@@ -161,24 +165,19 @@ impl<P: Ports> Engine<P> {
     /// and last error. Returns how many.
     pub fn retry_waiting(&self, namespace: Option<&str>, id: Option<&str>) -> CoreResult<u32> {
         let namespace = namespace.map(crate::validate::namespace).transpose()?;
-        let namespaces = match namespace {
-            Some(ns) => vec![ns],
-            None => self.namespaces_waiting()?.into_iter().collect(),
-        };
         let now = self.ports().clock().now();
+        // Due now, with one more try before it parks again.
+        let failures_kept = self.guard.borrow().policy.retry_limit.saturating_sub(1);
         let mut made = 0;
-        for ns in namespaces {
+        for ns in self.waiting_namespaces(namespace.as_deref())? {
             let mut w = self.waiting_in(&ns)?;
             let mut changed = false;
             for item in w.values_mut() {
                 if id.is_some_and(|id| id != item.id) {
                     continue;
                 }
-                // Due now, with one more try before it parks again.
                 item.retry_at = Some(now);
-                item.failures = item
-                    .failures
-                    .min(self.guard.borrow().policy.retry_limit.saturating_sub(1));
+                item.failures = item.failures.min(failures_kept);
                 made += 1;
                 changed = true;
             }
