@@ -10,6 +10,7 @@ use mnemo_core::ports::Storage as _;
 
 use crate::Mnemo;
 use crate::embedding::Embeddings;
+use crate::storage::Locks;
 use crate::storage::Store;
 
 /// A row that has no vector yet, with the text to embed.
@@ -70,7 +71,8 @@ pub fn embed(
 /// Stores the vectors whose row still has the same text and no vector, in
 /// one transaction. Returns how many were stored.
 pub fn store(m: &mut Mnemo, embedded: &[(Pending, Vec<f32>)]) -> anyhow::Result<usize> {
-    m.atomically(|m| -> anyhow::Result<usize> {
+    // Each row is checked and locked (`vector_still_missing`), not its namespace.
+    m.atomically(Locks::each([]), |m| -> anyhow::Result<usize> {
         let store = &m.ports().store;
         let mut stored = 0;
         for (row, vector) in embedded {

@@ -301,17 +301,23 @@ impl Ticker {
 /// Runs one task now, logs it (tracing and the audit log) and returns the
 /// outcome line: `ok: ...`, `skipped: ...` or `failed: ...`.
 pub fn run(m: &mut Mnemo, task: Task) -> String {
+    run_in(m, task, None)
+}
+
+/// [`run`] over one namespace (`Some`), or the whole store.
+pub fn run_in(m: &mut Mnemo, task: Task, namespace: Option<&str>) -> String {
     let started = std::time::Instant::now();
-    let outcome = perform(m, task).unwrap_or_else(|e| format!("failed: {e:#}"));
+    let outcome = perform(m, task, namespace).unwrap_or_else(|e| format!("failed: {e:#}"));
     tracing::info!(
         task = task.name(),
+        namespace = namespace.unwrap_or("*"),
         ms = started.elapsed().as_millis() as u64,
         %outcome,
         "scheduled task ran"
     );
     let entry = Decision {
         at: crate::ledger::now_ms(),
-        namespace: "*".into(),
+        namespace: namespace.unwrap_or("*").into(),
         action: Action::Scheduled,
         target_id: task.name().into(),
         detail: outcome.clone(),
@@ -339,20 +345,48 @@ impl Claims {
     /// Whether this server runs `task` in minute `slot` (a failed claim is
     /// logged and skips the run: the next minute due asks again).
     pub fn claim(&self, task: Task, slot: i64) -> bool {
+        self.claim_key(task.name(), slot)
+    }
+
+    /// The namespaces a run of `task` on a shared Postgres database goes
+    /// through one at a time, each claimed on its own ([`Self::claim_in`]),
+    /// so the servers share the work and each cycle holds only its
+    /// namespace's write lock; `None`: one whole-store run (a SQLite file,
+    /// and the tasks that are not per namespace).
+    pub fn split(&self, task: Task) -> Option<Vec<String>> {
+        let pg = self.0.as_ref()?;
+        if !matches!(task, Task::Consolidate | Task::Interval | Task::Reflect) {
+            return None;
+        }
+        match pg.namespaces() {
+            Ok(namespaces) => Some(namespaces),
+            Err(e) => {
+                tracing::warn!(error = %format!("{e:#}"), "could not list the namespaces; the run is whole-store");
+                None
+            }
+        }
+    }
+
+    /// Whether this server runs `task` over `namespace` in minute `slot`.
+    pub fn claim_in(&self, task: Task, namespace: &str, slot: i64) -> bool {
+        self.claim_key(&format!("{}:{namespace}", task.name()), slot)
+    }
+
+    fn claim_key(&self, key: &str, slot: i64) -> bool {
         let Some(pg) = &self.0 else {
             return true;
         };
-        match pg.claim_slot(task.name(), slot) {
+        match pg.claim_slot(key, slot) {
             Ok(true) => true,
             Ok(false) => {
                 tracing::info!(
-                    task = task.name(),
+                    task = key,
                     "scheduled task runs on another server this time"
                 );
                 false
             }
             Err(e) => {
-                tracing::warn!(task = task.name(), error = %format!("{e:#}"), "could not claim the scheduled run; skipped");
+                tracing::warn!(task = key, error = %format!("{e:#}"), "could not claim the scheduled run; skipped");
                 false
             }
         }
@@ -361,14 +395,14 @@ impl Claims {
 
 /// `task`'s work without its log lines: the rehearsal of a planned run
 /// (whose writes are forgotten; only its LLM answers are kept).
-pub fn rehearse(m: &mut Mnemo, task: Task) {
-    let _ = perform(m, task);
+pub fn rehearse(m: &mut Mnemo, task: Task, namespace: Option<&str>) {
+    let _ = perform(m, task, namespace);
 }
 
-fn perform(m: &mut Mnemo, task: Task) -> anyhow::Result<String> {
+fn perform(m: &mut Mnemo, task: Task, namespace: Option<&str>) -> anyhow::Result<String> {
     let cycle = |m: &mut Mnemo, if_changed: bool| {
         let req = ConsolidateRequest {
-            namespace: None,
+            namespace: namespace.map(str::to_string),
             dry: false,
             if_changed,
             session_idle_minutes: None,
@@ -408,7 +442,11 @@ fn perform(m: &mut Mnemo, task: Task) -> anyhow::Result<String> {
         Task::Interval => cycle(m, true),
         Task::Reflect => {
             let mut written = 0;
-            for ns in m.ports().store.namespaces()? {
+            let namespaces = match namespace {
+                Some(ns) => vec![ns.to_string()],
+                None => m.ports().store.namespaces()?,
+            };
+            for ns in namespaces {
                 if m.reflect(&ns, false)?.memory.is_some() {
                     written += 1;
                 }

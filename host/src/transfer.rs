@@ -16,6 +16,7 @@ use mnemo_core::model::*;
 use serde::{Deserialize, Serialize};
 
 use crate::Mnemo;
+use crate::storage::Locks;
 use crate::storage::VectorState;
 
 pub const FORMAT: &str = "mnemo-export";
@@ -146,7 +147,7 @@ pub fn import(
         .lines()
         .collect::<Result<_, _>>()
         .context("reading the import")?;
-    m.atomically(|m| -> anyhow::Result<()> {
+    m.atomically(Locks::All, |m| -> anyhow::Result<()> {
         for (i, text) in lines.iter().enumerate() {
             let n = i + 1;
             if text.trim().is_empty() {

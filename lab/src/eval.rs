@@ -246,7 +246,7 @@ pub fn run(config: &Config, cmd: EvalCommand) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut turns = 0usize;
     let mut known: HashMap<String, HashSet<String>> = HashMap::new();
-    mnemo.atomically(|m| -> anyhow::Result<()> {
+    mnemo.atomically(mnemo_host::runtime::Locks::All, |m| -> anyhow::Result<()> {
         for sample in &samples {
             let sid = sample["sample_id"]
                 .as_str()

@@ -188,7 +188,7 @@ fn a_batch_is_all_or_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let mut m = common::open(dir.path());
     let before = snapshot(&m);
-    let result = m.atomically(|m| -> anyhow::Result<()> {
+    let result = m.atomically(mnemo_host::runtime::Locks::All, |m| -> anyhow::Result<()> {
         m.remember(request("the first of the batch"))?;
         m.remember(request("the second of the batch"))?;
         m.remember(RememberRequest {
@@ -199,7 +199,7 @@ fn a_batch_is_all_or_nothing() {
     });
     assert!(result.is_err());
     assert_eq!(snapshot(&m), before);
-    m.atomically(|m| -> anyhow::Result<()> {
+    m.atomically(mnemo_host::runtime::Locks::All, |m| -> anyhow::Result<()> {
         m.remember(request("the first of the batch"))?;
         m.remember(request("the second of the batch"))?;
         Ok(())

@@ -339,7 +339,7 @@ fn kill_an_import(round: u64, dump: &str, wal_bytes: u64) {
     // (`MNEMO_TEST_BACKEND=postgres`) the database's growth.
     let pg = std::fs::read_to_string(server.dir().join("m.db.postgres-url"))
         .ok()
-        .map(|url| postgres::Client::connect(&url, postgres::NoTls).unwrap());
+        .map(|url| common::postgres::connect(&url));
     let pg = pg.map(|mut c| {
         let size = |c: &mut postgres::Client| -> u64 {
             c.query_one("SELECT pg_database_size(current_database())", &[])

@@ -302,7 +302,7 @@ fn the_hnsw_graph_answers_like_the_exact_search_and_follows_writes() {
 fn very_common_terms_do_not_drive_the_bm25_pass() {
     let dir = tempfile::tempdir().unwrap();
     let mut m = common::open(dir.path());
-    m.atomically(|m| -> anyhow::Result<()> {
+    m.atomically(mnemo_host::runtime::Locks::All, |m| -> anyhow::Result<()> {
         for i in 0..5_100 {
             let text = if i % 1000 == 0 {
                 format!("weather report {i} mentions zephyr")

@@ -32,6 +32,8 @@ mod llm_bounds;
 mod llm_plugins;
 mod mcp;
 mod metrics;
+mod pg_locks;
+mod pg_tls;
 mod plugins;
 mod postgres;
 mod providers;

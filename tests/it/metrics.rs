@@ -96,4 +96,22 @@ fn metrics_count_requests_by_route_and_show_the_background_work() {
     );
     assert!(sample(&text, "mnemo_vectors_missing").is_some(), "{text}");
     assert!(text.contains("# TYPE mnemo_http_request_duration_seconds histogram"));
+    // On Postgres each namespace's writes counted their lock waits (five
+    // remembers at least, in `default`); SQLite takes no namespace lock.
+    let waits = sample(
+        &text,
+        r#"mnemo_write_lock_waits_total{namespace="default"}"#,
+    );
+    if std::env::var("MNEMO_TEST_BACKEND").as_deref() == Ok("postgres") {
+        assert!(waits.is_some_and(|n| n >= 5.0), "{text}");
+        assert!(
+            sample(
+                &text,
+                r#"mnemo_write_lock_wait_seconds_max{namespace="default"}"#
+            )
+            .is_some()
+        );
+    } else {
+        assert_eq!(waits, None, "{text}");
+    }
 }

@@ -94,7 +94,7 @@ fn the_engine_on_postgres_remembers_recalls_forgets_and_restores() {
         },
     )
     .unwrap();
-    let mut db = ::postgres::Client::connect(&url, ::postgres::NoTls).unwrap();
+    let mut db = common::postgres::connect(&url);
     let drift = |db: &mut ::postgres::Client| -> i64 {
         db.query_one(
             "WITH truth AS ( \

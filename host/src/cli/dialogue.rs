@@ -6,6 +6,7 @@ use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
 use crate::Mnemo;
+use crate::storage::Locks;
 use anyhow::Context;
 use clap::Args;
 use mnemo_core::model::*;
@@ -285,7 +286,8 @@ pub(super) fn ingest(mnemo: &mut Mnemo, a: IngestArgs) -> Out {
     }
     let bar = progress(turns.len() as u64, "ingesting");
     let stored = turns.len();
-    mnemo.atomically(|m| -> Out {
+    let locks = Locks::each(turns.iter().map(|t| t.namespace.as_str()));
+    mnemo.atomically(locks, |m| -> Out {
         for (i, t) in turns.into_iter().enumerate() {
             m.ingest(t).map_err(|e| {
                 let f = Failure::from(e);

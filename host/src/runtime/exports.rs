@@ -7,27 +7,26 @@ use mnemo_core::model::*;
 
 use super::transaction::Mode;
 use super::{CallError, CoreInstance};
+use crate::storage::Locks;
 
 impl CoreInstance {
     pub fn remember(&mut self, req: RememberRequest) -> Result<RememberOutcome, CallError> {
+        let mode = Mode::Write(Locks::one(&req.namespace));
         let req = req.cross();
-        self.call(Mode::Write, |a, s| {
-            a.mnemo_core_engine().call_remember(s, &req)
-        })
+        self.call(mode, |a, s| a.mnemo_core_engine().call_remember(s, &req))
     }
 
     pub fn ingest(&mut self, turn: Turn) -> Result<IngestOutcome, CallError> {
+        let mode = Mode::Write(Locks::one(&turn.namespace));
         let turn = turn.cross();
-        self.call(Mode::Write, |a, s| {
-            a.mnemo_core_engine().call_ingest(s, &turn)
-        })
+        self.call(mode, |a, s| a.mnemo_core_engine().call_ingest(s, &turn))
     }
 
     pub fn recall(&mut self, req: RecallRequest) -> Result<RecallResponse, CallError> {
         let mode = if req.dry {
             Mode::Read
         } else {
-            self.effects_only()
+            self.effects_only(&req.namespace)
         };
         let req = req.cross();
         let _queries = self.ports().embeddings.searching(); // stores no vector
@@ -52,25 +51,25 @@ impl CoreInstance {
         patch: MemoryPatch,
     ) -> Result<Memory, CallError> {
         let patch = patch.cross();
-        self.call(Mode::Write, |a, s| {
+        self.call(Mode::Write(Locks::one(namespace)), |a, s| {
             a.mnemo_core_engine().call_update(s, namespace, id, &patch)
         })
     }
 
     pub fn delete(&mut self, namespace: &str, id: &str, reason: &str) -> Result<Memory, CallError> {
-        self.call(Mode::Write, |a, s| {
+        self.call(Mode::Write(Locks::one(namespace)), |a, s| {
             a.mnemo_core_engine().call_delete(s, namespace, id, reason)
         })
     }
 
     pub fn restore(&mut self, namespace: &str, id: &str) -> Result<Memory, CallError> {
-        self.call(Mode::Write, |a, s| {
+        self.call(Mode::Write(Locks::one(namespace)), |a, s| {
             a.mnemo_core_engine().call_restore(s, namespace, id)
         })
     }
 
     pub fn confirm(&mut self, namespace: &str, id: &str) -> Result<Memory, CallError> {
-        self.call(Mode::Write, |a, s| {
+        self.call(Mode::Write(Locks::one(namespace)), |a, s| {
             a.mnemo_core_engine().call_confirm(s, namespace, id)
         })
     }
@@ -81,7 +80,7 @@ impl CoreInstance {
         id: &str,
         content: &str,
     ) -> Result<Memory, CallError> {
-        self.call(Mode::Write, |a, s| {
+        self.call(Mode::Write(Locks::one(namespace)), |a, s| {
             a.mnemo_core_engine()
                 .call_correct(s, namespace, id, content)
         })
@@ -94,25 +93,32 @@ impl CoreInstance {
     }
 
     pub fn revert(&mut self, namespace: &str, id: &str, seq: u32) -> Result<Memory, CallError> {
-        self.call(Mode::Write, |a, s| {
+        self.call(Mode::Write(Locks::one(namespace)), |a, s| {
             a.mnemo_core_engine().call_revert(s, namespace, id, seq)
         })
     }
 
     pub fn import(&mut self, item: ImportItem) -> Result<ImportOutcome, CallError> {
+        // An import file spans namespaces: it holds them all (`transfer.rs`).
         let item = item.cross();
-        self.call(Mode::Write, |a, s| {
+        self.call(Mode::Write(Locks::All), |a, s| {
             a.mnemo_core_engine().call_import(s, &item)
         })
     }
 
     pub fn fade(&mut self, req: FadeRequest) -> Result<FadeReport, CallError> {
         let req = req.cross();
-        self.call(Mode::Write, |a, s| a.mnemo_core_engine().call_fade(s, &req))
+        self.call(Mode::Write(Locks::All), |a, s| {
+            a.mnemo_core_engine().call_fade(s, &req)
+        })
     }
 
     pub fn consolidate(&mut self, req: ConsolidateRequest) -> Result<ConsolidateReport, CallError> {
-        let mode = if req.dry { Mode::Read } else { Mode::Write };
+        let mode = if req.dry {
+            Mode::Read
+        } else {
+            Mode::Write(Locks::of(req.namespace.as_deref()))
+        };
         let req = req.cross();
         self.call(mode, |a, s| a.mnemo_core_engine().call_consolidate(s, &req))
     }
@@ -122,7 +128,7 @@ impl CoreInstance {
         namespace: &str,
         ids: &[String],
     ) -> Result<ConsolidateReport, CallError> {
-        self.call(Mode::Write, |a, s| {
+        self.call(Mode::Write(Locks::one(namespace)), |a, s| {
             a.mnemo_core_engine()
                 .call_consolidate_sessions(s, namespace, ids)
         })
@@ -133,14 +139,19 @@ impl CoreInstance {
         namespace: Option<&str>,
         dry: bool,
     ) -> Result<ReviewReport, CallError> {
-        let mode = if dry { Mode::Read } else { Mode::Write };
+        // A project namespace's review reads `default` and may merge into it.
+        let mode = if dry {
+            Mode::Read
+        } else {
+            Mode::Write(Locks::with_default(namespace))
+        };
         self.call(mode, |a, s| {
             a.mnemo_core_engine().call_review(s, namespace, dry)
         })
     }
 
     pub fn rebuild_topics(&mut self, namespace: Option<&str>) -> Result<u32, CallError> {
-        self.call(Mode::Write, |a, s| {
+        self.call(Mode::Write(Locks::of(namespace)), |a, s| {
             a.mnemo_core_engine().call_rebuild_topics(s, namespace)
         })
     }
@@ -152,9 +163,9 @@ impl CoreInstance {
     }
 
     pub fn resume(&mut self, req: ResumeRequest) -> Result<ResumeBlock, CallError> {
-        let req = req.cross();
         // A write: what resume shows renews its life.
-        let mode = self.effects_only();
+        let mode = self.effects_only(&req.namespace);
+        let req = req.cross();
         let _queries = self.ports().embeddings.searching(); // stores no vector
         self.call(mode, |a, s| a.mnemo_core_engine().call_resume(s, &req))
     }
@@ -166,7 +177,7 @@ impl CoreInstance {
         session_id: Option<&str>,
         limit: u32,
     ) -> Result<ContextBlock, CallError> {
-        let mode = self.effects_only();
+        let mode = self.effects_only(namespace);
         let _queries = self.ports().embeddings.searching(); // a recall inside
         self.call(mode, |a, s| {
             a.mnemo_core_engine()
@@ -175,7 +186,7 @@ impl CoreInstance {
     }
 
     pub fn reflect(&mut self, namespace: &str, force: bool) -> Result<ReflectOutcome, CallError> {
-        self.call(Mode::Write, |a, s| {
+        self.call(Mode::Write(Locks::one(namespace)), |a, s| {
             a.mnemo_core_engine().call_reflect(s, namespace, force)
         })
     }
@@ -199,10 +210,9 @@ impl CoreInstance {
     }
 
     pub fn add_fact(&mut self, input: FactInput) -> Result<FactOutcome, CallError> {
+        let mode = Mode::Write(Locks::one(&input.namespace));
         let input = input.cross();
-        self.call(Mode::Write, |a, s| {
-            a.mnemo_core_engine().call_add_fact(s, &input)
-        })
+        self.call(mode, |a, s| a.mnemo_core_engine().call_add_fact(s, &input))
     }
 
     pub fn query_facts(&mut self, q: FactQuery) -> Result<Vec<Fact>, CallError> {
@@ -249,7 +259,7 @@ impl CoreInstance {
     }
 
     pub fn enrich(&mut self, limit: u32) -> Result<EnrichReport, CallError> {
-        self.call(Mode::Write, |a, s| {
+        self.call(Mode::Write(Locks::All), |a, s| {
             a.mnemo_core_engine().call_enrich(s, limit)
         })
     }
@@ -280,7 +290,7 @@ impl CoreInstance {
         namespace: Option<&str>,
         id: Option<&str>,
     ) -> Result<u32, CallError> {
-        self.call(Mode::Write, |a, s| {
+        self.call(Mode::Write(Locks::of(namespace)), |a, s| {
             a.mnemo_core_engine().call_retry_waiting(s, namespace, id)
         })
     }

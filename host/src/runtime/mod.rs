@@ -20,6 +20,7 @@ use wasmtime::{Config, Store};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::ports::HostPorts;
+pub use crate::storage::Locks;
 use crate::storage::READ_ONLY;
 use bindings::mnemo::core::types;
 use bindings::{Mnemo as Bindings, MnemoPre};
@@ -256,10 +257,10 @@ impl CoreInstance {
         };
         self.calls += 1;
         let db = &store.data().ports.store;
-        if mode == Mode::Write && db.is_read_only() {
+        if matches!(mode, Mode::Write(_)) && db.is_read_only() {
             return Err(CallError::Core(CoreError::Unavailable(READ_ONLY.into())));
         }
-        let tx = Transaction::begin(db, mode)
+        let tx = Transaction::begin(db, &mode)
             .map_err(|e| CallError::Core(CoreError::Storage(format!("{e:#}"))))?;
         if let Some(fuel) = self.runtime.fuel {
             store
@@ -291,17 +292,19 @@ impl CoreInstance {
         }
     }
 
-    /// Runs `f` — several engine calls — as one transaction: every call
-    /// inside becomes a savepoint, and all of it is rolled back if `f`
-    /// fails (a batch, an import file). The ledger is written afterwards.
+    /// Runs `f` — several engine calls — as one transaction holding
+    /// `locks` (every namespace the calls inside write): every call inside
+    /// becomes a savepoint, and all of it is rolled back if `f` fails (a
+    /// batch, an import file). The ledger is written afterwards.
     pub fn atomically<R, E: From<anyhow::Error>>(
         &mut self,
+        locks: Locks,
         f: impl FnOnce(&mut Self) -> Result<R, E>,
     ) -> Result<R, E> {
         if self.ports().store.is_read_only() {
             return Err(E::from(anyhow::anyhow!(READ_ONLY)));
         }
-        let tx = Transaction::begin(&self.ports().store, Mode::Write)?;
+        let tx = Transaction::begin(&self.ports().store, &Mode::Write(locks))?;
         let result = f(self);
         let ended = tx.finish(self.ports(), result.is_ok());
         match result {
@@ -317,11 +320,11 @@ impl CoreInstance {
     /// counted, a renewal, an injection logged): a write, except on a
     /// read-only database, where the effects are kept aside like a
     /// reader's (`storage/reader.rs`) and the read is served.
-    fn effects_only(&self) -> Mode {
+    fn effects_only(&self, namespace: &str) -> Mode {
         if self.ports().store.is_read_only() {
             Mode::Read
         } else {
-            Mode::Write
+            Mode::Write(Locks::one(namespace))
         }
     }
 

@@ -2,20 +2,21 @@
 //! `BEGIN IMMEDIATE` (a write, so the write lock is taken up front and a
 //! busy database waits instead of failing half-way) when none is open, a
 //! savepoint inside an open one (a batch). On Postgres a write takes the
-//! database's write lock (an advisory lock) for its transaction: one writer
-//! at a time across every server. Ending it reports a failed `ROLLBACK`
-//! instead of hiding it.
+//! write locks of the namespaces it writes ([`Locks`], advisory locks) for
+//! its transaction: one writer at a time per namespace across every server,
+//! while writes of other namespaces go on. Ending it reports a failed
+//! `ROLLBACK` instead of hiding it.
 
 use anyhow::Context;
 
 use crate::ports::HostPorts;
-use crate::storage::Store;
+use crate::storage::{Locks, Store};
 
-/// Whether a call may write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Whether a call may write, and what it must hold while it does.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Mode {
     Read,
-    Write,
+    Write(Locks),
 }
 
 const SAVEPOINT: &str = "core_call";
@@ -29,13 +30,17 @@ pub struct Transaction {
 impl Transaction {
     /// On a reader connection every call is a read (`BEGIN`): the writes
     /// it asks for are kept as effects, never taken as a write lock.
-    pub fn begin(store: &Store, mode: Mode) -> anyhow::Result<Self> {
-        let mode = if store.is_reader() { Mode::Read } else { mode };
+    pub fn begin(store: &Store, mode: &Mode) -> anyhow::Result<Self> {
+        let mode = if store.is_reader() { &Mode::Read } else { mode };
         let conn = match store {
             Store::Sqlite(s) => s.connection(),
             Store::Postgres(p) => {
+                let locks = match mode {
+                    Mode::Read => None,
+                    Mode::Write(locks) => Some(locks),
+                };
                 return Ok(Self {
-                    nested: p.begin(mode == Mode::Write)?,
+                    nested: p.begin(locks)?,
                 });
             }
         };
@@ -43,7 +48,7 @@ impl Transaction {
         let sql = match (nested, mode) {
             (true, _) => format!("SAVEPOINT {SAVEPOINT}"),
             (false, Mode::Read) => "BEGIN".to_string(),
-            (false, Mode::Write) => "BEGIN IMMEDIATE".to_string(),
+            (false, Mode::Write(_)) => "BEGIN IMMEDIATE".to_string(),
         };
         conn.execute_batch(&sql)
             .with_context(|| format!("opening the call's transaction (`{sql}`)"))?;

@@ -37,6 +37,7 @@ use std::time::{Duration, Instant};
 
 use crate::embedding::Embeddings;
 use crate::llm::rehearsal::{Answers, Script};
+use crate::storage::Locks;
 use crate::storage::{Effect, Store};
 use crate::{Config, Mnemo};
 use anyhow::Context;
@@ -390,13 +391,29 @@ fn spawn_topic_watcher(store: Store, engines: Engines) -> anyhow::Result<()> {
                     continue;
                 }
                 due = None;
-                let rebuild: Planned<_> = Arc::new(|m, _| m.rebuild_topics(None));
-                let sent = engines.planned(rebuild, |outcome| match outcome {
-                    Ok(n) => tracing::info!(topics = n, "topic trees rebuilt after writes"),
-                    Err(e) => tracing::warn!(error = %e, "topic rebuild failed; the next write or cycle retries"),
-                });
-                if !sent {
-                    return;
+                // On Postgres one rebuild per namespace, each holding only
+                // that namespace's write lock; a SQLite file's one writer
+                // rebuilds them all in one call.
+                let scopes: Vec<Option<String>> = match store.is_postgres() {
+                    true => match store.namespaces() {
+                        Ok(namespaces) => namespaces.into_iter().map(Some).collect(),
+                        Err(e) => {
+                            tracing::warn!(error = %format!("{e:#}"), "could not list the namespaces for the topic rebuild");
+                            continue;
+                        }
+                    },
+                    false => vec![None],
+                };
+                for scope in scopes {
+                    let rebuild: Planned<_> =
+                        Arc::new(move |m, _| m.rebuild_topics(scope.as_deref()));
+                    let sent = engines.planned(rebuild, |outcome| match outcome {
+                        Ok(n) => tracing::info!(topics = n, "topic trees rebuilt after writes"),
+                        Err(e) => tracing::warn!(error = %e, "topic rebuild failed; the next write or cycle retries"),
+                    });
+                    if !sent {
+                        return;
+                    }
                 }
             }
         })?;
@@ -437,10 +454,28 @@ impl PendingEffects {
         let batch = self.batch.clone();
         let flush: Job = Box::new(move |m| {
             let effects = std::mem::take(&mut *batch.lock().unwrap_or_else(|e| e.into_inner()));
-            let done = m.atomically(|m| -> anyhow::Result<()> {
-                m.ports().store.apply_effects(&effects)?;
-                Ok(())
-            });
+            // Increments and a time set to now commute with one another,
+            // not with a cycle that rewrites the row it read: the flush
+            // holds the locks of the namespaces it touches.
+            let ids: Vec<String> = effects
+                .iter()
+                .flat_map(|e| match e {
+                    Effect::Touch(ids, _) | Effect::Renew(ids, _) => ids.clone(),
+                    Effect::Decision(_) => Vec::new(),
+                })
+                .collect();
+            let done = m
+                .ports()
+                .store
+                .namespaces_of(&ids)
+                .map_err(anyhow::Error::from)
+                .and_then(|namespaces| {
+                    let locks = Locks::each(namespaces.iter().map(String::as_str));
+                    m.atomically(locks, |m| -> anyhow::Result<()> {
+                        m.ports().store.apply_effects(&effects)?;
+                        Ok(())
+                    })
+                });
             if let Err(e) = done {
                 tracing::warn!(error = %format!("{e:#}"), effects = effects.len(), "reads' access counts could not be written");
             }

@@ -6,6 +6,7 @@
 //!   histogram — counted by a layer on every route, `/mcp` included;
 //! - LLM and embedding calls, failures and tokens by component, from the
 //!   usage ledger every server of the store writes;
+//! - Postgres write-lock waits by namespace (count, seconds, longest);
 //! - background work pending: rows without a vector, LLM items waiting or
 //!   parked by step, open circuits;
 //! - the HNSW index: graphs, segments, points, vectors not yet in a
@@ -182,6 +183,37 @@ pub(super) async fn metrics(State(s): State<AppState>) -> Result<Response, ApiEr
             "mnemo_http_request_duration_seconds_count{{{labels}}} {}",
             h.count
         );
+    }
+
+    // Postgres writes wait for their namespaces' write locks (none are
+    // taken on SQLite, whose one writer holds the file).
+    let waits = crate::storage::lock_waits();
+    for (name, kind, help) in [
+        (
+            "mnemo_write_lock_waits_total",
+            "counter",
+            "Postgres writes by namespace, each having waited for its write lock.",
+        ),
+        (
+            "mnemo_write_lock_wait_seconds_sum",
+            "counter",
+            "Seconds Postgres writes waited for their namespace's write lock.",
+        ),
+        (
+            "mnemo_write_lock_wait_seconds_max",
+            "gauge",
+            "The longest wait for a namespace's write lock since the server started.",
+        ),
+    ] {
+        family(&mut out, name, kind, help);
+        for (ns, w) in &waits {
+            let value = match kind {
+                "gauge" => w.max_seconds,
+                _ if name.ends_with("_total") => w.count as f64,
+                _ => w.seconds,
+            };
+            let _ = writeln!(out, "{name}{{namespace=\"{}\"}} {value}", label(ns));
+        }
     }
 
     // The ledger's rows are per component and model; summed per component.

@@ -20,6 +20,7 @@ mod routes;
 pub mod table;
 
 use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::Config;
@@ -274,6 +275,8 @@ async fn auth(State(state): State<AppState>, req: Request, next: Next) -> Respon
 /// Runs the scheduled tasks as planned writes (rehearsed on the planner,
 /// applied on the writer: `engine.rs`): the scheduler thread only watches
 /// the clock (`scheduler::Ticker`); `scheduler::run` does and logs the work.
+/// On a shared Postgres database a cycle or a reflection goes namespace by
+/// namespace, each claimed just before it runs: the servers share them.
 fn spawn_scheduler(
     engine: Engines,
     schedule: Schedule,
@@ -282,7 +285,7 @@ fn spawn_scheduler(
     if schedule.tasks.is_empty() {
         return Ok(());
     }
-    let claims = scheduler::Claims::open(db)?;
+    let claims = Arc::new(Mutex::new(scheduler::Claims::open(db)?));
     let mut ticker = Ticker::new(schedule);
     std::thread::Builder::new()
         .name("mnemo-scheduler".into())
@@ -292,27 +295,62 @@ fn spawn_scheduler(
                 let now = crate::ledger::now_ms();
                 for guard in ticker.tick(now) {
                     let task = guard.task();
-                    // Servers sharing a Postgres database run each scheduled
-                    // minute of a task once, on the first to claim it.
-                    if !claims.claim(task, now / 60_000) {
+                    let slot = now / 60_000;
+                    let split = lock(&claims).split(task);
+                    if let Some(namespaces) = split {
+                        let (engine, claims) = (engine.clone(), Arc::clone(&claims));
+                        let by_namespace = std::thread::Builder::new()
+                            .name("mnemo-scheduled".into())
+                            .spawn(move || {
+                                for ns in namespaces {
+                                    if !lock(&claims).claim_in(task, &ns, slot) {
+                                        continue;
+                                    }
+                                    let (done, wait) = std::sync::mpsc::channel();
+                                    if !engine.planned(scheduled(task, Some(ns)), move |()| {
+                                        let _ = done.send(());
+                                    }) || wait.recv().is_err()
+                                    {
+                                        return;
+                                    }
+                                }
+                                drop(guard);
+                            });
+                        if let Err(e) = by_namespace {
+                            tracing::warn!(error = %e, "could not start a scheduled run");
+                        }
                         continue;
                     }
-                    let work: engine::Planned<()> = std::sync::Arc::new(move |m, rehearsal| {
-                        if rehearsal {
-                            // Fading asks no LLM: nothing to rehearse.
-                            if task != scheduler::Task::Fade {
-                                scheduler::rehearse(m, task);
-                            }
-                        } else {
-                            scheduler::run(m, task);
-                        }
-                    });
+                    // Servers sharing a Postgres database run each scheduled
+                    // minute of a task once, on the first to claim it.
+                    if !lock(&claims).claim(task, slot) {
+                        continue;
+                    }
                     // The guard lives until the real run is done.
-                    if !engine.planned(work, move |()| drop(guard)) {
+                    if !engine.planned(scheduled(task, None), move |()| drop(guard)) {
                         return;
                     }
                 }
             }
         })?;
     Ok(())
+}
+
+/// A scheduled task as a planned write: rehearsed (for its LLM answers),
+/// then run.
+fn scheduled(task: scheduler::Task, namespace: Option<String>) -> engine::Planned<()> {
+    Arc::new(move |m, rehearsal| {
+        if rehearsal {
+            // Fading asks no LLM: nothing to rehearse.
+            if task != scheduler::Task::Fade {
+                scheduler::rehearse(m, task, namespace.as_deref());
+            }
+        } else {
+            scheduler::run_in(m, task, namespace.as_deref());
+        }
+    })
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

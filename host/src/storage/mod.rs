@@ -9,6 +9,7 @@ mod export;
 mod filter;
 mod graph;
 mod integrity;
+mod locks;
 mod memories;
 mod meta;
 pub mod migrations;
@@ -28,6 +29,9 @@ use anyhow::Context;
 use rusqlite::Connection;
 
 pub use integrity::{DecisionFilter, Integrity};
+pub use locks::Locks;
+pub use postgres::lock_waits::snapshot as lock_waits;
+pub use postgres::tls::connect as connect_postgres;
 pub use postgres::{Lead, PgStore, is_postgres_url};
 pub use reader::Effect;
 pub(crate) use rows::content_hash;

@@ -97,6 +97,15 @@ impl Store {
         both!(self, s => s.drop_effects())
     }
 
+    /// The namespaces of memories `ids` on Postgres, whose writes lock
+    /// namespaces; none on SQLite, whose one writer locks the file.
+    pub fn namespaces_of(&self, ids: &[String]) -> R<Vec<String>> {
+        match self {
+            Store::Sqlite(_) => Ok(Vec::new()),
+            Store::Postgres(p) => p.namespaces_of(ids),
+        }
+    }
+
     pub fn apply_effects(&self, effects: &[Effect]) -> R<()> {
         both!(self, s => s.apply_effects(effects))
     }
@@ -216,7 +225,7 @@ impl Store {
     pub fn begin_batch(&self) -> anyhow::Result<()> {
         match self {
             Store::Sqlite(s) => Ok(s.connection().execute_batch("BEGIN IMMEDIATE")?),
-            Store::Postgres(p) => p.begin(true).map(drop),
+            Store::Postgres(p) => p.begin(Some(&super::Locks::All)).map(drop),
         }
     }
 

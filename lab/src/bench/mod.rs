@@ -302,7 +302,7 @@ fn run_core(base: &Config, args: CoreArgs) -> anyhow::Result<()> {
     // The recall store.
     let remaining = args.memories.saturating_sub(args.writes);
     let bar = mnemo_host::cli::progress(remaining as u64, "storing");
-    mnemo.atomically(|m| -> anyhow::Result<()> {
+    mnemo.atomically(mnemo_host::runtime::Locks::All, |m| -> anyhow::Result<()> {
         for _ in 0..remaining {
             m.remember(RememberRequest {
                 content: corpus.sentence(8, 24),

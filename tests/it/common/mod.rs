@@ -74,8 +74,7 @@ pub fn count(m: &Mnemo, sql: &str) -> i64 {
             let sql = sql
                 .replace("memories_fts", "memories")
                 .replace("episodes_fts", "episodes");
-            ::postgres::Client::connect(p.url(), ::postgres::NoTls)
-                .expect("connecting to count")
+            postgres::connect(p.url())
                 .query_one(&sql, &[])
                 .expect("count")
                 .get(0)

@@ -2,7 +2,9 @@
 //! names (`.ci/run` starts one with `scripts/postgres`), else one this helper
 //! starts under `target/` with the same script. Each caller gets a fresh
 //! database on it. A test that needs Postgres and cannot have it fails; it
-//! never skips.
+//! never skips. The server may ask for TLS (`sslmode=verify-full` in CI,
+//! through `scripts/postgres tls`): every connection goes through the
+//! host's own connector, which reads the URL's `sslmode`.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -33,6 +35,43 @@ pub fn server() -> String {
     .clone()
 }
 
+/// The server behind TLS and the same server in clear text: CI names both
+/// (`MNEMO_TEST_POSTGRES`, a `verify-full` URL through `scripts/postgres
+/// tls`, and `MNEMO_TEST_POSTGRES_PLAIN`); else this helper puts pgbouncer
+/// in front of the server it started.
+#[allow(dead_code)] // the lab's tests include this file too
+pub fn tls_pair() -> (String, String) {
+    let named = std::env::var("MNEMO_TEST_POSTGRES").ok();
+    if let Some(tls) = named.as_ref().filter(|u| u.contains("sslrootcert=")) {
+        let plain = std::env::var("MNEMO_TEST_POSTGRES_PLAIN")
+            .expect("MNEMO_TEST_POSTGRES_PLAIN names the server behind MNEMO_TEST_POSTGRES");
+        return (tls.clone(), plain);
+    }
+    assert!(
+        named.is_none(),
+        "the TLS tests need MNEMO_TEST_POSTGRES to be a server behind TLS \
+         (scripts/postgres tls) and MNEMO_TEST_POSTGRES_PLAIN the server itself"
+    );
+    let plain = server();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("postgres");
+    let out = std::process::Command::new(root.join("scripts/postgres"))
+        .arg("tls")
+        .arg(&dir)
+        .arg("55440")
+        .output()
+        .expect("running scripts/postgres tls");
+    assert!(
+        out.status.success(),
+        "TLS in front of Postgres is needed and could not be started (scripts/postgres tls): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        plain,
+    )
+}
+
 /// A new, empty database on the test server; its URL.
 pub fn fresh_database() -> String {
     static N: AtomicUsize = AtomicUsize::new(0);
@@ -46,13 +85,28 @@ pub fn fresh_database() -> String {
             .map(|d| d.subsec_nanos())
             .unwrap_or(0)
     );
-    let mut client = postgres::Client::connect(&admin, postgres::NoTls)
-        .expect("connecting to the test Postgres");
+    let mut client = connect(&admin);
     client
         .batch_execute(&format!("CREATE DATABASE {name}"))
         .expect("creating a test database");
-    let (base, _) = admin
+    with_database(&admin, &name)
+}
+
+/// `url` naming database `name` instead, its query (`sslmode`…) kept.
+pub fn with_database(url: &str, name: &str) -> String {
+    let (path, query) = url
+        .split_once('?')
+        .map_or((url, None), |(p, q)| (p, Some(q)));
+    let (base, _) = path
         .rsplit_once('/')
         .expect("the test Postgres URL names a database");
-    format!("{base}/{name}")
+    match query {
+        Some(q) => format!("{base}/{name}?{q}"),
+        None => format!("{base}/{name}"),
+    }
+}
+
+/// A connection to `url`, TLS as its `sslmode` says.
+pub fn connect(url: &str) -> postgres::Client {
+    mnemo_host::storage::connect_postgres(url).expect("connecting to the test Postgres")
 }

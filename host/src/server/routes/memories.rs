@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::server::AppState;
 use crate::server::error::ApiError;
 use crate::server::reply::{Answer, Body, Reply};
+use crate::storage::Locks;
 
 use super::*;
 
@@ -277,7 +278,8 @@ pub(in crate::server) async fn create_batch(
         .engine
         .run(move |m| {
             primed.prime(m);
-            m.atomically(|m| -> Result<Vec<RememberOutcome>, ApiError> {
+            let locks = Locks::each(batch.memories.iter().map(|r| r.namespace.as_str()));
+            m.atomically(locks, |m| -> Result<Vec<RememberOutcome>, ApiError> {
                 let mut out = Vec::with_capacity(batch.memories.len());
                 for (i, req) in batch.memories.into_iter().enumerate() {
                     out.push(m.remember(req).map_err(|e| {

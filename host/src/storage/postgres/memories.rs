@@ -197,6 +197,16 @@ impl PgStore {
         Ok(())
     }
 
+    /// The namespaces of memories `ids` (what a flush of reads' effects
+    /// locks, `server/engine.rs`).
+    pub fn namespaces_of(&self, ids: &[String]) -> R<Vec<String>> {
+        let rows = pg(self.db().query(
+            "SELECT DISTINCT namespace FROM memories WHERE id = ANY($1)",
+            &[&ids],
+        ))?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
     /// Shown to the agent at `at` (kept for the writer on a reader).
     pub fn renew_memories(&self, ids: &[String], at: Millis) -> R<()> {
         if self.defer(|| Effect::Renew(ids.to_vec(), at)) {

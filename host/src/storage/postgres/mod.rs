@@ -10,11 +10,13 @@
 
 mod coordinate;
 mod host;
+pub mod lock_waits;
 mod memories;
 mod meta;
 pub mod schema;
 mod search;
 mod sql;
+pub mod tls;
 mod vectors;
 
 use std::cell::{Cell, RefCell, RefMut};
@@ -24,12 +26,14 @@ use anyhow::Context;
 use mnemo_core::CoreResult;
 use mnemo_core::model::*;
 use mnemo_core::ports::Storage;
-use postgres::{Client, NoTls};
+use postgres::Client;
 
 pub use coordinate::Lead;
+pub use lock_waits::LockWaits;
 
 use super::reader::{Effect, Role};
 use super::vectors::VectorState;
+use crate::storage::Locks;
 
 pub(super) type R<T> = CoreResult<T>;
 
@@ -155,26 +159,42 @@ impl PgStore {
     /// Opens the transaction of one engine call, or a savepoint inside an
     /// open one (a batch); `true` when nested.
     ///
-    /// A write takes the database's write lock for its transaction, as
-    /// SQLite's `BEGIN IMMEDIATE` does: the core reads, then writes what it
-    /// read (dedup finds no twin, then inserts; a cycle plans, then
-    /// applies), which is only sound with one writer at a time — across
-    /// every server on the database, not only within one. Without it two
-    /// servers storing the same text both insert it, and two cycles
-    /// updating the same rows in different orders deadlock. Reads never
-    /// take it; a writer waits for it at most `LOCK_TIMEOUT_MS`.
-    pub fn begin(&self, write: bool) -> anyhow::Result<bool> {
+    /// A write takes its namespaces' write locks for its transaction
+    /// (`locks`), as SQLite's `BEGIN IMMEDIATE` takes the file's: the core
+    /// reads, then writes what it read (dedup finds no twin, then inserts; a
+    /// cycle plans, then applies), which is only sound with one writer of a
+    /// namespace at a time — across every server on the database, not only
+    /// within one. Without it two servers storing the same text both insert
+    /// it, and two cycles updating the same rows in different orders
+    /// deadlock. Every namespace write also holds the store lock shared, and
+    /// a whole-store write holds it alone, so one never runs beside the
+    /// other; all of it is taken in one order (store, then namespaces by
+    /// key). Reads take none; a writer waits for its locks at most
+    /// `LOCK_TIMEOUT_MS`. A savepoint takes what it needs beyond its
+    /// transaction's (a lock held is taken again at no cost).
+    pub fn begin(&self, locks: Option<&Locks>) -> anyhow::Result<bool> {
         let nested = self.depth.get() > 0;
-        let sql = match (nested, write) {
-            (true, _) => "SAVEPOINT core_call".to_string(),
-            (false, false) => "BEGIN".to_string(),
-            (false, true) => format!("BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})"),
+        let mut sql = if nested {
+            "SAVEPOINT core_call".to_string()
+        } else {
+            "BEGIN".to_string()
         };
+        if let Some(locks) = locks {
+            sql.push_str(&lock_statements(locks));
+        }
+        let waited = std::time::Instant::now();
         let opened = self.db().batch_execute(&sql);
+        if let Some(locks) = locks {
+            lock_waits::record(locks, waited.elapsed());
+        }
         if let Err(e) = opened {
             // A `BEGIN` whose lock wait failed leaves a transaction open.
             if !nested {
                 let _ = self.db().batch_execute("ROLLBACK");
+            } else {
+                let _ = self
+                    .db()
+                    .batch_execute("ROLLBACK TO core_call; RELEASE core_call");
             }
             return Err(e).with_context(|| format!("opening the call's transaction (`{sql}`)"));
         }
@@ -229,9 +249,9 @@ pub fn redact(url: &str) -> String {
 /// and Core beside millions in Working, which a generic plan cannot see).
 /// The 1M figures of docs/benchmarks.md are with it; one run without it, just after a
 /// restart, gave 22 requests/s with recall p50 494 ms against 21 and 293.
+/// TLS as the URL's `sslmode` says (`tls.rs`).
 fn connect(url: &str) -> anyhow::Result<Client> {
-    let mut client =
-        Client::connect(url, NoTls).with_context(|| format!("connecting to {}", redact(url)))?;
+    let mut client = tls::connect(url).with_context(|| format!("connecting to {}", redact(url)))?;
     client.batch_execute(&format!(
         "SET TIME ZONE 'UTC'; SET statement_timeout = {STATEMENT_TIMEOUT_MS}; \
          SET lock_timeout = {LOCK_TIMEOUT_MS}; SET hnsw.ef_search = {HNSW_EF_SEARCH}; \
@@ -240,8 +260,38 @@ fn connect(url: &str) -> anyhow::Result<Client> {
     Ok(client)
 }
 
-/// Key of the advisory lock every write transaction holds (`begin`).
-const WRITE_LOCK: i64 = 0x6d6e_656d_6f30;
+/// Key of the store's write lock (`begin`): shared by every namespace
+/// write, held alone by a whole-store one.
+const STORE_LOCK: i64 = 0x6d6e_656d_6f30;
+
+/// The statements that take `locks`, in the one order every writer uses.
+fn lock_statements(locks: &Locks) -> String {
+    match locks {
+        Locks::All => format!("; SELECT pg_advisory_xact_lock({STORE_LOCK})"),
+        Locks::Namespaces(names) => {
+            let mut keys: Vec<i64> = names.iter().map(|n| namespace_lock(n)).collect();
+            keys.sort_unstable();
+            keys.dedup();
+            let mut sql = format!("; SELECT pg_advisory_xact_lock_shared({STORE_LOCK})");
+            for key in keys {
+                sql.push_str(&format!("; SELECT pg_advisory_xact_lock({key})"));
+            }
+            sql
+        }
+    }
+}
+
+/// A namespace's write-lock key: the first 8 bytes of a SHA-256 of its
+/// name (the same on every server; a collision between two of a store's
+/// namespaces, about one in 2^64 per pair, only makes them wait for each
+/// other).
+pub(super) fn namespace_lock(namespace: &str) -> i64 {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(format!("mnemo write lock\0{namespace}").as_bytes());
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(digest.get(..8).unwrap_or(&[0; 8]));
+    i64::from_be_bytes(bytes)
+}
 /// Longest a statement may run (ms): a runaway query fails, it does not hang a server.
 const STATEMENT_TIMEOUT_MS: u32 = 30_000;
 /// Longest a statement waits for a row lock (ms), as SQLite's busy timeout (5 s).

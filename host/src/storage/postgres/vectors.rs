@@ -208,6 +208,10 @@ impl PgStore {
     }
 
     /// Whether active row `id` still has text `text` and no vector.
+    /// Whether row `id` still has text `text` and no vector; the row stays
+    /// locked until the backfill's transaction ends, so an edit of it
+    /// (which writes its own vector) waits instead of being overwritten by
+    /// the old text's vector: the backfill holds no namespace lock.
     pub fn vector_still_missing(
         &self,
         target: Target,
@@ -218,7 +222,7 @@ impl PgStore {
         let row = self.db().query_opt(
             &format!(
                 "SELECT x.content FROM {t} x JOIN vector_pending p ON p.row = x.seq AND p.target = $2 \
-                 WHERE x.id = $1 AND x.valid_until IS NULL"
+                 WHERE x.id = $1 AND x.valid_until IS NULL FOR UPDATE OF x"
             ),
             &[&id, &t],
         )?;

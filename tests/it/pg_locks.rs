@@ -1,0 +1,176 @@
+//! Writes on Postgres serialize per namespace, not per database (issue
+//! 43): a write in one namespace commits while another namespace's write
+//! lock is held open; a write in the held namespace waits for it; a
+//! whole-store write holds every namespace. Waits are watched in
+//! `pg_locks`, not timed.
+
+#![allow(clippy::unwrap_used)]
+
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::common;
+
+use mnemo_host::Mnemo;
+use mnemo_host::runtime::Locks;
+use mnemo_host::storage::PgStore;
+
+fn open_pg(url: &str, dir: &std::path::Path) -> Mnemo {
+    let mut c = common::config(dir);
+    c.db_path = url.into();
+    Mnemo::open(&c).unwrap()
+}
+
+/// Advisory locks some connection of this database waits for.
+fn waiting(url: &str) -> i64 {
+    common::postgres::connect(url)
+        .query_one(
+            "SELECT COUNT(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database \
+             WHERE l.locktype = 'advisory' AND NOT l.granted AND d.datname = current_database()",
+            &[],
+        )
+        .unwrap()
+        .get(0)
+}
+
+/// Waits until a write waits for a lock (or fails the test after 30 s).
+fn until_waiting(url: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while waiting(url) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "no write came to wait for the lock"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A remember in `namespace` on its own thread (its own connection); the
+/// outcome comes back on the channel.
+fn remember_in(
+    url: &str,
+    dir: &std::path::Path,
+    namespace: &str,
+    text: &str,
+) -> mpsc::Receiver<bool> {
+    let (tx, rx) = mpsc::channel();
+    let (url, dir, namespace, text) = (
+        url.to_string(),
+        dir.to_path_buf(),
+        namespace.to_string(),
+        text.to_string(),
+    );
+    std::thread::spawn(move || {
+        let mut m = open_pg(&url, &dir);
+        let r = m.remember(mnemo_core::model::RememberRequest {
+            namespace,
+            content: text,
+            ..Default::default()
+        });
+        if let Err(e) = &r {
+            eprintln!("remember failed: {e}");
+        }
+        let _ = tx.send(r.is_ok());
+    });
+    rx
+}
+
+#[test]
+fn a_write_in_one_namespace_does_not_wait_for_another() {
+    let url = common::postgres::fresh_database();
+    let dir = tempfile::tempdir().unwrap();
+    drop(open_pg(&url, dir.path())); // the schema
+    let holder = PgStore::open(&url).unwrap();
+
+    // Namespace a's write lock held open by another connection.
+    assert!(!holder.begin(Some(&Locks::one("tenant-a"))).unwrap());
+    // b's write commits while it is held (a wait would end in the 5 s lock
+    // timeout, an error) …
+    let b = remember_in(&url, dir.path(), "tenant-b", "Bob's sister lives in Oslo");
+    assert!(
+        b.recv_timeout(Duration::from_secs(60)).unwrap(),
+        "b's write failed"
+    );
+    assert_eq!(waiting(&url), 0);
+    // … and so does one in `default`.
+    let d = remember_in(&url, dir.path(), "", "The office closes at six");
+    assert!(d.recv_timeout(Duration::from_secs(60)).unwrap());
+    // a's own write waits for it, then commits once it ends.
+    let a = remember_in(
+        &url,
+        dir.path(),
+        "tenant-a",
+        "Alice's sister lives in Lisbon",
+    );
+    until_waiting(&url);
+    assert!(a.try_recv().is_err(), "a's write ran beside a's lock");
+    holder.end(false, true).unwrap();
+    assert!(
+        a.recv_timeout(Duration::from_secs(60)).unwrap(),
+        "a's write failed"
+    );
+
+    // A whole-store write holds every namespace: b waits for it too.
+    assert!(!holder.begin(Some(&Locks::All)).unwrap());
+    let b = remember_in(&url, dir.path(), "tenant-b", "Bob moved to Bergen");
+    until_waiting(&url);
+    assert!(
+        b.try_recv().is_err(),
+        "b's write ran beside a whole-store write"
+    );
+    holder.end(false, true).unwrap();
+    assert!(b.recv_timeout(Duration::from_secs(60)).unwrap());
+
+    // A namespace's write waits for nothing once every lock is released.
+    let m = open_pg(&url, dir.path());
+    let stats = m.ports().store.namespaces().unwrap();
+    assert_eq!(stats, ["default", "tenant-a", "tenant-b"]);
+}
+
+/// A scheduled cycle on a shared database goes namespace by namespace, each
+/// claimed once across the servers (`scheduler::Claims`), so each cycle
+/// holds one namespace's lock and the servers share the namespaces.
+#[test]
+fn scheduled_cycles_are_claimed_per_namespace() {
+    use mnemo_host::scheduler::{Claims, Task};
+    let url = common::postgres::fresh_database();
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = open_pg(&url, dir.path());
+    for ns in ["tenant-a", "tenant-b", "tenant-c"] {
+        common::remember(&mut m, ns, &format!("{ns} prefers tea"));
+    }
+    let a = Claims::open(std::path::Path::new(&url)).unwrap();
+    let b = Claims::open(std::path::Path::new(&url)).unwrap();
+    let namespaces = a.split(Task::Consolidate).unwrap();
+    assert_eq!(namespaces, ["tenant-a", "tenant-b", "tenant-c"]);
+    assert!(
+        a.split(Task::Fade).is_none(),
+        "fading is one whole-store run"
+    );
+    // Two servers take turns claiming: each namespace runs once.
+    let slot = 1_000;
+    let taken: Vec<(bool, bool)> = namespaces
+        .iter()
+        .map(|ns| {
+            let by_a = a.claim_in(Task::Consolidate, ns, slot);
+            (by_a, b.claim_in(Task::Consolidate, ns, slot))
+        })
+        .collect();
+    assert_eq!(taken, vec![(true, false); 3]);
+    assert!(
+        b.claim_in(Task::Consolidate, "tenant-a", slot + 1),
+        "the next minute is free"
+    );
+    assert!(
+        b.claim_in(Task::Interval, "tenant-a", slot),
+        "each task is claimed apart"
+    );
+    // The namespace's own cycle runs under its own lock.
+    let r = m
+        .consolidate(mnemo_core::model::ConsolidateRequest {
+            namespace: Some("tenant-a".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(!r.dry);
+}
