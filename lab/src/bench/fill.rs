@@ -80,7 +80,7 @@ pub(super) fn ingest_rows(
     );
     if n > remembered {
         let started = Instant::now();
-        import(base, &texts[remembered..], remembered, args.dimension())?;
+        import(base, &texts[remembered..], remembered, args.dimension(), 1)?;
         let rate = (n - remembered) as f64 / started.elapsed().as_secs_f64();
         t.row(
             &label("ingest (import)"),
@@ -95,8 +95,28 @@ pub(super) fn ingest_rows(
     Ok(())
 }
 
+/// The namespace of item `i` of a store spread over `namespaces`
+/// (`tenant-0`…; one namespace is `default`).
+pub(super) fn spread(i: usize, namespaces: usize) -> String {
+    if namespaces <= 1 {
+        "default".to_string()
+    } else {
+        format!("tenant-{}", i % namespaces)
+    }
+}
+
 /// Each client posts its share of `texts` in batches.
 pub(super) fn fill(base: &str, texts: &Arc<Vec<String>>, clients: usize) -> anyhow::Result<()> {
+    fill_spread(base, texts, clients, 1)
+}
+
+/// [`fill`], batch `i` in namespace `spread(i, namespaces)`.
+pub(super) fn fill_spread(
+    base: &str,
+    texts: &Arc<Vec<String>>,
+    clients: usize,
+    namespaces: usize,
+) -> anyhow::Result<()> {
     let batches: Vec<(usize, usize)> = (0..texts.len())
         .step_by(FILL_BATCH)
         .map(|i| (i, (i + FILL_BATCH).min(texts.len())))
@@ -108,7 +128,8 @@ pub(super) fn fill(base: &str, texts: &Arc<Vec<String>>, clients: usize) -> anyh
             std::thread::spawn(move || -> anyhow::Result<()> {
                 let agent = ureq::AgentBuilder::new().build();
                 for &(a, b) in batches.iter().skip(c).step_by(clients) {
-                    let body = json!({"memories": texts[a..b].iter().map(|t| json!({"content": t})).collect::<Vec<_>>()});
+                    let ns = spread(a / FILL_BATCH, namespaces);
+                    let body = json!({"memories": texts[a..b].iter().map(|t| json!({"content": t, "namespace": ns})).collect::<Vec<_>>()});
                     agent
                         .post(&format!("{base}/memories/batch"))
                         .set("Content-Type", "application/json")
@@ -126,12 +147,14 @@ pub(super) fn fill(base: &str, texts: &Arc<Vec<String>>, clients: usize) -> anyh
     Ok(())
 }
 
-/// Stores `texts` through `POST /import`, as a dump with the stub's vectors.
+/// Stores `texts` through `POST /import`, as a dump with the stub's
+/// vectors, memory `n` in namespace `spread(n, namespaces)`.
 pub(super) fn import(
     base: &str,
     texts: &[String],
     first_id: usize,
     dimension: usize,
+    namespaces: usize,
 ) -> anyhow::Result<()> {
     use mnemo_core::model::{ImportItem, Memory, MemoryLine};
     use mnemo_host::embedding::{EmbeddingProvider, HashEmbedder};
@@ -155,7 +178,7 @@ pub(super) fn import(
                 layer: mnemo_core::model::Layer::Working,
                 ..Memory::new(
                     format!("mem_bench{n:016x}"),
-                    "default".into(),
+                    spread(n, namespaces),
                     text.clone(),
                     now,
                     0,

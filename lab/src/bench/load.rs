@@ -47,6 +47,11 @@ pub struct LoadBenchArgs {
     /// the figure that shows whether more servers add throughput.
     #[arg(long)]
     reads_only: bool,
+    /// Namespaces the store and the clients spread over (`tenant-0`…):
+    /// the shape of a service, many tenants each small; client `c` is an
+    /// agent of `tenant-{c mod N}`. 1: everything in `default`.
+    #[arg(long, default_value_t = 1)]
+    namespaces: usize,
     /// Print the rows as one JSON array at the end instead of the table.
     #[arg(long)]
     json: bool,
@@ -130,13 +135,13 @@ pub fn run(args: LoadBenchArgs) -> anyhow::Result<()> {
     if held < remembered {
         let rest = Arc::new(texts[held..remembered].to_vec());
         let started = Instant::now();
-        super::fill::fill(&server.base, &rest, FILL_CLIENTS)?;
+        super::fill::fill_spread(&server.base, &rest, FILL_CLIENTS, args.namespaces)?;
         filled.remembered = Some((rest.len(), started.elapsed()));
     }
     let from = held.max(remembered);
     if from < texts.len() {
         let started = Instant::now();
-        super::fill::import(&server.base, &texts[from..], from, DIM)?;
+        super::fill::import(&server.base, &texts[from..], from, DIM, args.namespaces)?;
         filled.imported = Some((texts.len() - from, started.elapsed()));
     }
 
@@ -147,7 +152,16 @@ pub fn run(args: LoadBenchArgs) -> anyhow::Result<()> {
         .map(|c| {
             let (base, texts, seed) = (bases[c % bases.len()].clone(), texts.clone(), args.seed);
             let mix = mix(args.reads_only);
-            std::thread::spawn(move || client(c, &base, &texts, seed, &mix, deadline))
+            let namespace = super::fill::spread(c, args.namespaces);
+            std::thread::spawn(move || {
+                let agent = Agent {
+                    http: ureq::AgentBuilder::new()
+                        .timeout(Duration::from_secs(120))
+                        .build(),
+                    namespace,
+                };
+                client(c, &base, &agent, &texts, seed, &mix, deadline)
+            })
         })
         .collect();
     let mut seen = Seen::default();
@@ -176,18 +190,22 @@ fn mix(reads_only: bool) -> Vec<(&'static str, u64)> {
         .collect()
 }
 
+/// One client's connection and the namespace it is an agent of.
+struct Agent {
+    http: ureq::Agent,
+    namespace: String,
+}
+
 fn client(
     c: usize,
     base: &str,
+    agent: &Agent,
     texts: &[String],
     seed: u64,
     mix: &[(&'static str, u64)],
     deadline: Instant,
 ) -> Seen {
     let total: u64 = mix.iter().map(|(_, share)| share).sum();
-    let agent = ureq::AgentBuilder::new()
-        .timeout(Duration::from_secs(120))
-        .build();
     let mut rng = (seed ^ 0x9E37_79B9_7F4A_7C15).wrapping_mul(c as u64 + 1) | 1;
     let mut corpus = Corpus::new(seed ^ (c as u64 + 7));
     let mut seen = Seen::default();
@@ -212,27 +230,27 @@ fn client(
         let started = Instant::now();
         let answer = match kind {
             "remember" => post(
-                &agent,
+                agent,
                 base,
                 "/memories",
                 json!({"content": format!("{} (client {c}, write {n})", corpus.sentence(8, 30))}),
             ),
             "turn" => post(
-                &agent,
+                agent,
                 base,
                 "/episodes",
                 json!({"session_id": session, "role": "user", "content": corpus.sentence(6, 20)}),
             ),
             "context" => post(
-                &agent,
+                agent,
                 base,
                 "/context",
                 json!({"prompt": q, "session_id": session}),
             ),
-            "resume" => get(&agent, base, "/resume"),
-            "list" => get(&agent, base, "/memories?limit=20"),
-            "consolidate" => post(&agent, base, "/consolidate", json!({})),
-            _ => post(&agent, base, "/recall", json!({"query": q, "limit": 10})),
+            "resume" => get(agent, base, "/resume"),
+            "list" => get(agent, base, "/memories?limit=20"),
+            "consolidate" => post(agent, base, "/consolidate", json!({})),
+            _ => post(agent, base, "/recall", json!({"query": q, "limit": 10})),
         };
         match answer {
             Ok(()) => seen.ok.entry(kind).or_default().push(started.elapsed()),
@@ -244,17 +262,25 @@ fn client(
 
 type Answer = Result<(), (u16, String)>;
 
-fn post(agent: &ureq::Agent, base: &str, path: &str, body: serde_json::Value) -> Answer {
+fn post(agent: &Agent, base: &str, path: &str, body: serde_json::Value) -> Answer {
     answer(
         agent
+            .http
             .post(&format!("{base}{path}"))
+            .set("X-Namespace", &agent.namespace)
             .set("Content-Type", "application/json")
             .send_string(&body.to_string()),
     )
 }
 
-fn get(agent: &ureq::Agent, base: &str, path: &str) -> Answer {
-    answer(agent.get(&format!("{base}{path}")).call())
+fn get(agent: &Agent, base: &str, path: &str) -> Answer {
+    answer(
+        agent
+            .http
+            .get(&format!("{base}{path}"))
+            .set("X-Namespace", &agent.namespace)
+            .call(),
+    )
 }
 
 fn answer(res: Result<ureq::Response, ureq::Error>) -> Answer {
@@ -281,8 +307,9 @@ fn report(
         rows: Vec::new(),
     };
     t.note(&format!(
-        "mnemo-lab bench load: {clients} clients over HTTP on 127.0.0.1 for {seconds:.0} s ({backend}), {} memories stored first, {DIM}-d stub vectors, LLM off{}",
+        "mnemo-lab bench load: {clients} clients over HTTP on 127.0.0.1 for {seconds:.0} s ({backend}), {} memories stored first over {} namespace(s), {DIM}-d stub vectors, LLM off{}",
         args.memories,
+        args.namespaces.max(1),
         if args.reads_only { ", reads only" } else { "" }
     ));
     let rate = |(n, took): (usize, Duration)| format!("{:.0}", n as f64 / took.as_secs_f64());
