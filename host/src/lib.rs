@@ -7,6 +7,7 @@ pub mod clock;
 pub mod config;
 pub mod embedding;
 pub mod http;
+pub mod keys;
 pub mod ledger;
 pub mod llm;
 pub mod migrate;

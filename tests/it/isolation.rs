@@ -5,6 +5,11 @@
 //! read route asked from another namespace, and the owner does see it (the
 //! positive control, so a route that shows nothing at all cannot pass).
 //! The MCP tools at `/mcp` are asked too, as the same namespaces.
+//!
+//! With scoped keys (issue 43) the same reads run with a key of the other
+//! tenant: in its own namespace they find nothing; aimed at the owner's
+//! namespace every one is refused (403) and shows nothing; the owner's key
+//! sees the secret.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -20,6 +25,22 @@ const INTRUDER: &str = "intruder";
 /// memory, turn and fact that no request of the intruder contains.
 const LEAK_MARKERS: [&str; 4] = ["marta", "offsite", "thrown away", "opens"];
 
+thread_local! {
+    /// The bearer key this test's requests carry (none: a server without keys).
+    static KEY: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+fn as_key(key: Option<&str>) {
+    KEY.with(|k| *k.borrow_mut() = key.map(str::to_string));
+}
+
+fn authorized(req: ureq::Request) -> ureq::Request {
+    match KEY.with(|k| k.borrow().clone()) {
+        Some(key) => req.set("Authorization", &format!("Bearer {key}")),
+        None => req,
+    }
+}
+
 fn send(s: &Server, method: &str, path: &str, ns: &str, body: Option<Value>) -> (u16, String) {
     let url = format!("{}{path}", s.base);
     let req = match method {
@@ -30,6 +51,7 @@ fn send(s: &Server, method: &str, path: &str, ns: &str, body: Option<Value>) -> 
         other => panic!("method {other}"),
     }
     .set("X-Namespace", ns);
+    let req = authorized(req);
     let res = match &body {
         Some(b) => req
             .set("Content-Type", "application/json")
@@ -215,13 +237,18 @@ fn mcp_reads(s: &Server, ns: &str, id: &str) -> Vec<(String, u16, String)> {
             let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                               "params": {"name": tool, "arguments": args}});
             let (st, text) = call_text(
-                ureq::post(&format!("{}/mcp", s.base))
-                    .set("X-Namespace", ns)
-                    .set("Accept", "application/json, text/event-stream")
-                    .set("MCP-Protocol-Version", "2025-06-18"),
+                authorized(
+                    ureq::post(&format!("{}/mcp", s.base))
+                        .set("X-Namespace", ns)
+                        .set("Accept", "application/json, text/event-stream")
+                        .set("MCP-Protocol-Version", "2025-06-18"),
+                ),
                 Some(&body.to_string()),
             );
-            assert!(text.contains("\"result\""), "MCP {tool}: {text}");
+            assert!(
+                text.contains("\"result\"") || st == 403,
+                "MCP {tool}: {st} {text}"
+            );
             (format!("MCP {tool} {args}"), st, text)
         })
         .collect()
@@ -243,9 +270,61 @@ fn no_read_route_shows_another_namespace_what_its_owner_sees_on_postgres() {
     );
 }
 
+/// The same reads with scoped keys: the intruder's key (admin of its own
+/// namespace, so the operator's reads are asked too) finds nothing in its
+/// namespace and is refused in the owner's; the owner's key sees it all.
+#[test]
+fn a_key_of_the_other_tenant_finds_nothing() {
+    const ADMIN: &str = "isolation-admin";
+    let s = start(Some(ADMIN));
+    let key = |ns: &str| {
+        let (st, v) = call(
+            ureq::post(&format!("{}/keys", s.base))
+                .set("Authorization", &format!("Bearer {ADMIN}")),
+            Some(&json!({"name": ns, "role": "admin", "namespaces": [ns]}).to_string()),
+        );
+        assert_eq!(st, 201, "{v}");
+        v["key"].as_str().unwrap().to_string()
+    };
+    let (owner_key, intruder_key) = (key(OWNER), key(INTRUDER));
+    as_key(Some(&owner_key));
+    let id = plant(&s);
+    as_key(Some(&intruder_key));
+    let aimed = reads(&s, OWNER, &id);
+    for (route, st, body) in &aimed {
+        assert_eq!(
+            *st, 403,
+            "{route} with the intruder's key at the owner's namespace: {body}"
+        );
+        let lower = body.to_lowercase();
+        assert!(
+            LEAK_MARKERS.iter().all(|m| !lower.contains(m)) && !lower.contains(SECRET),
+            "{route}: {body}"
+        );
+    }
+    eprintln!(
+        "isolation with keys: {} reads aimed at another tenant's namespace, all refused",
+        aimed.len()
+    );
+    check_planted(&s, "SQLite, scoped keys", &id, |ns| {
+        as_key(Some(if ns == OWNER {
+            &owner_key
+        } else {
+            &intruder_key
+        }));
+    });
+}
+
 fn check(s: &Server, backend: &str) {
     let id = plant(s);
+    check_planted(s, backend, &id, |_| {});
+}
 
+/// The intruder finds nothing of what the owner planted; the owner sees it.
+/// `who(ns)` sets the key a namespace's requests carry.
+fn check_planted(s: &Server, backend: &str, id: &str, who: impl Fn(&str)) {
+    let id = id.to_string();
+    who(INTRUDER);
     let intruder = reads(s, INTRUDER, &id);
     for (route, st, body) in &intruder {
         assert!(*st < 500, "{route} as the intruder: {st} {body}");
@@ -273,6 +352,7 @@ fn check(s: &Server, backend: &str) {
 
     // The positive control: the owner's reads show the secret on the routes
     // that hold it.
+    who(OWNER);
     let owner = reads(s, OWNER, &id);
     let shown: Vec<&str> = owner
         .iter()

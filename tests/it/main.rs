@@ -26,6 +26,7 @@ mod history;
 mod http;
 mod http_lifecycle;
 mod isolation;
+mod keys;
 mod lifecycle;
 mod links;
 mod llm_bounds;

@@ -17,6 +17,7 @@ use crate::{Config, Mnemo};
 use clap::{Parser, Subcommand};
 
 mod dialogue;
+mod keys;
 mod knowledge;
 mod lifecycle;
 mod memories;
@@ -135,6 +136,9 @@ enum Command {
     /// The LLM steps' circuits and the items whose step failed (waiting, or
     /// parked until `mnemo consolidate --retry`).
     LlmWaiting(StatsArgs),
+    /// API keys scoped to namespaces, with a role: create, list, rotate, revoke.
+    #[command(subcommand)]
+    Keys(keys::KeysCommand),
 }
 
 pub fn main() -> ExitCode {
@@ -212,6 +216,9 @@ fn run(cli: Cli, config: Config) -> Out {
     if let Command::Migrate(a) = cli.command {
         return store::migrate(a);
     }
+    if let Command::Keys(c) = cli.command {
+        return keys::run(&config, c);
+    }
     let mut mnemo = Mnemo::open(&config)?;
     let m = &mut mnemo;
     match cli.command {
@@ -250,6 +257,7 @@ fn run(cli: Cli, config: Config) -> Out {
         | Command::Ner(_)
         | Command::Plugins(_)
         | Command::Migrate(_)
+        | Command::Keys(_)
         | Command::Mcp(_) => Ok(()),
     }
 }

@@ -198,7 +198,7 @@ pub fn build(operations: &[Operation]) -> Value {
         "info": {
             "title": "mnemo",
             "version": env!("CARGO_PKG_VERSION"),
-            "description": "Long-term memory for AI agents. Generated from the route table and the Rust types of each route (host/src/server/doc.rs). With MNEMO_API_KEY set, every route but /health and /openapi.json needs `Authorization: Bearer <key>`.",
+            "description": "Long-term memory for AI agents. Generated from the route table and the Rust types of each route (host/src/server/doc.rs). With MNEMO_API_KEY set, or keys made (`POST /keys`, `mnemo keys`), every route but /health and /openapi.json needs `Authorization: Bearer <key>`: MNEMO_API_KEY is an admin key of every namespace; a made key has a role (read, write, admin) and the namespaces it may use, and anything else is refused with 403.",
         },
         "paths": paths,
         "components": {

@@ -7,6 +7,7 @@
 //! errors) and the scheduler thread; `routes/` the handlers; `error.rs` the
 //! JSON error type and the request parsing every handler shares.
 
+mod access;
 mod args;
 mod console;
 mod doc;
@@ -27,7 +28,7 @@ use crate::Config;
 use crate::scheduler::{self, Schedule, Ticker};
 use anyhow::Context;
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -59,6 +60,8 @@ struct AppState {
     api_key: Option<String>,
     /// Request counts and latencies for `/metrics`.
     requests: metrics::Requests,
+    /// Scoped keys looked up lately (`access.rs`).
+    keys: Arc<access::KeyCache>,
 }
 
 pub fn router(engine_config: Config, api_key: Option<String>) -> anyhow::Result<Router> {
@@ -84,6 +87,7 @@ fn routes_on(engine: Engines, api_key: Option<String>) -> Router {
         engine,
         api_key,
         requests: Default::default(),
+        keys: Default::default(),
     };
     table::routes()
         .route("/metrics", axum::routing::get(metrics::metrics))
@@ -94,7 +98,10 @@ fn routes_on(engine: Engines, api_key: Option<String>) -> Router {
         ))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route") })
         .layer(middleware::from_fn(namespace_header))
-        .layer(middleware::from_fn_with_state(state.clone(), auth))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            access::access,
+        ))
         .merge(console::routes())
         .layer(middleware::from_fn(declared_length))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
@@ -146,16 +153,6 @@ pub fn serve(config: Config, args: ServeArgs) -> anyhow::Result<()> {
             .await?;
         Ok(())
     })
-}
-
-/// Constant-time comparison: the time taken does not depend on where the
-/// strings differ.
-fn same_secret(a: &[u8], b: &[u8]) -> bool {
-    let mut diff = (a.len() ^ b.len()) as u8 | u8::from(a.len() != b.len());
-    for i in 0..a.len().max(b.len()) {
-        diff |= a.get(i).copied().unwrap_or(0) ^ b.get(i).copied().unwrap_or(0xff);
-    }
-    diff == 0
 }
 
 /// One structured log event per request: method, path, status and time
@@ -245,31 +242,6 @@ async fn declared_length(req: Request, next: Next) -> Response {
         .into_response();
     }
     next.run(req).await
-}
-
-async fn auth(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    let Some(key) = &state.api_key else {
-        return next.run(req).await;
-    };
-    if doc::PUBLIC.contains(&req.uri().path()) {
-        return next.run(req).await;
-    }
-    let given = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or("");
-    if same_secret(given.as_bytes(), key.as_bytes()) {
-        next.run(req).await
-    } else {
-        ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "missing or wrong bearer token",
-        )
-        .into_response()
-    }
 }
 
 /// Runs the scheduled tasks as planned writes (rehearsed on the planner,

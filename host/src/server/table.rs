@@ -85,6 +85,9 @@ api! {
     "/facts/conflicts" => get(fact_conflicts, "Valid facts with the same subject and predicate and different objects");
     "/facts/history" => get(fact_history, "Every version of the matching facts, superseded ones included");
     "/export" => get(export, "Everything as JSON lines (memories incl. the trash, episodes, sessions, entities)");
+    "/keys" => post(create_key, "Make an API key scoped to namespaces, with a role (read, write, admin); its secret is in this answer only"), get(list_keys, "Every API key (revoked ones too), without secrets");
+    "/keys/{id}/rotate" => post(rotate_key, "A new secret for a key (same id, role and namespaces); the old one stops working");
+    "/keys/{id}" => delete(revoke_key, "Revoke a key (it stays listed, with the time)");
     "/import" => post(import, "Import an export (ids, times, counts kept; duplicates folded; all or nothing)"); layer(DefaultBodyLimit::max(super::MAX_IMPORT_BYTES));
 }
 

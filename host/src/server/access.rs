@@ -1,0 +1,390 @@
+//! Who may do what (issue 43): the layer in front of every route and
+//! `/mcp` that checks the bearer key, its role and its namespaces.
+//!
+//! - No key at all is asked while the server has no `MNEMO_API_KEY` and
+//!   the store no scoped key (`keys.rs`): local use stays open.
+//! - `MNEMO_API_KEY` is an admin key of every namespace.
+//! - A scoped key's role must reach the route's ([`route_role`]: reads,
+//!   writes, the operator's routes; an MCP call by its tool).
+//! - Every namespace the request names — the `X-Namespace` header, the
+//!   `namespace` query parameter, any `namespace` in its JSON body (an MCP
+//!   tool's arguments, a batch's items) — must be in the key's scope, else
+//!   403 and nothing is read or written. A request that names none means
+//!   the key's one namespace (set as its `X-Namespace`); a key of several
+//!   must name one.
+//!
+//! Keys are looked up in the store at most every `KEY_CACHE` per key, so a
+//! revocation reaches every server within that time.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use axum::body::{Body, Bytes};
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+
+use super::error::ApiError;
+use super::{AppState, MAX_BODY_BYTES, MAX_IMPORT_BYTES, doc};
+use crate::keys::{self, KeyRecord, Role, Scope, same_secret};
+
+/// How long a key's lookup (and whether the store has any key) is reused.
+const KEY_CACHE: Duration = Duration::from_secs(2);
+
+/// Routes of the operator (`admin`): what spans tenants or runs the
+/// store's lifecycle.
+const ADMIN_ROUTES: &[(&str, &str)] = &[
+    ("GET", "/export"),
+    ("POST", "/import"),
+    ("POST", "/review"),
+    ("GET", "/audit"),
+    ("POST", "/audit"),
+    ("GET", "/decisions"),
+    ("POST", "/consolidate"),
+    ("GET", "/llm-usage"),
+    ("GET", "/llm/waiting"),
+    ("POST", "/llm/retry"),
+    ("POST", "/fade"),
+    ("POST", "/enrich"),
+    ("GET", "/metrics"),
+    ("GET", "/keys"),
+    ("POST", "/keys"),
+    ("POST", "/keys/{id}/rotate"),
+    ("DELETE", "/keys/{id}"),
+];
+/// `POST` routes that only read (their effects — an access counted, a
+/// renewal — are a read's).
+const READ_POSTS: &[&str] = &["/recall", "/context", "/topic"];
+/// MCP tools by role; a tool in neither list is the operator's.
+const MCP_READ: &[&str] = &[
+    "search_memory",
+    "recall",
+    "get_memory",
+    "history",
+    "list_memories",
+    "memory_stats",
+    "get_entity_info",
+    "context",
+    "resume",
+    "topics",
+    "topic",
+    "triggers",
+    "recent",
+    "sessions",
+    "query_facts",
+    "fact_graph",
+];
+const MCP_WRITE: &[&str] = &[
+    "remember_fact",
+    "correct_fact",
+    "confirm_fact",
+    "edit_memory",
+    "forget",
+    "restore",
+    "revert",
+    "ingest_turn",
+    "reflect",
+    "add_fact",
+];
+
+/// Who a request is, once its key is checked (in the request's extensions).
+#[derive(Debug, Clone)]
+pub struct Principal {
+    pub role: Role,
+    pub scope: Scope,
+}
+
+/// The keys looked up lately.
+#[derive(Default)]
+pub(super) struct KeyCache {
+    by_hash: Mutex<HashMap<String, (Instant, Option<KeyRecord>)>>,
+    any: Mutex<Option<(Instant, bool)>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn refuse(status: StatusCode, code: &'static str, message: String) -> Response {
+    ApiError::new(status, code, message).into_response()
+}
+
+/// The layer.
+pub(super) async fn access(State(s): State<AppState>, req: Request, next: Next) -> Response {
+    if doc::PUBLIC.contains(&req.uri().path()) {
+        return next.run(req).await;
+    }
+    let given = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("")
+        .to_string();
+    if let Some(admin) = &s.api_key
+        && same_secret(given.as_bytes(), admin.as_bytes())
+    {
+        return next.run(req).await;
+    }
+    let record = match lookup(&s, &given).await {
+        Ok(r) => r,
+        Err(e) => return e.into_response(),
+    };
+    let Some(record) = record else {
+        // Without any key configured the server is open, as before keys.
+        if s.api_key.is_none() && matches!(any_keys(&s).await, Ok(false)) {
+            return next.run(req).await;
+        }
+        return refuse(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "missing, wrong or revoked bearer token".into(),
+        );
+    };
+    let principal = Principal {
+        role: record.role,
+        scope: record.namespaces.clone(),
+    };
+    match admit(&principal, req).await {
+        Ok(mut req) => {
+            req.extensions_mut().insert(principal);
+            next.run(req).await
+        }
+        Err(refusal) => refusal,
+    }
+}
+
+/// The key `token` names, from the cache or the store.
+async fn lookup(s: &AppState, token: &str) -> Result<Option<KeyRecord>, ApiError> {
+    if keys::id_of(token).is_none() {
+        return Ok(None);
+    }
+    let cache_key = keys::hash(token);
+    if let Some((at, r)) = lock(&s.keys.by_hash).get(&cache_key)
+        && at.elapsed() < KEY_CACHE
+    {
+        return Ok(r.clone());
+    }
+    let owned = token.to_string();
+    let found = s
+        .engine
+        .read(move |m| keys::verify(&m.ports().store, &owned))
+        .await?
+        .map_err(ApiError::storage)?;
+    lock(&s.keys.by_hash).insert(cache_key, (Instant::now(), found.clone()));
+    Ok(found)
+}
+
+/// Whether the store holds any key (then every request needs one).
+async fn any_keys(s: &AppState) -> Result<bool, ApiError> {
+    if let Some((at, any)) = *lock(&s.keys.any)
+        && at.elapsed() < KEY_CACHE
+    {
+        return Ok(any);
+    }
+    let any = s
+        .engine
+        .read(|m| keys::any(&m.ports().store))
+        .await?
+        .map_err(ApiError::storage)?;
+    *lock(&s.keys.any) = Some((Instant::now(), any));
+    Ok(any)
+}
+
+/// The request, if `who` may make it (with its namespace set when it named
+/// none); else the refusal.
+async fn admit(who: &Principal, req: Request) -> Result<Request, Response> {
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| req.uri().path().to_string());
+    let method = req.method().clone();
+    let (mut parts, body) = req.into_parts();
+    let limit = if route == "/import" {
+        MAX_IMPORT_BYTES
+    } else {
+        MAX_BODY_BYTES
+    };
+    let bytes = axum::body::to_bytes(body, limit).await.map_err(|_| {
+        refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            format!("the body is over the {limit} byte limit"),
+        )
+    })?;
+    let json = parse(&bytes);
+    let needed = route_role(&method, &route, &json);
+    if who.role < needed {
+        return Err(refuse(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            format!(
+                "this key's role is {}; {method} {route} needs {}",
+                who.role.name(),
+                needed.name()
+            ),
+        ));
+    }
+    if route.starts_with("/keys") && !who.scope.is_all() {
+        return Err(refuse(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "only a key of every namespace manages keys".into(),
+        ));
+    }
+    let mut named: Vec<String> = Vec::new();
+    if let Some(h) = parts
+        .headers
+        .get("x-namespace")
+        .and_then(|v| v.to_str().ok())
+    {
+        named.push(h.trim().to_string());
+    }
+    if let Some(q) = parts.uri.query() {
+        named.extend(
+            url::form_urlencoded::parse(q.as_bytes())
+                .filter(|(k, _)| k == "namespace")
+                .map(|(_, v)| v.trim().to_string()),
+        );
+    }
+    for value in &json {
+        collect_namespaces(value, &mut named);
+    }
+    named.retain(|ns| !ns.is_empty());
+    if !who.scope.is_all() {
+        if let Some(outside) = named.iter().find(|ns| !who.scope.allows(ns)) {
+            return Err(refuse(
+                StatusCode::FORBIDDEN,
+                "forbidden",
+                format!("this key may not use namespace `{outside}`"),
+            ));
+        }
+        if named.is_empty() {
+            let Some(only) = who.scope.single() else {
+                return Err(refuse(
+                    StatusCode::FORBIDDEN,
+                    "forbidden",
+                    "this key covers several namespaces: name one with the X-Namespace header"
+                        .into(),
+                ));
+            };
+            if let Ok(v) = HeaderValue::from_str(only) {
+                parts.headers.insert("x-namespace", v);
+            }
+        }
+    }
+    Ok(Request::from_parts(parts, Body::from(bytes)))
+}
+
+/// The body as JSON values: one document, or one per line (an import).
+fn parse(bytes: &Bytes) -> Vec<Value> {
+    if bytes.is_empty() {
+        return Vec::new();
+    }
+    if let Ok(v) = serde_json::from_slice::<Value>(bytes) {
+        return vec![v];
+    }
+    bytes
+        .split(|b| *b == b'\n')
+        .filter_map(|line| serde_json::from_slice::<Value>(line).ok())
+        .collect()
+}
+
+/// Every string under a `namespace` key, at any depth.
+fn collect_namespaces(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(map) => {
+            for (k, v) in map {
+                match (k.as_str(), v) {
+                    ("namespace", Value::String(ns)) => out.push(ns.trim().to_string()),
+                    _ => collect_namespaces(v, out),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_namespaces(v, out)),
+        _ => {}
+    }
+}
+
+/// The role a request needs: the operator's routes `admin`; reads (`GET`,
+/// and the `POST`s that only read) `read`; other writes `write`; an MCP
+/// message by the tools it calls.
+pub fn route_role(method: &Method, route: &str, body: &[Value]) -> Role {
+    if ADMIN_ROUTES
+        .iter()
+        .any(|(m, r)| *m == method.as_str() && *r == route)
+    {
+        return Role::Admin;
+    }
+    if route == "/mcp" || route.starts_with("/mcp/") {
+        return body.iter().map(mcp_role).max().unwrap_or(Role::Read);
+    }
+    if *method == Method::GET || (*method == Method::POST && READ_POSTS.contains(&route)) {
+        Role::Read
+    } else {
+        Role::Write
+    }
+}
+
+/// An MCP message's role: a tool call's tool, everything else a read.
+fn mcp_role(message: &Value) -> Role {
+    if let Value::Array(batch) = message {
+        return batch.iter().map(mcp_role).max().unwrap_or(Role::Read);
+    }
+    if message["method"] != "tools/call" {
+        return Role::Read;
+    }
+    let tool = message["params"]["name"].as_str().unwrap_or("");
+    if MCP_READ.contains(&tool) {
+        Role::Read
+    } else if MCP_WRITE.contains(&tool) {
+        Role::Write
+    } else {
+        Role::Admin
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every admin route is a route of the table (or `/metrics`); nothing
+    /// listed is stale.
+    #[test]
+    fn the_role_lists_name_real_routes() {
+        for (method, path) in ADMIN_ROUTES {
+            let routed = super::super::table::ROUTES
+                .iter()
+                .any(|(p, ms)| p == path && ms.contains(&method.to_lowercase().as_str()));
+            assert!(routed || *path == "/metrics", "{method} {path}");
+        }
+        for path in READ_POSTS {
+            assert!(
+                super::super::table::ROUTES
+                    .iter()
+                    .any(|(p, ms)| p == path && ms.contains(&"post"))
+            );
+        }
+        let call =
+            |tool: &str| serde_json::json!({"method": "tools/call", "params": {"name": tool}});
+        assert_eq!(
+            route_role(&Method::POST, "/mcp", &[call("recall")]),
+            Role::Read
+        );
+        assert_eq!(
+            route_role(&Method::POST, "/mcp", &[call("forget")]),
+            Role::Write
+        );
+        assert_eq!(
+            route_role(&Method::POST, "/mcp", &[call("export")]),
+            Role::Admin
+        );
+        assert_eq!(route_role(&Method::POST, "/recall", &[]), Role::Read);
+        assert_eq!(route_role(&Method::POST, "/memories", &[]), Role::Write);
+        assert_eq!(route_role(&Method::GET, "/export", &[]), Role::Admin);
+    }
+}
