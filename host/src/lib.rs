@@ -21,6 +21,7 @@ pub mod runtime;
 pub mod scheduler;
 pub mod server;
 pub mod storage;
+pub mod traces;
 pub mod transfer;
 
 pub use config::Config;

@@ -43,3 +43,4 @@ mod reference;
 mod scenarios;
 mod structured_output;
 mod topics;
+mod traces;

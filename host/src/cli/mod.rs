@@ -147,7 +147,9 @@ pub fn main() -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    match run(cli, config) {
+    let ran = run(cli, config);
+    crate::traces::flush();
+    match ran {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
             eprintln!("error: {}", f.message.lines().next().unwrap_or("failed"));
@@ -184,19 +186,41 @@ pub fn setup(db: Option<PathBuf>, config: Option<&std::path::Path>) -> Result<Co
         };
     // `MNEMO_LOG_FORMAT=json`: one JSON object per event, for log shippers.
     // Otherwise text, coloured on a terminal only (a file gets key=value).
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    match config.log_format.as_deref() {
-        Some("json") => builder.json().init(),
-        Some("text") | None => builder
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let logs = match config.log_format.as_deref() {
+        Some("json") => fmt.json().with_filter(filter).boxed(),
+        Some("text") | None => fmt
             .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-            .init(),
+            .with_filter(filter)
+            .boxed(),
         Some(other) => {
             eprintln!("mnemo: MNEMO_LOG_FORMAT `{other}` is not `text` or `json`");
             return Err(ExitCode::from(2));
         }
-    }
+    };
+    // Traces (opt in): mnemo's own spans at `info`, whatever the log filter.
+    let traces = match config.otlp_endpoint.as_deref() {
+        Some(endpoint) => match crate::traces::layer(endpoint) {
+            Ok(layer) => Some(
+                layer.with_filter(
+                    tracing_subscriber::filter::Targets::new()
+                        .with_target("mnemo_host", tracing::Level::INFO),
+                ),
+            ),
+            Err(e) => {
+                eprintln!("error: MNEMO_OTLP_ENDPOINT: {e:#}");
+                return Err(ExitCode::from(2));
+            }
+        },
+        None => None,
+    };
+    tracing_subscriber::registry()
+        .with(logs)
+        .with(traces)
+        .init();
     Ok(config)
 }
 

@@ -58,6 +58,8 @@ pub struct Config {
     /// Log filter and format (`text` or `json`).
     pub log: Option<String>,
     pub log_format: Option<String>,
+    /// OTLP/HTTP collector the request spans go to (none: no traces).
+    pub otlp_endpoint: Option<String>,
     /// Where `serve` listens.
     pub host: String,
     pub port: u16,
@@ -209,6 +211,7 @@ impl Config {
             api_key: s.api_key.clone(),
             log: s.log.clone(),
             log_format: s.log_format.clone(),
+            otlp_endpoint: s.otlp_endpoint.clone(),
             host: s.host.clone().unwrap_or_else(|| "127.0.0.1".into()),
             port: s.port.unwrap_or(7878),
             ner: ner_from_settings(s),
@@ -260,6 +263,7 @@ impl Config {
             api_key: None,
             log: None,
             log_format: None,
+            otlp_endpoint: None,
             host: "127.0.0.1".into(),
             port: 7878,
             ner: NerConfig::default(),

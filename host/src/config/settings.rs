@@ -242,6 +242,10 @@ settings! {
     log: String = "`warn`",
     /// `text` or `json` (one JSON object per event, for log shippers).
     log_format: String = "`text`",
+    /// An OpenTelemetry collector's OTLP/HTTP base URL
+    /// (`http://127.0.0.1:4318`): each HTTP request's span is sent there
+    /// (`/v1/traces`, JSON); unset, no trace leaves the process.
+    otlp_endpoint: String = "unset",
     /// Extra NER and LLM plugins (`*.wasm`), loaded after the bundled ones.
     plugin_dir: PathBuf = "unset",
     /// Memory limit of every plugin call, in MiB.

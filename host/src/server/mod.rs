@@ -157,11 +157,22 @@ pub fn serve(config: Config, args: ServeArgs) -> anyhow::Result<()> {
 
 /// One structured log event per request: method, path, status and time
 /// taken (`MNEMO_LOG=info` shows them; failures at `warn` for 5xx).
+/// The request's span (what `MNEMO_OTLP_ENDPOINT` exports, `traces.rs`)
+/// carries the same.
 async fn access_log(req: Request, next: Next) -> Response {
+    use tracing::Instrument;
     let (method, path) = (req.method().clone(), req.uri().path().to_string());
     let started = std::time::Instant::now();
-    let res = next.run(req).await;
+    let span = tracing::info_span!(
+        "request",
+        otel.name = %format!("{method} {path}"),
+        http.request.method = %method,
+        url.path = %path,
+        http.response.status_code = tracing::field::Empty,
+    );
+    let res = next.run(req).instrument(span.clone()).await;
     let (status, ms) = (res.status().as_u16(), started.elapsed().as_millis() as u64);
+    span.record("http.response.status_code", status);
     if res.status().is_server_error() {
         tracing::warn!(%method, path, status, ms, "request failed");
     } else {
