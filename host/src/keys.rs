@@ -73,10 +73,6 @@ impl Role {
 pub struct Scope(pub Vec<String>);
 
 impl Scope {
-    pub fn all() -> Self {
-        Self(vec!["*".into()])
-    }
-
     /// Checked patterns: a namespace's characters, with one `*` at the end.
     pub fn parse(patterns: &[String]) -> anyhow::Result<Self> {
         if patterns.is_empty() {

@@ -165,12 +165,13 @@ fn scheduled_cycles_are_claimed_per_namespace() {
         b.claim_in(Task::Interval, "tenant-a", slot),
         "each task is claimed apart"
     );
-    // The namespace's own cycle runs under its own lock.
+    // The namespace's own cycle runs under its own lock and looks at its
+    // memories only.
     let r = m
         .consolidate(mnemo_core::model::ConsolidateRequest {
             namespace: Some("tenant-a".into()),
             ..Default::default()
         })
         .unwrap();
-    assert!(!r.dry);
+    assert_eq!(r.examined, 1, "{r:?}");
 }

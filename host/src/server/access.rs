@@ -28,8 +28,8 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 use super::error::ApiError;
-use super::{AppState, MAX_BODY_BYTES, MAX_IMPORT_BYTES, doc};
-use crate::keys::{self, KeyRecord, Role, Scope, same_secret};
+use super::{AppState, MAX_BODY_BYTES, MAX_IMPORT_BYTES, doc, lock};
+use crate::keys::{self, KeyRecord, Role, same_secret};
 
 /// How long a key's lookup (and whether the store has any key) is reused.
 const KEY_CACHE: Duration = Duration::from_secs(2);
@@ -90,22 +90,11 @@ const MCP_WRITE: &[&str] = &[
     "add_fact",
 ];
 
-/// Who a request is, once its key is checked (in the request's extensions).
-#[derive(Debug, Clone)]
-pub struct Principal {
-    pub role: Role,
-    pub scope: Scope,
-}
-
 /// The keys looked up lately.
 #[derive(Default)]
 pub(super) struct KeyCache {
     by_hash: Mutex<HashMap<String, (Instant, Option<KeyRecord>)>>,
     any: Mutex<Option<(Instant, bool)>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn refuse(status: StatusCode, code: &'static str, message: String) -> Response {
@@ -144,15 +133,8 @@ pub(super) async fn access(State(s): State<AppState>, req: Request, next: Next) 
             "missing, wrong or revoked bearer token".into(),
         );
     };
-    let principal = Principal {
-        role: record.role,
-        scope: record.namespaces.clone(),
-    };
-    match admit(&principal, req).await {
-        Ok(mut req) => {
-            req.extensions_mut().insert(principal);
-            next.run(req).await
-        }
+    match admit(&record, req).await {
+        Ok(req) => next.run(req).await,
         Err(refusal) => refusal,
     }
 }
@@ -174,7 +156,11 @@ async fn lookup(s: &AppState, token: &str) -> Result<Option<KeyRecord>, ApiError
         .read(move |m| keys::verify(&m.ports().store, &owned))
         .await?
         .map_err(ApiError::storage)?;
-    lock(&s.keys.by_hash).insert(cache_key, (Instant::now(), found.clone()));
+    let mut cache = lock(&s.keys.by_hash);
+    // Wrong keys are remembered too (a flood of them costs no lookups), so
+    // the expired are dropped as new ones come: the cache stays small.
+    cache.retain(|_, (at, _)| at.elapsed() < KEY_CACHE);
+    cache.insert(cache_key, (Instant::now(), found.clone()));
     Ok(found)
 }
 
@@ -194,9 +180,9 @@ async fn any_keys(s: &AppState) -> Result<bool, ApiError> {
     Ok(any)
 }
 
-/// The request, if `who` may make it (with its namespace set when it named
-/// none); else the refusal.
-async fn admit(who: &Principal, req: Request) -> Result<Request, Response> {
+/// The request, if key `who` may make it (with its namespace set when it
+/// named none); else the refusal.
+async fn admit(who: &KeyRecord, req: Request) -> Result<Request, Response> {
     let route = req
         .extensions()
         .get::<MatchedPath>()
@@ -229,7 +215,7 @@ async fn admit(who: &Principal, req: Request) -> Result<Request, Response> {
             ),
         ));
     }
-    if route.starts_with("/keys") && !who.scope.is_all() {
+    if route.starts_with("/keys") && !who.namespaces.is_all() {
         return Err(refuse(
             StatusCode::FORBIDDEN,
             "forbidden",
@@ -255,8 +241,8 @@ async fn admit(who: &Principal, req: Request) -> Result<Request, Response> {
         collect_namespaces(value, &mut named);
     }
     named.retain(|ns| !ns.is_empty());
-    if !who.scope.is_all() {
-        if let Some(outside) = named.iter().find(|ns| !who.scope.allows(ns)) {
+    if !who.namespaces.is_all() {
+        if let Some(outside) = named.iter().find(|ns| !who.namespaces.allows(ns)) {
             return Err(refuse(
                 StatusCode::FORBIDDEN,
                 "forbidden",
@@ -264,7 +250,7 @@ async fn admit(who: &Principal, req: Request) -> Result<Request, Response> {
             ));
         }
         if named.is_empty() {
-            let Some(only) = who.scope.single() else {
+            let Some(only) = who.namespaces.single() else {
                 return Err(refuse(
                     StatusCode::FORBIDDEN,
                     "forbidden",

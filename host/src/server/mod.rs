@@ -334,6 +334,7 @@ fn scheduled(task: scheduler::Task, namespace: Option<String>) -> engine::Planne
     })
 }
 
+/// A mutex's value, whether or not a thread panicked holding it.
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -30,7 +30,7 @@ impl Locks {
     pub fn with_default(namespace: Option<&str>) -> Self {
         match namespace {
             None => Self::All,
-            Some(ns) => Self::Namespaces(vec![canonical(ns), DEFAULT_NAMESPACE.to_string()]),
+            Some(ns) => Self::Namespaces(vec![canonical(ns), canonical("")]),
         }
     }
 
@@ -40,13 +40,8 @@ impl Locks {
     }
 }
 
-const DEFAULT_NAMESPACE: &str = "default";
-
 /// The core's reading of a namespace argument (`validate::namespace`): a
 /// name it refuses fails the call before it writes, whatever it locked.
 fn canonical(namespace: &str) -> String {
-    match namespace.trim() {
-        "" => DEFAULT_NAMESPACE.to_string(),
-        ns => ns.to_string(),
-    }
+    mnemo_core::valid_namespace(namespace).unwrap_or_else(|_| namespace.trim().to_string())
 }

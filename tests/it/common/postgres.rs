@@ -17,20 +17,7 @@ pub fn server() -> String {
         if let Ok(url) = std::env::var("MNEMO_TEST_POSTGRES") {
             return url;
         }
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("postgres");
-        let out = std::process::Command::new(root.join("scripts/postgres"))
-            .arg("start")
-            .arg(&dir)
-            .arg("55439")
-            .output()
-            .expect("running scripts/postgres");
-        assert!(
-            out.status.success(),
-            "Postgres is needed and could not be started (scripts/postgres start): {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
+        script("start", "55439", "Postgres")
     })
     .clone()
 }
@@ -53,23 +40,23 @@ pub fn tls_pair() -> (String, String) {
          (scripts/postgres tls) and MNEMO_TEST_POSTGRES_PLAIN the server itself"
     );
     let plain = server();
+    (script("tls", "55440", "TLS in front of Postgres"), plain)
+}
+
+/// `scripts/postgres COMMAND DIR PORT` on this helper's folder: its URL.
+fn script(command: &str, port: &str, what: &str) -> String {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("postgres");
     let out = std::process::Command::new(root.join("scripts/postgres"))
-        .arg("tls")
-        .arg(&dir)
-        .arg("55440")
+        .args([command, &dir.to_string_lossy(), port])
         .output()
-        .expect("running scripts/postgres tls");
+        .expect("running scripts/postgres");
     assert!(
         out.status.success(),
-        "TLS in front of Postgres is needed and could not be started (scripts/postgres tls): {}",
+        "{what} is needed and could not be started (scripts/postgres {command}): {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    (
-        String::from_utf8_lossy(&out.stdout).trim().to_string(),
-        plain,
-    )
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 /// A new, empty database on the test server; its URL.

@@ -29,7 +29,6 @@ use mnemo_core::ports::Storage;
 use postgres::Client;
 
 pub use coordinate::Lead;
-pub use lock_waits::LockWaits;
 
 use super::reader::{Effect, Role};
 use super::vectors::VectorState;
