@@ -312,15 +312,24 @@ fn type_of(s: &Value, link: bool) -> String {
         .join(" or ")
 }
 
-/// The MCP page: every tool `mnemo mcp` lists, with its arguments.
+/// The MCP page: every tool `mnemo mcp` lists, with its annotations, its
+/// arguments and what it answers; then the resources and the prompts.
 pub fn mcp_tools() -> String {
     let mut out = format!(
-        "# MCP tools\n\n{GENERATED}\n\n\
+        "# MCP: tools, resources, prompts\n\n{GENERATED}\n\n\
          `mnemo mcp` speaks the Model Context Protocol over stdio (and `/mcp` on\n\
          the HTTP server, streamable HTTP). A tool's `namespace` argument wins over\n\
-         the `X-Namespace` header; without either it is `default`. Results are\n\
-         structured JSON; an error is a result with `isError` and\n\
-         `{{\"error\": {{\"code\", \"message\"}}}}`.\n\n| tool | what it does |\n|---|---|\n"
+         the `X-Namespace` header; without either it is `default`. Every tool\n\
+         declares its `outputSchema` and answers `structuredContent` (and the same\n\
+         JSON as text); an error is a result with `isError` and\n\
+         `{{\"error\": {{\"code\", \"message\"}}}}`.\n\n\
+         **Effect** is the tool's annotations: *read-only* changes nothing;\n\
+         *additive* only adds or reinforces (recall counts an access: a\n\
+         memory used is renewed); *destructive* replaces or removes something\n\
+         (always kept in a memory's history or the trash, restorable);\n\
+         *idempotent* means calling it again with the same arguments changes\n\
+         nothing more; *LLM* means it may call the configured LLM.\n\n\
+         | tool | title | effect | what it does |\n|---|---|---|---|\n"
     );
     let tools = crate::server::mcp::tools();
     let mut sections = String::new();
@@ -329,9 +338,11 @@ pub fn mcp_tools() -> String {
         let first = description.split(". ").next().unwrap_or(description);
         let _ = writeln!(
             out,
-            "| [`{}`](#{}) | {} |",
+            "| [`{}`](#{}) | {} | {} | {} |",
             tool.name,
             tool.name,
+            tool.title.as_deref().unwrap_or_default(),
+            effect(tool.annotations.as_ref()),
             cell(first)
         );
         let _ = writeln!(sections, "## {}\n\n{}\n", tool.name, description.trim());
@@ -354,8 +365,87 @@ pub fn mcp_tools() -> String {
             }
             sections.push('\n');
         }
+        if let Some(output) = &tool.output_schema {
+            let output = Value::Object((**output).clone());
+            if let Some(props) = output["properties"].as_object() {
+                let fields: Vec<String> = props.keys().map(|k| format!("`{k}`")).collect();
+                let _ = writeln!(sections, "Answers: {}.\n", fields.join(", "));
+            }
+        }
     }
     out.push('\n');
     out.push_str(&sections);
+    out.push_str(&mcp_resources_and_prompts());
+    out
+}
+
+/// A tool's annotations in words.
+fn effect(a: Option<&rmcp::model::ToolAnnotations>) -> String {
+    let Some(a) = a else {
+        return "unannotated".into();
+    };
+    let mut words = vec![match (a.read_only_hint, a.destructive_hint) {
+        (Some(true), _) => "read-only",
+        (_, Some(false)) => "additive",
+        _ => "destructive",
+    }];
+    if a.read_only_hint != Some(true) && a.idempotent_hint == Some(true) {
+        words.push("idempotent");
+    }
+    if a.open_world_hint == Some(true) {
+        words.push("LLM");
+    }
+    words.join(", ")
+}
+
+/// The resources (their templates) and the prompts.
+fn mcp_resources_and_prompts() -> String {
+    let mut out = String::from(
+        "# Resources\n\n\
+         JSON, the same value the matching tool answers. `resources/list` names\n\
+         the request's namespace's resume, Core and topics. A client may\n\
+         subscribe to any of them (`subscriptions/listen`, or `resources/subscribe`\n\
+         in a session): it is told when what it would read changes.\n\n\
+         | URI template | title | what |\n|---|---|---|\n",
+    );
+    for t in crate::server::mcp::resources::templates().resource_templates {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} |",
+            t.uri_template,
+            t.title.as_deref().unwrap_or_default(),
+            cell(t.description.as_deref().unwrap_or_default())
+        );
+    }
+    out.push_str(
+        "\n# Prompts\n\n\
+         Completions (`completion/complete`) offer the store's namespaces for a\n\
+         `namespace` argument and a namespace's topic ids for `review_topic`'s\n\
+         `topic` and the topic template's `id`.\n\n\
+         | prompt | title | arguments | what |\n|---|---|---|---|\n",
+    );
+    for p in crate::server::mcp::prompts() {
+        let args: Vec<String> = p
+            .arguments
+            .iter()
+            .flatten()
+            .map(|a| {
+                let required = if a.required == Some(true) {
+                    " (required)"
+                } else {
+                    ""
+                };
+                format!("`{}`{required}", a.name)
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} |",
+            p.name,
+            p.title.as_deref().unwrap_or_default(),
+            args.join(", "),
+            cell(p.description.as_deref().unwrap_or_default())
+        );
+    }
     out
 }

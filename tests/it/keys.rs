@@ -262,6 +262,49 @@ fn keys_reach_only_their_namespaces_and_roles() {
         ),
         "MCP header",
     );
+    // A resource's namespace is its URI's; listing namespaces needs a key
+    // of every namespace.
+    let rpc = |method: &str, params: Value| json!({"jsonrpc": "2.0", "id": 2, "method": method, "params": params});
+    forbidden(
+        send(
+            &s,
+            "POST",
+            "/mcp",
+            &reader,
+            None,
+            Some(rpc(
+                "resources/read",
+                json!({"uri": "mnemo://namespaces/tenant-b/resume"}),
+            )),
+        ),
+        "MCP resource of another namespace",
+    );
+    let (st, v) = send(
+        &s,
+        "POST",
+        "/mcp",
+        &reader,
+        None,
+        Some(rpc(
+            "resources/read",
+            json!({"uri": "mnemo://namespaces/tenant-a/resume"}),
+        )),
+    );
+    assert_eq!(st, 200, "{v}");
+    forbidden(
+        send(
+            &s,
+            "POST",
+            "/mcp",
+            &reader,
+            None,
+            Some(rpc(
+                "completion/complete",
+                json!({"ref": {"type": "ref/prompt", "name": "start_session"}, "argument": {"name": "namespace", "value": ""}}),
+            )),
+        ),
+        "MCP namespace completion",
+    );
 
     // No key, a wrong key: 401. The admin key opens everything.
     let (st, _) = call(ureq::get(&format!("{}/stats", s.base)), None);

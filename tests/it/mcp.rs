@@ -177,6 +177,49 @@ async fn stdio_tools_have_derived_schemas_and_every_failure_is_a_tool_error() {
     }
     let forget = tools.iter().find(|t| t.name == "forget").unwrap();
     assert_eq!(forget.input_schema["required"], json!(["id"]));
+    // Every tool is titled, says what it does to data, and declares the
+    // shape of what it answers.
+    for t in &tools {
+        let a = t
+            .annotations
+            .as_ref()
+            .unwrap_or_else(|| panic!("{} unannotated", t.name));
+        assert!(
+            t.title.is_some() && a.title.is_some(),
+            "{} untitled",
+            t.name
+        );
+        assert!(
+            a.read_only_hint.is_some() && a.open_world_hint.is_some(),
+            "{}",
+            t.name
+        );
+        if a.read_only_hint == Some(false) {
+            assert!(
+                a.destructive_hint.is_some() && a.idempotent_hint.is_some(),
+                "{}",
+                t.name
+            );
+        }
+        let out = t
+            .output_schema
+            .as_ref()
+            .unwrap_or_else(|| panic!("{} has no outputSchema", t.name));
+        assert_eq!(out["type"], "object", "{}: {out:?}", t.name);
+    }
+    let hint = |name: &str| {
+        let a = tools
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap()
+            .annotations
+            .clone()
+            .unwrap();
+        (a.read_only_hint, a.destructive_hint)
+    };
+    assert_eq!(hint("get_memory").0, Some(true));
+    assert_eq!(hint("forget"), (Some(false), Some(true)));
+    assert_eq!(hint("remember_fact"), (Some(false), Some(false)));
 
     round_trip(&c).await;
 
@@ -381,4 +424,104 @@ async fn mcp_runs_the_scheduler_and_shares_its_engines_with_http() {
         tokio::time::sleep(std::time::Duration::from_secs(2)).await;
     }
     c.cancel().await.unwrap();
+}
+
+/// Resources (resume, Core, a topic, a memory and its history), prompts
+/// and completions through the SDK's client: what each reads is what the
+/// matching tool answers; an unknown resource is a protocol error.
+#[tokio::test(flavor = "multi_thread")]
+async fn resources_prompts_and_completions() {
+    use rmcp::model::{
+        ArgumentInfo, CompleteRequestParams, GetPromptRequestParams, ReadResourceRequestParams,
+        Reference,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let c =
+        ().serve(TokioChildProcess::new(stdio_command(dir.path(), &NO_CRON)).unwrap())
+            .await
+            .expect("MCP over stdio connects");
+    let saved = ok(
+        &c,
+        "remember_fact",
+        json!({"content": "The user's dog is called Biscuit", "namespace": "u1"}),
+    )
+    .await;
+    let id = saved["id"].as_str().unwrap();
+    let read = |uri: String| {
+        let c = &c;
+        async move {
+            let r = c
+                .read_resource(ReadResourceRequestParams::new(uri.clone()))
+                .await;
+            r.map(|r| match &r.contents[0] {
+                rmcp::model::ResourceContents::TextResourceContents { text, .. } => {
+                    serde_json::from_str::<Value>(text).unwrap()
+                }
+                other => panic!("{uri}: not text: {other:?}"),
+            })
+        }
+    };
+    let memory = read(format!("mnemo://namespaces/u1/memories/{id}"))
+        .await
+        .unwrap();
+    assert_eq!(memory["content"], "The user's dog is called Biscuit");
+    let history = read(format!("mnemo://namespaces/u1/memories/{id}/history"))
+        .await
+        .unwrap();
+    assert_eq!(history["memory"]["id"], id, "{history}");
+    let resume = read("mnemo://namespaces/u1/resume".into()).await.unwrap();
+    assert!(
+        resume["text"].as_str().unwrap().contains("Biscuit"),
+        "{resume}"
+    );
+    let core = read("mnemo://namespaces/u1/core".into()).await.unwrap();
+    assert_eq!(core["memories"], json!([]), "nothing is Core yet: {core}");
+    // Another namespace holds nothing of u1's.
+    assert!(
+        read(format!("mnemo://namespaces/u2/memories/{id}"))
+            .await
+            .is_err()
+    );
+    assert!(read("mnemo://namespaces/u1/nothing".into()).await.is_err());
+    let listed = c.list_all_resources().await.unwrap();
+    assert!(
+        listed
+            .iter()
+            .any(|r| r.uri == "mnemo://namespaces/default/resume"),
+        "{listed:?}"
+    );
+    let templates = c.list_all_resource_templates().await.unwrap();
+    assert!(
+        templates
+            .iter()
+            .any(|t| t.uri_template == "mnemo://namespaces/{namespace}/topics/{id}")
+    );
+
+    let prompts = c.list_all_prompts().await.unwrap();
+    let names: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["review_topic", "save_learned", "start_session"]);
+    let mut args = serde_json::Map::new();
+    args.insert("namespace".into(), json!("u1"));
+    let start = c
+        .get_prompt(GetPromptRequestParams::new("start_session").with_arguments(args.clone()))
+        .await
+        .unwrap();
+    let text = serde_json::to_string(&start.messages).unwrap();
+    assert!(
+        text.contains("Biscuit") && text.contains("remember_fact"),
+        "{text}"
+    );
+    args.insert("topic".into(), json!("kb404"));
+    let missing = c
+        .get_prompt(GetPromptRequestParams::new("review_topic").with_arguments(args))
+        .await;
+    assert!(missing.is_err(), "an unknown topic is refused: {missing:?}");
+    let done = c
+        .complete(CompleteRequestParams::new(
+            Reference::for_prompt("start_session"),
+            ArgumentInfo::new("namespace", "u"),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(done.completion.values, ["u1"]);
 }

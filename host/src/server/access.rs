@@ -242,6 +242,13 @@ async fn admit(who: &KeyRecord, req: Request) -> Result<Request, Response> {
     }
     named.retain(|ns| !ns.is_empty());
     if !who.namespaces.is_all() {
+        if json.iter().any(completes_namespaces) {
+            return Err(refuse(
+                StatusCode::FORBIDDEN,
+                "forbidden",
+                "only a key of every namespace may list the namespaces".into(),
+            ));
+        }
         if let Some(outside) = named.iter().find(|ns| !who.namespaces.allows(ns)) {
             return Err(refuse(
                 StatusCode::FORBIDDEN,
@@ -280,9 +287,15 @@ fn parse(bytes: &Bytes) -> Vec<Value> {
         .collect()
 }
 
-/// Every string under a `namespace` key, at any depth.
+/// Every string under a `namespace` key, and the namespace of every
+/// `mnemo://` resource URI (an MCP read or subscription), at any depth.
 fn collect_namespaces(v: &Value, out: &mut Vec<String>) {
     match v {
+        Value::String(s) if !s.contains('{') => {
+            if let Some(ns) = super::mcp::resources::namespace_of(s) {
+                out.push(ns.trim().to_string());
+            }
+        }
         Value::Object(map) => {
             for (k, v) in map {
                 match (k.as_str(), v) {
@@ -314,6 +327,16 @@ pub fn route_role(method: &Method, route: &str, body: &[Value]) -> Role {
     } else {
         Role::Write
     }
+}
+
+/// An MCP completion of a `namespace` argument: it lists the store's
+/// namespaces.
+fn completes_namespaces(message: &Value) -> bool {
+    if let Value::Array(batch) = message {
+        return batch.iter().any(completes_namespaces);
+    }
+    message["method"] == "completion/complete"
+        && message["params"]["argument"]["name"] == "namespace"
 }
 
 /// An MCP message's role: a tool call's tool, everything else a read.
@@ -372,5 +395,22 @@ mod tests {
         assert_eq!(route_role(&Method::POST, "/recall", &[]), Role::Read);
         assert_eq!(route_role(&Method::POST, "/memories", &[]), Role::Write);
         assert_eq!(route_role(&Method::GET, "/export", &[]), Role::Admin);
+    }
+
+    /// An MCP resource's namespace is the URI's: a key scoped elsewhere
+    /// cannot read or subscribe to it; a template's `{namespace}` is not one.
+    #[test]
+    fn resource_uris_name_their_namespace() {
+        let mut named = Vec::new();
+        let read = serde_json::json!({"method": "resources/read", "params": {"uri": "mnemo://namespaces/alice/resume"}});
+        let listen = serde_json::json!({"method": "subscriptions/listen", "params": {"filter": {"resourceSubscriptions": ["mnemo://namespaces/bob/core"]}}});
+        let template = serde_json::json!({"params": {"ref": {"type": "ref/resource", "uri": "mnemo://namespaces/{namespace}/topics/{id}"}}});
+        for v in [read, listen, template] {
+            collect_namespaces(&v, &mut named);
+        }
+        assert_eq!(named, ["alice", "bob"]);
+        let complete = |arg: &str| serde_json::json!({"method": "completion/complete", "params": {"argument": {"name": arg, "value": ""}}});
+        assert!(completes_namespaces(&complete("namespace")));
+        assert!(!completes_namespaces(&complete("topic")));
     }
 }

@@ -4,28 +4,40 @@
 
 use mnemo_core::model::*;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, Extensions};
-use rmcp::{ErrorData, tool, tool_router};
-use serde_json::json;
+use rmcp::model::Extensions;
+use rmcp::schemars::{self, JsonSchema};
+use rmcp::{tool, tool_router};
+use serde::Serialize;
 
-use super::{MnemoMcp, answer, flat, namespace, namespace_or_all};
+use super::{Failure, Json, MnemoMcp, answer, flat, namespace, namespace_or_all};
 use crate::server::args::*;
 use crate::server::error::ApiError;
 use crate::server::routes::{Decisions, Memories};
 
-type Answer = Result<CallToolResult, ErrorData>;
+/// `export`'s answer.
+#[derive(Serialize, JsonSchema)]
+pub(super) struct Exported {
+    /// The JSON lines `import` (or `POST /import`) reads back.
+    jsonl: String,
+}
 
 #[tool_router(router = admin_tools, vis = "pub(super)")]
 impl MnemoMcp {
     /// `GET /memories` (and `GET /trash` with `deleted`).
     #[tool(
-        description = "List memories, newest first, narrowed by layers, kinds and tags (all given must match); `deleted` lists the trash instead."
+        description = "List memories, newest first, narrowed by layers, kinds and tags (all given must match); `deleted` lists the trash instead.",
+        title = "List memories",
+        annotations(
+            title = "List memories",
+            read_only_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn list_memories(
         &self,
         Parameters(mut req): Parameters<ListRequest>,
         ext: Extensions,
-    ) -> Answer {
+    ) -> Result<Json<Memories>, Failure> {
         req.namespace = namespace(Some(&req.namespace), &ext);
         let out = flat(self.engine.read(move |m| m.list(req)).await);
         answer(out.map(|memories| Memories { memories }))
@@ -33,9 +45,19 @@ impl MnemoMcp {
 
     /// `GET /decisions`.
     #[tool(
-        description = "The decision log: what the lifecycle, the scheduler and every edit did, with the reason and what was there before; newest first."
+        description = "The decision log: what the lifecycle, the scheduler and every edit did, with the reason and what was there before; newest first.",
+        title = "The decision log",
+        annotations(
+            title = "The decision log",
+            read_only_hint = true,
+            open_world_hint = false
+        )
     )]
-    async fn decisions(&self, Parameters(a): Parameters<DecisionsArgs>, ext: Extensions) -> Answer {
+    async fn decisions(
+        &self,
+        Parameters(a): Parameters<DecisionsArgs>,
+        ext: Extensions,
+    ) -> Result<Json<Decisions>, Failure> {
         let ns = namespace_or_all(a.namespace.clone(), &ext);
         let filter = a.filter(ns);
         let out = self
@@ -48,9 +70,14 @@ impl MnemoMcp {
 
     /// `GET /llm-usage`.
     #[tool(
-        description = "The LLM and embedding call ledger: totals per component and model, and the latest calls."
+        description = "The LLM and embedding call ledger: totals per component and model, and the latest calls.",
+        title = "LLM usage",
+        annotations(title = "LLM usage", read_only_hint = true, open_world_hint = false)
     )]
-    async fn llm_usage(&self, Parameters(a): Parameters<UsageArgs>) -> Answer {
+    async fn llm_usage(
+        &self,
+        Parameters(a): Parameters<UsageArgs>,
+    ) -> Result<Json<crate::ledger::UsageReport>, Failure> {
         let limit = a.limit();
         let out = self
             .engine
@@ -62,9 +89,15 @@ impl MnemoMcp {
 
     /// `GET /export`.
     #[tool(
-        description = "Export memories, turns, sessions, entities, facts and their history as JSON lines (the text of `export`), for one namespace or every one."
+        description = "Export memories, turns, sessions, entities, facts and their history as JSON lines (the text of `export`), for one namespace or every one.",
+        title = "Export",
+        annotations(title = "Export", read_only_hint = true, open_world_hint = false)
     )]
-    async fn export(&self, Parameters(a): Parameters<ExportArgs>, ext: Extensions) -> Answer {
+    async fn export(
+        &self,
+        Parameters(a): Parameters<ExportArgs>,
+        ext: Extensions,
+    ) -> Result<Json<Exported>, Failure> {
         let ns = namespace_or_all(a.namespace, &ext);
         let out = self
             .engine
@@ -74,14 +107,27 @@ impl MnemoMcp {
             })
             .await
             .and_then(|r| r.map_err(ApiError::storage));
-        answer(out.map(|bytes| json!({ "jsonl": String::from_utf8_lossy(&bytes) })))
+        answer(out.map(|bytes| Exported {
+            jsonl: String::from_utf8_lossy(&bytes).into_owned(),
+        }))
     }
 
     /// `POST /import`.
     #[tool(
-        description = "Import JSON lines written by `export` (one transaction: a bad line and nothing is stored); what is already there is kept."
+        description = "Import JSON lines written by `export` (one transaction: a bad line and nothing is stored); what is already there is kept.",
+        title = "Import",
+        annotations(
+            title = "Import",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
-    async fn import(&self, Parameters(a): Parameters<ImportArgs>) -> Answer {
+    async fn import(
+        &self,
+        Parameters(a): Parameters<ImportArgs>,
+    ) -> Result<Json<crate::transfer::Counts>, Failure> {
         let out = self
             .engine
             .run(move |m| {
@@ -102,17 +148,36 @@ impl MnemoMcp {
 
     /// `POST /fade`.
     #[tool(
-        description = "Fade confidence now (the nightly task): memories not used for a while lose confidence; Buffer ones that fall below the floor go to the trash (restorable)."
+        description = "Fade confidence now (the nightly task): memories not used for a while lose confidence; Buffer ones that fall below the floor go to the trash (restorable).",
+        title = "Fade confidence now",
+        annotations(
+            title = "Fade confidence now",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
-    async fn fade(&self) -> Answer {
+    async fn fade(&self) -> Result<Json<FadeReport>, Failure> {
         answer(flat(self.engine.run(move |m| m.fade_as_configured()).await))
     }
 
     /// `POST /enrich`.
     #[tool(
-        description = "Run the accurate entity recognition pass now (the nightly task) over items not yet enriched."
+        description = "Run the accurate entity recognition pass now (the nightly task) over items not yet enriched.",
+        title = "Enrich entities now",
+        annotations(
+            title = "Enrich entities now",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
-    async fn enrich(&self, Parameters(a): Parameters<EnrichArgs>) -> Answer {
+    async fn enrich(
+        &self,
+        Parameters(a): Parameters<EnrichArgs>,
+    ) -> Result<Json<EnrichReport>, Failure> {
         let limit = a.limit();
         answer(flat(
             self.engine.run_planned(move |m, _| m.enrich(limit)).await,

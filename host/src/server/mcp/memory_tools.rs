@@ -4,16 +4,45 @@
 
 use mnemo_core::model::*;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, Extensions};
-use rmcp::{ErrorData, tool, tool_router};
-use serde_json::json;
+use rmcp::model::Extensions;
+use rmcp::schemars::{self, JsonSchema};
+use rmcp::{tool, tool_router};
+use serde::Serialize;
 
-use super::{MnemoMcp, answer, flat, namespace, namespace_or_all};
+use super::{Failure, Json, MnemoMcp, answer, flat, namespace, namespace_or_all};
 use crate::server::args::*;
 use crate::server::error::ApiError;
-use crate::server::routes::{Entities, Written};
+use crate::server::routes::{Entities, History, Written};
 
-type Answer = Result<CallToolResult, ErrorData>;
+/// `search_memory`'s answer: the hits in short form.
+#[derive(Serialize, JsonSchema)]
+pub(super) struct SearchHits {
+    /// Best first.
+    hits: Vec<SearchHit>,
+    /// What the search could not do (e.g. no vectors yet), if anything.
+    warnings: Vec<String>,
+}
+
+/// One hit of `search_memory`.
+#[derive(Serialize, JsonSchema)]
+struct SearchHit {
+    /// The memory's or turn's id (`get_memory` reads a memory).
+    id: String,
+    /// A remembered fact, or a turn of past dialogue.
+    #[serde(rename = "type")]
+    kind: HitKind,
+    /// Its text.
+    content: String,
+    /// The fused relevance score (higher is better).
+    score: f32,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum HitKind {
+    Memory,
+    Episode,
+}
 
 /// Default and largest hit count of `search_memory`.
 const SEARCH_LIMIT: u32 = 8;
@@ -25,13 +54,21 @@ const ENTITY_LIMIT: u32 = 20;
 impl MnemoMcp {
     /// `POST /recall` with past dialogue included, hits in short form.
     #[tool(
-        description = "Hybrid search over remembered facts and past dialogue: the main retrieval tool. Returns each hit's id, type (memory or episode), text and score."
+        description = "Hybrid search over remembered facts and past dialogue: the main retrieval tool. Returns each hit's id, type (memory or episode), text and score.",
+        title = "Search memory",
+        annotations(
+            title = "Search memory",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn search_memory(
         &self,
         Parameters(a): Parameters<SearchArgs>,
         ext: Extensions,
-    ) -> Answer {
+    ) -> Result<Json<SearchHits>, Failure> {
         let req = RecallRequest {
             query: a.query,
             namespace: namespace(a.namespace.as_deref(), &ext),
@@ -41,44 +78,63 @@ impl MnemoMcp {
         };
         let r = flat(self.engine.read(move |m| m.recall(req)).await);
         answer(r.map(|r| {
-            let hits: Vec<_> = r
-                .hits
-                .iter()
-                .map(|h| {
-                    json!({
-                        "id": h.item.id(),
-                        "type": match h.item { Item::Memory(_) => "memory", Item::Episode(_) => "episode" },
-                        "content": h.item.content(),
-                        "score": h.score,
+            SearchHits {
+                hits: r
+                    .hits
+                    .iter()
+                    .map(|h| SearchHit {
+                        id: h.item.id().to_string(),
+                        kind: match h.item {
+                            Item::Memory(_) => HitKind::Memory,
+                            Item::Episode(_) => HitKind::Episode,
+                        },
+                        content: h.item.content().to_string(),
+                        score: h.score,
                     })
-                })
-                .collect();
-            json!({ "hits": hits, "warnings": r.warnings })
+                    .collect(),
+                warnings: r.warnings,
+            }
         }))
     }
 
     /// `POST /recall`.
     #[tool(
-        description = "Recall with every option of POST /recall: filters (layers, kinds, tags as a soft boost, time range, source, min_score), token_budget, sort, dry (no reinforcement), episodes, LLM query expansion and rerank; each hit carries its score explanation (channels, ranks, factors)."
+        description = "Recall with every option of POST /recall: filters (layers, kinds, tags as a soft boost, time range, source, min_score), token_budget, sort, dry (no reinforcement), episodes, LLM query expansion and rerank; each hit carries its score explanation (channels, ranks, factors).",
+        title = "Recall with explanations",
+        annotations(
+            title = "Recall with explanations",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
     )]
     async fn recall(
         &self,
         Parameters(mut req): Parameters<RecallRequest>,
         ext: Extensions,
-    ) -> Answer {
+    ) -> Result<Json<RecallResponse>, Failure> {
         req.namespace = namespace(Some(&req.namespace), &ext);
         answer(flat(self.engine.read(move |m| m.recall(req)).await))
     }
 
     /// `POST /memories`.
     #[tool(
-        description = "Save a fact explicitly. A restatement of a known fact reinforces it instead of duplicating it (`created` false, with the dedup reason)."
+        description = "Save a fact explicitly. A restatement of a known fact reinforces it instead of duplicating it (`created` false, with the dedup reason).",
+        title = "Remember a fact",
+        annotations(
+            title = "Remember a fact",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn remember_fact(
         &self,
         Parameters(mut req): Parameters<RememberRequest>,
         ext: Extensions,
-    ) -> Answer {
+    ) -> Result<Json<Written>, Failure> {
         req.namespace = namespace(Some(&req.namespace), &ext);
         if req.source.is_none() {
             req.source = Some("mcp".into());
@@ -96,21 +152,37 @@ impl MnemoMcp {
     }
 
     /// `GET /memories/{id}`.
-    #[tool(description = "One memory by id, with all its fields.")]
-    async fn get_memory(&self, Parameters(a): Parameters<IdArgs>, ext: Extensions) -> Answer {
+    #[tool(
+        description = "One memory by id, with all its fields.",
+        title = "Get a memory",
+        annotations(title = "Get a memory", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn get_memory(
+        &self,
+        Parameters(a): Parameters<IdArgs>,
+        ext: Extensions,
+    ) -> Result<Json<Memory>, Failure> {
         let ns = namespace(a.namespace.as_deref(), &ext);
         answer(flat(self.engine.read(move |m| m.get(&ns, &a.id)).await))
     }
 
     /// `POST /memories/{id}/correct`.
     #[tool(
-        description = "Replace a fact with a corrected one: the old one is soft-deleted (restorable) and the new one supersedes it."
+        description = "Replace a fact with a corrected one: the old one is soft-deleted (restorable) and the new one supersedes it.",
+        title = "Correct a fact",
+        annotations(
+            title = "Correct a fact",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn correct_fact(
         &self,
         Parameters(a): Parameters<CorrectArgs>,
         ext: Extensions,
-    ) -> Answer {
+    ) -> Result<Json<Memory>, Failure> {
         let ns = namespace(a.namespace.as_deref(), &ext);
         let out = self
             .engine
@@ -120,17 +192,43 @@ impl MnemoMcp {
     }
 
     /// `POST /memories/{id}/confirm`.
-    #[tool(description = "Confirm a fact: it is protected from decay for good.")]
-    async fn confirm_fact(&self, Parameters(a): Parameters<IdArgs>, ext: Extensions) -> Answer {
+    #[tool(
+        description = "Confirm a fact: it is protected from decay for good.",
+        title = "Confirm a fact",
+        annotations(
+            title = "Confirm a fact",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn confirm_fact(
+        &self,
+        Parameters(a): Parameters<IdArgs>,
+        ext: Extensions,
+    ) -> Result<Json<Memory>, Failure> {
         let ns = namespace(a.namespace.as_deref(), &ext);
         answer(flat(self.engine.run(move |m| m.confirm(&ns, &a.id)).await))
     }
 
     /// `PATCH /memories/{id}`.
     #[tool(
-        description = "Change a memory's text, tags, importance or kind; the earlier state is kept as a version (see `history`, `revert`)."
+        description = "Change a memory's text, tags, importance or kind; the earlier state is kept as a version (see `history`, `revert`).",
+        title = "Edit a memory",
+        annotations(
+            title = "Edit a memory",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
-    async fn edit_memory(&self, Parameters(a): Parameters<EditArgs>, ext: Extensions) -> Answer {
+    async fn edit_memory(
+        &self,
+        Parameters(a): Parameters<EditArgs>,
+        ext: Extensions,
+    ) -> Result<Json<Memory>, Failure> {
         let ns = namespace(a.namespace.as_deref(), &ext);
         let patch = MemoryPatch {
             content: a.content,
@@ -146,8 +244,22 @@ impl MnemoMcp {
     }
 
     /// `DELETE /memories/{id}`.
-    #[tool(description = "Move a memory to the trash, with a reason. `restore` brings it back.")]
-    async fn forget(&self, Parameters(a): Parameters<ForgetArgs>, ext: Extensions) -> Answer {
+    #[tool(
+        description = "Move a memory to the trash, with a reason. `restore` brings it back.",
+        title = "Forget a memory",
+        annotations(
+            title = "Forget a memory",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn forget(
+        &self,
+        Parameters(a): Parameters<ForgetArgs>,
+        ext: Extensions,
+    ) -> Result<Json<Memory>, Failure> {
         let ns = namespace(a.namespace.as_deref(), &ext);
         let reason = a.reason.unwrap_or_else(|| "forgotten via MCP".into());
         let out = self
@@ -158,23 +270,71 @@ impl MnemoMcp {
     }
 
     /// `POST /memories/{id}/restore`.
-    #[tool(description = "Bring a memory back from the trash.")]
-    async fn restore(&self, Parameters(a): Parameters<IdArgs>, ext: Extensions) -> Answer {
+    #[tool(
+        description = "Bring a memory back from the trash.",
+        title = "Restore a memory",
+        annotations(
+            title = "Restore a memory",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn restore(
+        &self,
+        Parameters(a): Parameters<IdArgs>,
+        ext: Extensions,
+    ) -> Result<Json<Memory>, Failure> {
         let ns = namespace(a.namespace.as_deref(), &ext);
         answer(flat(self.engine.run(move |m| m.restore(&ns, &a.id)).await))
     }
 
     /// `GET /memories/{id}/history`.
-    #[tool(description = "A memory's earlier states (edits, merges, reverts), oldest first.")]
-    async fn history(&self, Parameters(a): Parameters<IdArgs>, ext: Extensions) -> Answer {
+    #[tool(
+        description = "A memory as it is now and its earlier states (edits, merges, reverts), oldest first.",
+        title = "A memory's history",
+        annotations(
+            title = "A memory's history",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn history(
+        &self,
+        Parameters(a): Parameters<IdArgs>,
+        ext: Extensions,
+    ) -> Result<Json<History>, Failure> {
         let ns = namespace(a.namespace.as_deref(), &ext);
-        let out = flat(self.engine.read(move |m| m.history(&ns, &a.id)).await);
-        answer(out.map(|versions| json!({ "versions": versions })))
+        let out = self
+            .engine
+            .read(move |m| -> Result<_, crate::runtime::CallError> {
+                Ok(History {
+                    memory: m.get(&ns, &a.id)?,
+                    versions: m.history(&ns, &a.id)?,
+                })
+            })
+            .await;
+        answer(flat(out))
     }
 
     /// `POST /memories/{id}/revert`.
-    #[tool(description = "Put an earlier version of a memory back (a number from `history`).")]
-    async fn revert(&self, Parameters(a): Parameters<RevertArgs>, ext: Extensions) -> Answer {
+    #[tool(
+        description = "Put an earlier version of a memory back (a number from `history`).",
+        title = "Revert a memory",
+        annotations(
+            title = "Revert a memory",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn revert(
+        &self,
+        Parameters(a): Parameters<RevertArgs>,
+        ext: Extensions,
+    ) -> Result<Json<Memory>, Failure> {
         let ns = namespace(a.namespace.as_deref(), &ext);
         let out = self
             .engine
@@ -185,9 +345,19 @@ impl MnemoMcp {
 
     /// `GET /stats`.
     #[tool(
-        description = "Counts by layer and kind, the trash, episodes, entities, the latest record time; for one namespace, or every one when none is given."
+        description = "Counts by layer and kind, the trash, episodes, entities, the latest record time; for one namespace, or every one when none is given.",
+        title = "Memory statistics",
+        annotations(
+            title = "Memory statistics",
+            read_only_hint = true,
+            open_world_hint = false
+        )
     )]
-    async fn memory_stats(&self, Parameters(a): Parameters<NsArgs>, ext: Extensions) -> Answer {
+    async fn memory_stats(
+        &self,
+        Parameters(a): Parameters<NsArgs>,
+        ext: Extensions,
+    ) -> Result<Json<StoreStats>, Failure> {
         let ns = namespace_or_all(a.namespace, &ext);
         answer(flat(
             self.engine.read(move |m| m.stats(ns.as_deref())).await,
@@ -196,13 +366,19 @@ impl MnemoMcp {
 
     /// `GET /entities/{name}`.
     #[tool(
-        description = "Everything about a person, place, organisation or project: its profile, facts and linked memories."
+        description = "Everything about a person, place, organisation or project: its profile, facts and linked memories.",
+        title = "About an entity",
+        annotations(
+            title = "About an entity",
+            read_only_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn get_entity_info(
         &self,
         Parameters(a): Parameters<EntityArgs>,
         ext: Extensions,
-    ) -> Answer {
+    ) -> Result<Json<Entities>, Failure> {
         let ns = namespace(a.namespace.as_deref(), &ext);
         let limit = a.limit.unwrap_or(ENTITY_LIMIT);
         let name = a.name.clone();

@@ -23,15 +23,28 @@
 mod admin_tools;
 mod agent_tools;
 mod memory_tools;
+mod prompts;
+pub mod resources;
+mod watch;
 
 use std::net::SocketAddr;
 
 use anyhow::Context;
+use rmcp::handler::server::router::prompt::PromptRouter;
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::handler::server::tool::IntoCallToolResult;
+use rmcp::model::{
+    CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, Implementation,
+    ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ResourceUpdatedNotificationParam,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams,
+};
+use rmcp::schemars::JsonSchema;
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ErrorData, ServerHandler, ServiceExt, tool_handler};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, prompt_handler, tool_handler};
 use serde::Serialize;
 
 use super::engine::Engines;
@@ -44,11 +57,15 @@ const INSTRUCTIONS: &str = "Long-term memory. Call `resume` at the start of a se
 the user or earlier sessions, `remember_fact` for durable facts, `ingest_turn` for each \
 dialogue turn.";
 
-/// The MCP server: the engines and the request's namespace rule.
+/// The MCP server: the engines and the request's namespace rule, and
+/// for a session (stdio) the resources it subscribed to.
 #[derive(Clone)]
 pub struct MnemoMcp {
     engine: Engines,
     tool_router: ToolRouter<Self>,
+    prompt_router: PromptRouter<Self>,
+    /// `resources/subscribe`'s resources; one watch runs while any is.
+    subscribed: watch::Watched,
 }
 
 impl MnemoMcp {
@@ -56,6 +73,8 @@ impl MnemoMcp {
         Self {
             engine,
             tool_router: Self::memory_tools() + Self::agent_tools() + Self::admin_tools(),
+            prompt_router: Self::prompts(),
+            subscribed: Default::default(),
         }
     }
 }
@@ -66,12 +85,129 @@ pub fn tools() -> Vec<rmcp::model::Tool> {
     (MnemoMcp::memory_tools() + MnemoMcp::agent_tools() + MnemoMcp::admin_tools()).list_all()
 }
 
+/// Every prompt `mnemo mcp` offers (the generated reference reads it).
+pub fn prompts() -> Vec<rmcp::model::Prompt> {
+    MnemoMcp::prompts().list_all()
+}
+
 #[tool_handler(router = self.tool_router)]
+#[prompt_handler(router = self.prompt_router)]
 impl ServerHandler for MnemoMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_completions()
+            .enable_prompts()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_tools()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("mnemo", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let ns = namespace(None, &context.extensions);
+        resources::list(&self.engine, &ns).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(resources::templates())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        resources::read(&self.engine, &request.uri)
+            .await
+            .map(ReadResourceResponse::Complete)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        prompts::complete(self, request, &context.extensions).await
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let uris = requested.resource_subscriptions.as_ref()?;
+        let accepted: Vec<String> = uris
+            .iter()
+            .filter(|u| resources::Target::parse(u).is_ok())
+            .cloned()
+            .collect();
+        Some(
+            SubscriptionFilter::builder()
+                .resource_subscriptions(accepted)
+                .build(),
+        )
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let watched = watch::Watched::default();
+        for uri in context.accepted().resource_subscriptions.iter().flatten() {
+            if let Ok(target) = resources::Target::parse(uri) {
+                watched.add(&self.engine, target).await;
+            }
+        }
+        let sink = context.sink().clone();
+        let notify = move |uri: String| {
+            let sink = sink.clone();
+            async move { sink.notify_resource_updated(uri).await.is_ok() }
+        };
+        watch::run(self.engine.clone(), watched, notify, context.cancelled()).await;
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let target = resources::Target::parse(&request.uri)?;
+        let first = self.subscribed.is_empty();
+        self.subscribed.add(&self.engine, target).await;
+        if first {
+            let peer = context.peer.clone();
+            let notify = move |uri: String| {
+                let peer = peer.clone();
+                async move {
+                    peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                        .await
+                        .is_ok()
+                }
+            };
+            let (engine, watched) = (self.engine.clone(), self.subscribed.clone());
+            tokio::spawn(watch::run(engine, watched, notify, std::future::pending()));
+        }
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscribed
+            .remove(&resources::Target::parse(&request.uri)?);
+        Ok(())
     }
 }
 
@@ -100,21 +236,44 @@ fn header_namespace(ext: &rmcp::model::Extensions) -> Option<String> {
 }
 
 /// A tool's answer: the value as structured content (numbers printed as
-/// stored, as the API prints them); an error as the API's error object
-/// with `isError`, so the model reads what went wrong.
-fn answer<T: Serialize>(result: Result<T, ApiError>) -> Result<CallToolResult, ErrorData> {
-    match result {
-        Ok(v) => {
-            let mut v = serde_json::to_value(v).map_err(|e| {
-                ErrorData::internal_error(format!("cannot encode the answer: {e}"), None)
-            })?;
-            super::json::tidy(&mut v);
-            Ok(CallToolResult::structured(v))
-        }
-        Err(e) => Ok(CallToolResult::structured_error(serde_json::json!({
-            "error": { "code": e.code, "message": e.message }
-        }))),
+/// stored, as the API prints them) and the same JSON as a text block for
+/// clients older than structured results. A tool returning
+/// `Result<Json<T>, Failure>` declares `T`'s schema as its `outputSchema`
+/// (the `#[tool]` macro reads the return type), so the schema a client
+/// validates against is the type the tool serialises.
+pub(super) struct Json<T>(pub T);
+
+impl<T: Serialize + JsonSchema + 'static> IntoCallToolResult for Json<T> {
+    fn into_call_tool_result(self) -> Result<CallToolResponse, ErrorData> {
+        let mut v = serde_json::to_value(self.0).map_err(|e| {
+            ErrorData::internal_error(format!("cannot encode the answer: {e}"), None)
+        })?;
+        super::json::tidy(&mut v);
+        Ok(CallToolResult::structured(v).into())
     }
+}
+
+/// A failure the caller should see (an unknown id, bad input, a refused
+/// write): a tool result with `isError` and the API's
+/// `{"error": {"code", "message"}}`, so the model reads what went wrong.
+pub(super) struct Failure(ApiError);
+
+impl IntoCallToolResult for Failure {
+    fn into_call_tool_result(self) -> Result<CallToolResponse, ErrorData> {
+        let e = self.0;
+        Ok(CallToolResult::structured_error(serde_json::json!({
+            "error": { "code": e.code, "message": e.message }
+        }))
+        .into())
+    }
+}
+
+/// What every tool returns: its typed value, or a failure as a tool error.
+pub(super) type Answer<T> = Result<Json<T>, Failure>;
+
+/// A route-shaped result as a tool's answer.
+fn answer<T>(result: Result<T, ApiError>) -> Answer<T> {
+    result.map(Json).map_err(Failure)
 }
 
 /// An engine job's two layers of failure (the engine stopped; the call

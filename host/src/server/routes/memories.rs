@@ -169,9 +169,9 @@ pub(in crate::server) async fn restore_memory(
 #[derive(Serialize, JsonSchema)]
 pub(in crate::server) struct History {
     /// The memory as it is now.
-    memory: Memory,
+    pub(in crate::server) memory: Memory,
     /// Oldest first.
-    versions: Vec<MemoryVersion>,
+    pub(in crate::server) versions: Vec<MemoryVersion>,
 }
 
 /// `GET /memories/{id}/history`: the states edits, merges and reverts
