@@ -320,14 +320,24 @@ fn provider(name: &str, value: &str) -> anyhow::Result<String> {
 /// `MNEMO_LLM_*` for the global endpoint, `MNEMO_<TIER>_{URL,KEY,MODEL,PROVIDER}`
 /// per model tier (seed 004 §7: gate, merge, audit, expand, extract, ...).
 pub fn llm_from_settings(s: &Settings) -> anyhow::Result<LlmConfig> {
-    let level = s.llm_level.unwrap_or(LlmLevel::Off);
     let global_provider = provider(
         "MNEMO_LLM_PROVIDER",
         s.llm_provider
             .as_deref()
             .unwrap_or(crate::llm::DEFAULT_PROVIDER),
     )?;
-    let global_url = s.llm_url.clone();
+    // The MCP client's model (`sampling`) has no URL, and choosing it is
+    // choosing to use an LLM: its level defaults to `auto`.
+    let sampled = global_provider == crate::llm::sampling::PROVIDER;
+    let level = s.llm_level.unwrap_or(if sampled {
+        LlmLevel::Auto
+    } else {
+        LlmLevel::Off
+    });
+    let global_url = s
+        .llm_url
+        .clone()
+        .or_else(|| sampled.then(|| crate::llm::sampling::URL.to_string()));
     let global_key = s.llm_key.clone();
     let global_model = s.llm_model.clone().unwrap_or_else(|| "gpt-4o-mini".into());
     let default = global_url.clone().map(|base_url| Endpoint {
@@ -343,7 +353,13 @@ pub fn llm_from_settings(s: &Settings) -> anyhow::Result<LlmConfig> {
             continue;
         }
         let name = tier.as_str().to_uppercase();
-        let Some(base_url) = t.url.cloned().or_else(|| global_url.clone()) else {
+        let tier_sampled = t.provider.map(String::as_str) == Some(crate::llm::sampling::PROVIDER);
+        let Some(base_url) = t
+            .url
+            .cloned()
+            .or_else(|| global_url.clone())
+            .or_else(|| tier_sampled.then(|| crate::llm::sampling::URL.to_string()))
+        else {
             bail!("MNEMO_{name}_MODEL is set but no URL: set MNEMO_{name}_URL or MNEMO_LLM_URL");
         };
         let provider = match t.provider {

@@ -181,10 +181,13 @@ settings! {
     embedding_send_dim: Flag = "`false`",
     /// When LLM steps run: `off` (the heuristic path everywhere), `auto` or
     /// `full`.
-    llm_level: LlmLevel = "`off`",
+    llm_level: LlmLevel = "`off` (`auto` with the `sampling` provider)",
     /// The provider plugin: `openai` (any OpenAI-compatible server: OpenAI,
     /// Ollama's `/v1`, llama.cpp, vLLM), `anthropic`, `ollama` (native API),
-    /// or an LLM plugin's name. An unknown name stops mnemo at start.
+    /// or an LLM plugin's name; or `sampling`: the model of the MCP client
+    /// of `mnemo mcp` (stdio, a client that declares sampling), with no URL
+    /// or key, and the level `auto` unless set. An unknown name stops mnemo
+    /// at start.
     llm_provider: String = "`openai`",
     /// The chat endpoint's base URL (`https://api.openai.com/v1`).
     llm_url: String = "unset",

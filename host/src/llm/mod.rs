@@ -10,6 +10,7 @@
 
 pub mod bounds;
 pub mod rehearsal;
+pub mod sampling;
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -108,9 +109,9 @@ impl LlmClient {
         };
         let endpoints = self.config.default.iter().chain(self.config.tiers.values());
         for ep in endpoints {
-            if !plugins.knows(&ep.provider) {
+            if ep.provider != sampling::PROVIDER && !plugins.knows(&ep.provider) {
                 anyhow::bail!(
-                    "the LLM provider `{}` is not known; known: {} (an LLM plugin in MNEMO_PLUGIN_DIR adds its own name)",
+                    "the LLM provider `{}` is not known; known: {}, and `sampling` (the MCP client's model) (an LLM plugin in MNEMO_PLUGIN_DIR adds its own name)",
                     ep.provider,
                     plugins.names().join(", ")
                 );
@@ -277,15 +278,26 @@ impl LlmClient {
         };
         let started = Instant::now();
         let max_tokens = req.max_tokens.unwrap_or(self.config.max_tokens);
-        let result = self.through_plugin(endpoint, req, max_tokens);
+        let sampled = endpoint.provider == sampling::PROVIDER;
+        let result = match sampled {
+            true => sampling::complete(req, max_tokens),
+            false => self.through_plugin(endpoint, req, max_tokens),
+        };
         let (input_tokens, output_tokens, outcome) = match &result {
             Ok(r) => (r.input_tokens, r.output_tokens, "ok".to_string()),
             Err((_, outcome)) => (0, 0, outcome.clone()),
         };
+        // A sampled call is recorded as such, with the model the client
+        // says it used.
+        let model = match (&result, sampled) {
+            (Ok(r), true) => format!("{}:{}", sampling::PROVIDER, r.model),
+            (Err(_), true) => sampling::PROVIDER.to_string(),
+            _ => endpoint.model.clone(),
+        };
         self.ledger.record(Usage {
             at: now_ms(),
             component: req.component.to_string(),
-            model: endpoint.model.clone(),
+            model,
             input_tokens,
             output_tokens,
             duration_ms: started.elapsed().as_millis() as u64,

@@ -254,17 +254,17 @@ impl<T: Serialize + JsonSchema + 'static> IntoCallToolResult for Json<T> {
 }
 
 /// A failure the caller should see (an unknown id, bad input, a refused
-/// write): a tool result with `isError` and the API's
+/// write): a tool result with `isError` whose text is the API's
 /// `{"error": {"code", "message"}}`, so the model reads what went wrong.
+/// It carries no `structuredContent`: clients check structured content
+/// against the tool's outputSchema, which describes the success.
 pub(super) struct Failure(ApiError);
 
 impl IntoCallToolResult for Failure {
     fn into_call_tool_result(self) -> Result<CallToolResponse, ErrorData> {
         let e = self.0;
-        Ok(CallToolResult::structured_error(serde_json::json!({
-            "error": { "code": e.code, "message": e.message }
-        }))
-        .into())
+        let body = serde_json::json!({ "error": { "code": e.code, "message": e.message } });
+        Ok(CallToolResult::error(vec![rmcp::model::ContentBlock::text(body.to_string())]).into())
     }
 }
 
@@ -344,7 +344,12 @@ pub fn serve_stdio(config: Config, args: McpArgs) -> anyhow::Result<()> {
             .serve(rmcp::transport::stdio())
             .await
             .context("starting MCP on stdio")?;
-        service.waiting().await.context("serving MCP on stdio")?;
+        // The client's model serves the LLM steps if it declared sampling
+        // and `MNEMO_LLM_PROVIDER=sampling` asks for it (llm/sampling.rs).
+        crate::llm::sampling::connect(service.peer().clone(), tokio::runtime::Handle::current());
+        let served = service.waiting().await;
+        crate::llm::sampling::disconnect();
+        served.context("serving MCP on stdio")?;
         anyhow::Ok(())
     })?;
     // stdin is closed: the client went away. The engines' threads end with
