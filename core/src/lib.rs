@@ -40,6 +40,7 @@ mod tests;
 #[cfg(target_arch = "wasm32")]
 mod wasm;
 
+pub use agent::context::ContextGate;
 pub use cross::Cross;
 pub use engine::Engine;
 pub use error::{CoreError, CoreResult};

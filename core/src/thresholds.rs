@@ -360,9 +360,35 @@ pub const MAX_EXPANSIONS: usize = 6;
 /// the seeds, which only say the scores are interpolated.
 pub const RERANK_WEIGHT: f32 = 0.5;
 
-/// A context hit must be at least this relevant to be injected (seed 004's
-/// auto-expand threshold: below it, the best hit is a weak match).
-pub const CONTEXT_MIN_RELEVANCE: f32 = AUTO_EXPAND_THRESHOLD;
+/// Context injection's gate (`agent::context::injected`): a hit is
+/// injected when the query's cosine to it is at least
+/// `CONTEXT_MIN_COSINE` and at least `CONTEXT_TOP_COSINE_SHARE` of the best
+/// hit's cosine (a paraphrase shares no words: the embedding decides), or
+/// when its relevance reaches the relevance mode's floor (a strong keyword
+/// and meaning match). Measured on tests/fixtures/context-set.json (200
+/// memories, 76 prompts; `mnemo-lab eval context --sweep`, docs/evaluation.md)
+/// with all-MiniLM-L6-v2: blend P 0.570 / R 0.596 against 0.189 / 0.551
+/// for seed 004's auto-expand threshold (0.25) on relevance alone; the
+/// best F1 of every gate of this family that still injects the paraphrase
+/// of docs/evaluation.md's example. Not in the seeds.
+pub const CONTEXT_MIN_COSINE: f32 = 0.35;
+pub const CONTEXT_TOP_COSINE_SHARE: f32 = 0.75;
+/// The relevance floor in `blend` (BM25 over the best hit's, half the
+/// weight: a lexical match alone reaches 0.5, so the floor asks for both).
+pub const CONTEXT_MIN_RELEVANCE_BLEND: f32 = 0.82;
+/// The relevance floor in `semantic` (cosine-led; a dual hit is boosted).
+pub const CONTEXT_MIN_RELEVANCE_SEMANTIC: f32 = 0.56;
+
+/// The hash embedder's cosine (tests, tiny machines, the JavaScript
+/// host's default) is word overlap, not meaning: its gate is the relevance,
+/// or the best keyword match of the prompt (BM25's first). Measured the
+/// same way with `MNEMO_EMBEDDER=hash`: blend P 0.361 / R 0.393 (F1 0.377;
+/// the relevance floor alone: 0.424 / 0.281, F1 0.338; the model's gate:
+/// 0.462 / 0.067); semantic 0.406 / 0.146 at 0.30 without the keyword rule.
+pub const CONTEXT_MIN_RELEVANCE_HASH_BLEND: f32 = 0.58;
+pub const CONTEXT_MIN_RELEVANCE_HASH_SEMANTIC: f32 = 0.30;
+/// Embedder names (`hash-384`, ...) whose gate is `…_HASH_…`.
+pub const HASH_EMBEDDER_PREFIX: &str = "hash";
 
 /// A pending session is consolidated once it has been idle this long, or
 /// when a newer session of its namespace starts (the design's rule for

@@ -21,6 +21,8 @@ use serde_json::Value;
 pub enum EvalCommand {
     /// LoCoMo (snap-research/LoCoMo) conversations and questions.
     Locomo(LocomoArgs),
+    /// Context injection's precision and recall on a labelled set.
+    Context(crate::context_eval::ContextArgs),
 }
 
 #[derive(clap::Args)]
@@ -217,7 +219,10 @@ fn namespace_of(sample_id: &str) -> String {
 }
 
 pub fn run(config: &Config, cmd: EvalCommand) -> anyhow::Result<()> {
-    let EvalCommand::Locomo(args) = cmd;
+    let args = match cmd {
+        EvalCommand::Locomo(args) => args,
+        EvalCommand::Context(args) => return crate::context_eval::run(config, args),
+    };
     let text = std::fs::read_to_string(&args.data)
         .with_context(|| format!("reading {}", args.data.display()))?;
     let samples: Vec<Value> = serde_json::from_str(&text)

@@ -294,3 +294,43 @@ fn a_turn_is_embedded_whole_and_by_sentence() {
         cosine(whole, question)
     );
 }
+
+/// Context injection finds a paraphrase that shares no word with the fact
+/// (the local model's cosine decides), and injects nothing for a prompt
+/// about nothing remembered.
+#[test]
+fn context_injects_a_paraphrase_with_the_local_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = open_local(dir.path());
+    for fact in [
+        "The user's daughter is allergic to peanuts",
+        "The user runs three times a week",
+        "The user's car is a 2018 Toyota Yaris",
+        "The user works as a data engineer",
+    ] {
+        m.remember(RememberRequest {
+            content: fact.into(),
+            ..Default::default()
+        })
+        .unwrap();
+    }
+    m.backfill_all(64, |_| {}).unwrap();
+    let injected = |m: &mut mnemo_host::Mnemo, prompt: &str| -> Vec<String> {
+        let block = m.context("default", prompt, None, 0).unwrap();
+        block.memories.into_iter().map(|x| x.content).collect()
+    };
+    for prompt in [
+        "any allergies I should know about?",
+        "what should I cook for my daughter tonight?",
+    ] {
+        let got = injected(&mut m, prompt);
+        assert!(
+            got.contains(&"The user's daughter is allergic to peanuts".to_string()),
+            "{prompt}: {got:?}"
+        );
+    }
+    assert_eq!(
+        injected(&mut m, "What's the capital of Australia?"),
+        Vec::<String>::new()
+    );
+}

@@ -100,7 +100,12 @@ async fn round_trip(c: &Client) {
     assert_eq!(again["created"], false, "a restatement reinforces: {again}");
     assert_eq!(again["id"], saved["id"]);
 
-    let ctx = ok(c, "context", json!({"prompt": "Where does Carol live?"})).await;
+    let ctx = ok(
+        c,
+        "context",
+        json!({"prompt": "Where does the user's sister Carol live?"}),
+    )
+    .await;
     assert!(
         ctx["text"].as_str().unwrap().contains("Lisbon"),
         "context injects the fact: {ctx}"

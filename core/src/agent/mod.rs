@@ -2,7 +2,7 @@
 //! Topics, Triggers) with its Core summary, and seed 003's context
 //! injection.
 
-mod context;
+pub(crate) mod context;
 mod core_order;
 pub(crate) mod resume;
 pub(crate) mod summary;

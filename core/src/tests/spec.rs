@@ -16,7 +16,9 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
         let path = entry.path();
         let name = entry.file_name().to_string_lossy().to_string();
         if path.is_dir() {
-            if name != "target" && !name.starts_with('.') && name != "design" {
+            if !["target", "design", "node_modules"].contains(&name.as_str())
+                && !name.starts_with('.')
+            {
                 sources(&path, out);
             }
         } else if [".rs", ".wit", ".md", ".txt"]

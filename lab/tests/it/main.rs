@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 mod bench;
+mod context;
 #[path = "../../../tests/it/common/output.rs"]
 mod output;
 #[path = "../../../tests/it/common/postgres.rs"]
