@@ -255,3 +255,20 @@ async def test_a_refusing_client_leaves_the_work_pending() -> None:
         pending = structured(await c.call_tool("sessions", {"pending": True}))
         assert "s1" in [s["id"] for s in pending["sessions"]], pending
         assert structured(await c.call_tool("memory_stats", {}))["episodes"] == 4
+
+
+@pytest.mark.anyio
+async def test_the_printed_config_starts_mnemo() -> None:
+    with tempfile.TemporaryDirectory() as data:
+        printed = subprocess.run(
+            [BIN, "mcp", "--print-config", "cursor"],
+            env=env(data), capture_output=True, text=True, check=True,
+        ).stdout
+        entry = json.loads("\n".join(l for l in printed.splitlines() if not l.startswith("#")))["mcpServers"]["mnemo"]
+        assert os.path.isabs(entry["command"]) and entry["args"] == ["mcp"]
+        assert entry["env"]["MNEMO_DATA_DIR"] == data
+        params = StdioServerParameters(
+            command=entry["command"], args=entry["args"], env={"PATH": os.environ["PATH"], **entry["env"]}
+        )
+        async with Client(params) as c:
+            assert len((await c.list_tools()).tools) >= 34

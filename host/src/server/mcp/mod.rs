@@ -22,6 +22,7 @@
 
 mod admin_tools;
 mod agent_tools;
+mod clients;
 mod memory_tools;
 mod prompts;
 pub mod resources;
@@ -311,11 +312,41 @@ pub struct McpArgs {
     /// engines: one writer for both, no second process on the database.
     #[arg(long, value_name = "ADDR")]
     listen: Option<SocketAddr>,
+    /// Print the configuration that registers this mnemo with an MCP
+    /// client (with this binary's absolute path) and exit.
+    #[arg(long, value_enum, value_name = "CLIENT")]
+    print_config: Option<clients::McpClient>,
+    /// With --print-config: reach a running `mnemo serve` at this `/mcp`
+    /// URL instead of starting `mnemo mcp` (MNEMO_API_KEY, if set, goes in
+    /// the snippet as the bearer key).
+    #[arg(long, value_name = "URL", requires = "print_config")]
+    http: Option<String>,
 }
 
 /// `mnemo mcp`: the tools over stdio, on the server's engines and
 /// scheduler; with `--listen`, the HTTP API (and `/mcp`) from the same ones.
 pub fn serve_stdio(config: Config, args: McpArgs) -> anyhow::Result<()> {
+    if let Some(client) = args.print_config {
+        let bin = std::env::current_exe()
+            .and_then(|p| p.canonicalize())
+            .context("finding this binary's path")?;
+        let env: Vec<(String, String)> = clients::PASSED_ON
+            .iter()
+            .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v)))
+            .collect();
+        let transport = match &args.http {
+            Some(url) => clients::Transport::Http {
+                url,
+                key: config.api_key.as_deref(),
+            },
+            None => clients::Transport::Stdio {
+                bin: &bin,
+                env: &env,
+            },
+        };
+        print!("{}", clients::snippet(client, &transport));
+        return Ok(());
+    }
     let listen = args.listen;
     if listen.is_some_and(|a| !a.ip().is_loopback()) && config.api_key.is_none() {
         tracing::warn!(
