@@ -181,17 +181,24 @@ async def test_streamable_http() -> None:
         await resources_prompts_completions(c)
 
 
+async def a_listened_resource_reports_its_change(c: Client) -> None:
+    saved = structured(await c.call_tool("remember_fact", {"content": FACT}))
+    uri = f"mnemo://namespaces/default/memories/{saved['id']}"
+    async with c.listen(resource_subscriptions=[uri]) as sub:
+        await c.call_tool("edit_memory", {"id": saved["id"], "content": "The user's daughter is allergic to sesame"})
+        with anyio.fail_after(15):
+            async for event in sub:
+                assert str(getattr(event, "uri", "")) == uri, event
+                break
+
+
 @pytest.mark.anyio
 async def test_a_subscribed_resource_reports_its_change() -> None:
+    # The 2026-07-28 form, over stdio and over streamable HTTP.
     async with stdio("auto") as c:
-        saved = structured(await c.call_tool("remember_fact", {"content": FACT}))
-        uri = f"mnemo://namespaces/default/memories/{saved['id']}"
-        async with c.listen(resource_subscriptions=[uri]) as sub:
-            await c.call_tool("edit_memory", {"id": saved["id"], "content": "The user's daughter is allergic to sesame"})
-            with anyio.fail_after(15):
-                async for event in sub:
-                    assert str(getattr(event, "uri", "")) == uri, event
-                    break
+        await a_listened_resource_reports_its_change(c)
+    async with http() as c:
+        await a_listened_resource_reports_its_change(c)
     # The 2025 form: resources/subscribe in a session.
     updates: list[str] = []
 

@@ -15,10 +15,17 @@
 //! reader, writes on the writer, LLM steps planned then applied, the
 //! session-switch trigger after a turn. Its input schema is derived from
 //! its argument type (`args.rs`, and the engine's own request types with
-//! the core's `schema` feature). A failure the caller should see — an
-//! unknown id, bad input, a refused write — is a tool result with
-//! `isError` and the API's `{"error": {"code", "message"}}`; nothing is
-//! swallowed and the server keeps serving.
+//! the core's `schema` feature), its output schema from the type it
+//! answers (`Json<T>`), its annotations say what it does to data. A
+//! failure the caller should see — an unknown id, bad input, a refused
+//! write — is a tool result with `isError` and the API's
+//! `{"error": {"code", "message"}}`; nothing is swallowed and the server
+//! keeps serving.
+//!
+//! Beside the tools: resources and their subscriptions (`resources.rs`,
+//! `watch.rs`), prompts and completions (`prompts.rs`), the clients'
+//! configuration (`clients.rs`), and the client's model as mnemo's LLM
+//! (`llm/sampling.rs`, connected here for a stdio session).
 
 mod admin_tools;
 mod agent_tools;
