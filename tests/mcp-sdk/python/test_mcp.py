@@ -230,14 +230,32 @@ answer.asked = []
 @pytest.mark.anyio
 async def test_the_clients_model_serves_the_llm_steps() -> None:
     answer.asked.clear()
-    phrases = json.dumps({"phrases": ["peanut allergy", "allergic to peanuts"]})
-    async with stdio("legacy", sampling_callback=answer(phrases), env={"MNEMO_LLM_PROVIDER": "sampling"}) as c:
+    # One scripted answer serves every step asked here (each reads its key).
+    script = json.dumps({
+        "phrases": ["peanut allergy", "allergic to peanuts"],
+        "operations": [],
+        "reflection": "The user looks after her family's health.",
+    })
+    async with stdio("legacy", sampling_callback=answer(script), env={"MNEMO_LLM_PROVIDER": "sampling"}) as c:
         await c.call_tool("remember_fact", {"content": FACT})
         r = structured(await c.call_tool("recall", {"query": "any allergies?", "expand": True}))
         assert r["expansions"] == ["peanut allergy", "allergic to peanuts"], r
         assert answer.asked and "search phrases" in answer.asked[0].system_prompt
         usage = structured(await c.call_tool("llm_usage", {}))
         assert any(u["component"] == "expand" and u["model"] == "sampling:scripted-1" for u in usage["summary"]), usage
+        # The tools that need an LLM, or more state, answer their schemas too.
+        note = structured(await c.call_tool("remember_fact", {"content": "Ask @carol about the #apollo launch"}))
+        structured(await c.call_tool("remember_fact", {"content": "The user's son plays the cello on Wednesdays"}))
+        structured(await c.call_tool("edit_memory", {"id": note["id"], "importance": 0.9}))
+        structured(await c.call_tool("revert", {"id": note["id"], "version": 1}))
+        assert structured(await c.call_tool("get_entity_info", {"name": "carol"}))["entities"]
+        structured(await c.call_tool("review", {"dry": True}))
+        reflection = structured(await c.call_tool("reflect", {"force": True}))
+        assert "family" in json.dumps(reflection), reflection
+        structured(await c.call_tool("consolidate", {}))
+        topics = structured(await c.call_tool("topics", {}))["topics"]
+        assert topics, "a cycle names the topics"
+        structured(await c.call_tool("topic", {"ids": [topics[0]["id"]]}))
 
 
 @pytest.mark.anyio
