@@ -31,3 +31,32 @@ fn the_postgres_store_keeps_the_storage_contract() {
         store
     });
 }
+
+/// The namespaces are listed from memories and episodes alike, in order,
+/// each once (a loose index scan on either backend; MNEMO_TEST_BACKEND
+/// picks it).
+#[test]
+fn namespaces_are_listed_from_memories_and_episodes() {
+    use mnemo_core::model::{RememberRequest, Turn};
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = common::open(dir.path());
+    for ns in ["b", "a", "a"] {
+        m.remember(RememberRequest {
+            content: format!("a note in {ns}"),
+            namespace: ns.into(),
+            ..Default::default()
+        })
+        .unwrap();
+    }
+    for ns in ["c", "a"] {
+        m.ingest(Turn {
+            namespace: ns.into(),
+            session_id: "s".into(),
+            role: "user".into(),
+            content: format!("a turn in {ns}"),
+            ..Default::default()
+        })
+        .unwrap();
+    }
+    assert_eq!(m.ports().store.namespaces().unwrap(), ["a", "b", "c"]);
+}

@@ -56,6 +56,17 @@ fn register_sqlite_vec() {
 }
 
 /// What a write to a database that cannot be written is told.
+/// Every namespace that holds a memory or an episode, by a loose index
+/// scan: one index seek per namespace (`min(namespace) > the last`, on the
+/// indexes that lead with it), not a read of every row, so listing them
+/// stays cheap on a large store. The same SQL on both backends.
+pub const DISTINCT_NAMESPACES: &str = "WITH RECURSIVE \
+    m(ns) AS (SELECT (SELECT min(namespace) FROM memories) UNION ALL \
+      SELECT (SELECT min(namespace) FROM memories WHERE namespace > m.ns) FROM m WHERE m.ns IS NOT NULL), \
+    e(ns) AS (SELECT (SELECT min(namespace) FROM episodes) UNION ALL \
+      SELECT (SELECT min(namespace) FROM episodes WHERE namespace > e.ns) FROM e WHERE e.ns IS NOT NULL) \
+    SELECT ns FROM m WHERE ns IS NOT NULL UNION SELECT ns FROM e WHERE ns IS NOT NULL ORDER BY 1";
+
 pub const READ_ONLY: &str = "the database cannot be written (a read-only file or file system): reads are served, writes are refused";
 
 /// Opens (creating if needed) and migrates the database at `path`. A

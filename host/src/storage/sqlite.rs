@@ -264,9 +264,7 @@ impl SqliteStore {
 
     /// Every namespace that holds a memory or an episode.
     pub fn namespaces(&self) -> anyhow::Result<Vec<String>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT namespace FROM memories UNION SELECT namespace FROM episodes ORDER BY 1",
-        )?;
+        let mut stmt = self.conn.prepare(super::DISTINCT_NAMESPACES)?;
         let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     }

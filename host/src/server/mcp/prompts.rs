@@ -9,7 +9,9 @@
 //! - `review_topic`: one topic's memories to tidy with the memory tools.
 //!
 //! Prompt arguments are strings (the protocol's rule). Completions offer
-//! the store's namespaces and a namespace's topic ids.
+//! the store's namespaces (listed by a loose index scan, a seek per
+//! namespace: no read of every row while the request waits) and a
+//! namespace's topic ids.
 
 use mnemo_core::model::{Memory, ResumeRequest};
 use rmcp::handler::server::wrapper::Parameters;

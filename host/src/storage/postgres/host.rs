@@ -160,10 +160,7 @@ impl PgStore {
 
     /// Every namespace that holds a memory or an episode.
     pub fn namespaces(&self) -> anyhow::Result<Vec<String>> {
-        let rows = self.db().query(
-            "SELECT namespace FROM memories UNION SELECT namespace FROM episodes ORDER BY 1",
-            &[],
-        )?;
+        let rows = self.db().query(crate::storage::DISTINCT_NAMESPACES, &[])?;
         Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
