@@ -324,8 +324,9 @@ pub fn mcp_tools() -> String {
          JSON as text); an error is a result with `isError` and\n\
          `{{\"error\": {{\"code\", \"message\"}}}}`.\n\n\
          **Effect** is the tool's annotations: *read-only* changes nothing;\n\
-         *additive* only adds or reinforces (recall counts an access: a\n\
-         memory used is renewed); *destructive* replaces or removes something\n\
+         *additive* only adds or reinforces (recall counts an access, and\n\
+         what recall, context or resume shows is renewed); *destructive*\n\
+         replaces or removes something\n\
          (always kept in a memory's history or the trash, restorable);\n\
          *idempotent* means calling it again with the same arguments changes\n\
          nothing more; *LLM* means it may call the configured LLM.\n\n\

@@ -61,7 +61,9 @@ impl MnemoMcp {
         title = "Resume a session",
         annotations(
             title = "Resume a session",
-            read_only_hint = true,
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
             open_world_hint = false
         )
     )]
