@@ -41,6 +41,7 @@ mod tests;
 mod wasm;
 
 pub use agent::context::ContextGate;
+pub use agent::prompts as agent_prompts;
 pub use cross::Cross;
 pub use engine::Engine;
 pub use error::{CoreError, CoreResult};

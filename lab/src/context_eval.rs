@@ -301,31 +301,17 @@ pub fn run(config: &Config, args: ContextArgs) -> anyhow::Result<()> {
     report.insert("memories".into(), set.memories.len().into());
     report.insert("merged_by_dedup".into(), merged.into());
     report.insert("prompts".into(), set.prompts.len().into());
-    report.insert("model".into(), embedder_label(&cfg).into());
-    report.insert("embedder".into(), model.into());
     if args.json {
+        report.insert("model".into(), model.into());
         println!("{}", serde_json::Value::Object(report));
     } else {
         println!(
-            "\n{} memories ({merged} merged by dedup), {} prompts, embedder {}",
+            "\n{} memories ({merged} merged by dedup), {} prompts, embedder {model}",
             set.memories.len(),
             set.prompts.len(),
-            embedder_label(&cfg)
         );
     }
     Ok(())
-}
-
-/// The embedder the set was embedded with, for the report.
-fn embedder_label(cfg: &Config) -> String {
-    match &cfg.embedder {
-        mnemo_host::config::EmbedderChoice::Local { dir, .. } => dir.file_name().map_or_else(
-            || dir.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        ),
-        mnemo_host::config::EmbedderChoice::Hash { .. } => "hash".into(),
-        mnemo_host::config::EmbedderChoice::Http { model, .. } => model.clone(),
-    }
 }
 
 /// A gate in words, for the table.

@@ -50,8 +50,13 @@ fn make_key(s: &Server, name: &str, role: &str, namespaces: &[&str]) -> String {
     v["key"].as_str().unwrap().to_string()
 }
 
+/// A JSON-RPC request to `/mcp`.
+fn rpc(method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+}
+
 fn mcp(tool: &str, args: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": args}})
+    rpc("tools/call", json!({"name": tool, "arguments": args}))
 }
 
 /// A refusal is a 403 with a JSON error.
@@ -220,89 +225,50 @@ fn keys_reach_only_their_namespaces_and_roles() {
     );
 
     // MCP: a tool's role and its namespace, as the routes'.
-    let (st, v) = send(
-        &s,
-        "POST",
-        "/mcp",
-        &reader,
-        None,
-        Some(mcp("recall", json!({"query": "tea"}))),
-    );
+    let post_mcp =
+        |key: &str, ns: Option<&str>, body: Value| send(&s, "POST", "/mcp", key, ns, Some(body));
+    let (st, v) = post_mcp(&reader, None, mcp("recall", json!({"query": "tea"})));
     assert_eq!(st, 200, "{v}");
     forbidden(
-        send(
-            &s,
-            "POST",
-            "/mcp",
-            &reader,
-            None,
-            Some(mcp("forget", json!({"id": "mem_x"}))),
-        ),
+        post_mcp(&reader, None, mcp("forget", json!({"id": "mem_x"}))),
         "MCP reader forgets",
     );
     forbidden(
-        send(
-            &s,
-            "POST",
-            "/mcp",
+        post_mcp(
             &writer,
             None,
-            Some(mcp("memory_stats", json!({"namespace": "tenant-b"}))),
+            mcp("memory_stats", json!({"namespace": "tenant-b"})),
         ),
         "MCP namespace argument",
     );
     forbidden(
-        send(
-            &s,
-            "POST",
-            "/mcp",
+        post_mcp(
             &writer,
             Some("tenant-b"),
-            Some(mcp("recall", json!({"query": "x"}))),
+            mcp("recall", json!({"query": "x"})),
         ),
         "MCP header",
     );
     // A resource's namespace is its URI's; listing namespaces needs a key
     // of every namespace.
-    let rpc = |method: &str, params: Value| json!({"jsonrpc": "2.0", "id": 2, "method": method, "params": params});
+    let read = |ns: &str| {
+        rpc(
+            "resources/read",
+            json!({"uri": format!("mnemo://namespaces/{ns}/resume")}),
+        )
+    };
     forbidden(
-        send(
-            &s,
-            "POST",
-            "/mcp",
-            &reader,
-            None,
-            Some(rpc(
-                "resources/read",
-                json!({"uri": "mnemo://namespaces/tenant-b/resume"}),
-            )),
-        ),
+        post_mcp(&reader, None, read("tenant-b")),
         "MCP resource of another namespace",
     );
-    let (st, v) = send(
-        &s,
-        "POST",
-        "/mcp",
-        &reader,
-        None,
-        Some(rpc(
-            "resources/read",
-            json!({"uri": "mnemo://namespaces/tenant-a/resume"}),
-        )),
-    );
+    let (st, v) = post_mcp(&reader, None, read("tenant-a"));
     assert_eq!(st, 200, "{v}");
+    let complete = rpc(
+        "completion/complete",
+        json!({"ref": {"type": "ref/prompt", "name": "start_session"}, "argument": {"name": "namespace", "value": ""}}),
+    );
     forbidden(
-        send(
-            &s,
-            "POST",
-            "/mcp",
-            &reader,
-            None,
-            Some(rpc(
-                "completion/complete",
-                json!({"ref": {"type": "ref/prompt", "name": "start_session"}, "argument": {"name": "namespace", "value": ""}}),
-            )),
-        ),
+        post_mcp(&reader, None, complete),
         "MCP namespace completion",
     );
 

@@ -1,8 +1,9 @@
 //! What an agent reads before it answers: seed 004's resume (Core, Recent,
-//! Topics, Triggers) with its Core summary, and seed 003's context
-//! injection.
+//! Topics, Triggers) with its Core summary, seed 003's context injection,
+//! and the texts of the agent flows a host offers (`prompts`).
 
 pub(crate) mod context;
 mod core_order;
+pub mod prompts;
 pub(crate) mod resume;
 pub(crate) mod summary;

@@ -288,18 +288,29 @@ fn parse(bytes: &Bytes) -> Vec<Value> {
 }
 
 /// Every string under a `namespace` key, and the namespace of every
-/// `mnemo://` resource URI (an MCP read or subscription), at any depth.
+/// `mnemo://` resource URI an MCP message names (a read's `uri`, a
+/// listen's `resourceSubscriptions`), at any depth. Only those fields: a
+/// memory whose text quotes a URI names no namespace. A template's
+/// `{namespace}` is not one.
 fn collect_namespaces(v: &Value, out: &mut Vec<String>) {
-    match v {
-        Value::String(s) if !s.contains('{') => {
-            if let Some(ns) = super::mcp::resources::namespace_of(s) {
-                out.push(ns.trim().to_string());
-            }
+    let uri = |u: &Value, out: &mut Vec<String>| {
+        if let Some(ns) = u
+            .as_str()
+            .filter(|u| !u.contains('{'))
+            .and_then(super::mcp::resources::namespace_of)
+        {
+            out.push(ns.trim().to_string());
         }
+    };
+    match v {
         Value::Object(map) => {
             for (k, v) in map {
                 match (k.as_str(), v) {
                     ("namespace", Value::String(ns)) => out.push(ns.trim().to_string()),
+                    ("uri", u) => uri(u, out),
+                    ("resourceSubscriptions", Value::Array(us)) => {
+                        us.iter().for_each(|u| uri(u, out))
+                    }
                     _ => collect_namespaces(v, out),
                 }
             }
@@ -405,7 +416,8 @@ mod tests {
         let read = serde_json::json!({"method": "resources/read", "params": {"uri": "mnemo://namespaces/alice/resume"}});
         let listen = serde_json::json!({"method": "subscriptions/listen", "params": {"filter": {"resourceSubscriptions": ["mnemo://namespaces/bob/core"]}}});
         let template = serde_json::json!({"params": {"ref": {"type": "ref/resource", "uri": "mnemo://namespaces/{namespace}/topics/{id}"}}});
-        for v in [read, listen, template] {
+        let quoted = serde_json::json!({"method": "tools/call", "params": {"name": "remember_fact", "arguments": {"content": "see mnemo://namespaces/carol/resume"}}});
+        for v in [read, listen, template, quoted] {
             collect_namespaces(&v, &mut named);
         }
         assert_eq!(named, ["alice", "bob"]);

@@ -2,7 +2,8 @@
 //! and confidences as `f32`; `serde_json::Value` (what `json!` builds)
 //! holds `f64`, so 0.1f32 would print as 0.10000000149011612. Every number
 //! that is exactly an `f32` is printed as that `f32` (0.1) instead, in one
-//! place: this `Json`, which the routes use in place of axum's.
+//! place: `tidied`, behind this `Json` (which the routes use in place of
+//! axum's) and MCP's results.
 
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -13,11 +14,8 @@ pub struct Json<T>(pub T);
 
 impl<T: Serialize> IntoResponse for Json<T> {
     fn into_response(self) -> Response {
-        match serde_json::to_value(&self.0) {
-            Ok(mut v) => {
-                tidy(&mut v);
-                axum::Json(v).into_response()
-            }
+        match tidied(&self.0) {
+            Ok(v) => axum::Json(v).into_response(),
             Err(e) => crate::server::error::ApiError::new(
                 axum::http::StatusCode::INTERNAL_SERVER_ERROR,
                 "internal",
@@ -28,9 +26,17 @@ impl<T: Serialize> IntoResponse for Json<T> {
     }
 }
 
+/// `v` as JSON with numbers printed as stored (the routes' answers, MCP's
+/// structured results and resources).
+pub fn tidied(v: impl Serialize) -> serde_json::Result<Value> {
+    let mut v = serde_json::to_value(v)?;
+    tidy(&mut v);
+    Ok(v)
+}
+
 /// Replaces every float that is exactly an `f32` by the shortest decimal
 /// that reads back as that `f32`.
-pub fn tidy(v: &mut Value) {
+fn tidy(v: &mut Value) {
     match v {
         Value::Number(n) if n.is_f64() => {
             if let Some(x) = n.as_f64()

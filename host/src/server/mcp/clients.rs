@@ -68,13 +68,14 @@ fn pretty(v: &Value) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default()
 }
 
-/// A JSON `mcpServers` entry (Claude Desktop, Cursor, `.mcp.json`).
-fn mcp_servers(t: &Transport, http_type: Option<&str>) -> Value {
-    let entry = match t {
-        Transport::Stdio { bin, env } => stdio_entry(bin, env, None),
+/// The server's JSON entry: `{command, args, env}` or `{url, headers}`,
+/// each with the `type` a client wants (`types.0` for stdio, `.1` for HTTP).
+fn entry(t: &Transport, types: (Option<&str>, Option<&str>)) -> Value {
+    match t {
+        Transport::Stdio { bin, env } => stdio_entry(bin, env, types.0),
         Transport::Http { url, key } => {
             let mut e = json!({ "url": url });
-            if let Some(kind) = http_type {
+            if let Some(kind) = types.1 {
                 e["type"] = json!(kind);
             }
             if let Some(k) = key {
@@ -82,8 +83,12 @@ fn mcp_servers(t: &Transport, http_type: Option<&str>) -> Value {
             }
             e
         }
-    };
-    json!({ "mcpServers": { "mnemo": entry } })
+    }
+}
+
+/// A JSON `mcpServers` entry (Claude Desktop, Cursor, `.mcp.json`).
+fn mcp_servers(t: &Transport, http_type: Option<&str>) -> Value {
+    json!({ "mcpServers": { "mnemo": entry(t, (None, http_type)) } })
 }
 
 /// The snippet for `client`, ready to paste, with where it goes.
@@ -126,16 +131,7 @@ pub fn snippet(client: McpClient, t: &Transport) -> String {
             pretty(&mcp_servers(t, None))
         ),
         McpClient::Vscode => {
-            let entry = match t {
-                Transport::Stdio { bin, env } => stdio_entry(bin, env, Some("stdio")),
-                Transport::Http { url, key } => {
-                    let mut e = json!({ "type": "http", "url": url });
-                    if let Some(k) = key {
-                        e["headers"] = json!({ "Authorization": format!("Bearer {k}") });
-                    }
-                    e
-                }
-            };
+            let entry = entry(t, (Some("stdio"), Some("http")));
             format!(
                 "# In .vscode/mcp.json (this workspace) or your user mcp.json (MCP: Open User Configuration):\n{}\n",
                 pretty(&json!({ "servers": { "mnemo": entry } }))

@@ -306,16 +306,9 @@ impl MnemoMcp {
         ext: Extensions,
     ) -> Result<Json<History>, Failure> {
         let ns = namespace(a.namespace.as_deref(), &ext);
-        let out = self
-            .engine
-            .read(move |m| -> Result<_, crate::runtime::CallError> {
-                Ok(History {
-                    memory: m.get(&ns, &a.id)?,
-                    versions: m.history(&ns, &a.id)?,
-                })
-            })
-            .await;
-        answer(flat(out))
+        answer(flat(
+            self.engine.read(move |m| History::of(m, &ns, &a.id)).await,
+        ))
     }
 
     /// `POST /memories/{id}/revert`.

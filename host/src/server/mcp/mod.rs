@@ -189,9 +189,8 @@ impl ServerHandler for MnemoMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let target = resources::Target::parse(&request.uri)?;
-        let first = self.subscribed.is_empty();
         self.subscribed.add(&self.engine, target).await;
-        if first {
+        if self.subscribed.start() {
             let peer = context.peer.clone();
             let notify = move |uri: String| {
                 let peer = peer.clone();
@@ -253,10 +252,9 @@ pub(super) struct Json<T>(pub T);
 
 impl<T: Serialize + JsonSchema + 'static> IntoCallToolResult for Json<T> {
     fn into_call_tool_result(self) -> Result<CallToolResponse, ErrorData> {
-        let mut v = serde_json::to_value(self.0).map_err(|e| {
+        let v = super::json::tidied(self.0).map_err(|e| {
             ErrorData::internal_error(format!("cannot encode the answer: {e}"), None)
         })?;
-        super::json::tidy(&mut v);
         Ok(CallToolResult::structured(v).into())
     }
 }
@@ -282,6 +280,17 @@ pub(super) type Answer<T> = Result<Json<T>, Failure>;
 /// A route-shaped result as a tool's answer.
 fn answer<T>(result: Result<T, ApiError>) -> Answer<T> {
     result.map(Json).map_err(Failure)
+}
+
+/// The API's error as a protocol error (a prompt or resource request, not
+/// a tool call): the caller's mistake is `invalid params`, the rest
+/// `internal`.
+fn protocol_error(e: ApiError) -> ErrorData {
+    if e.status.is_client_error() {
+        ErrorData::invalid_params(e.message, None)
+    } else {
+        ErrorData::internal_error(e.message, None)
+    }
 }
 
 /// An engine job's two layers of failure (the engine stopped; the call

@@ -1,5 +1,6 @@
 //! MCP prompts for the agent flows the seeds describe, and completions for
-//! their arguments:
+//! their arguments (the texts are the core's, `agent::prompts`; this file
+//! reads what they show):
 //!
 //! - `start_session`: the resume block (seed 003's session recovery) with
 //!   how to use memory during the session;
@@ -13,7 +14,8 @@
 //! namespace: no read of every row while the request waits) and a
 //! namespace's topic ids.
 
-use mnemo_core::model::{Memory, ResumeRequest};
+use mnemo_core::agent_prompts;
+use mnemo_core::model::ResumeRequest;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, CompletionInfo, Extensions, GetPromptResult,
@@ -23,14 +25,9 @@ use rmcp::schemars::{self, JsonSchema};
 use rmcp::{ErrorData, prompt, prompt_router};
 use serde::Deserialize;
 
-use super::{MnemoMcp, flat, namespace};
+use super::{MnemoMcp, flat, namespace, protocol_error};
 use crate::server::error::ApiError;
 use crate::server::routes::topic_map;
-
-/// Hours of recent changes `save_learned` shows (what this session saved).
-const SAVED_LATELY_HOURS: u32 = 24;
-/// At most this many of them.
-const SAVED_LATELY_LIMIT: u32 = 50;
 
 #[derive(Deserialize, JsonSchema)]
 pub(super) struct StartArgs {
@@ -54,18 +51,6 @@ pub(super) struct TopicArgs {
     topic: String,
     /// The topic's namespace; default: the request's.
     namespace: Option<String>,
-}
-
-fn prompt_error(e: ApiError) -> ErrorData {
-    if e.status.is_client_error() {
-        ErrorData::invalid_params(e.message, None)
-    } else {
-        ErrorData::internal_error(e.message, None)
-    }
-}
-
-fn bullet(m: &Memory) -> String {
-    format!("- [{}] {}", m.id, m.content)
 }
 
 #[prompt_router(router = "prompts", vis = "pub(super)")]
@@ -94,15 +79,8 @@ impl MnemoMcp {
             hours,
             context: None,
         };
-        let block = flat(self.engine.read(move |m| m.resume(req)).await).map_err(prompt_error)?;
-        let text = format!(
-            "You are continuing to work with someone you have worked with before. This is what you remember:\n\n{}\n\n\
-             During this session: call `context` with each of their messages before answering and use what it returns; \
-             call `search_memory` when they refer to something earlier; save each durable fact you learn \
-             (a preference, a plan, a person, a decision) with `remember_fact`, and use `correct_fact` when one changes. \
-             Read a topic of the index above with `topic` or the resource mnemo://namespaces/{{namespace}}/topics/{{id}}.",
-            block.text.trim()
-        );
+        let block = flat(self.engine.read(move |m| m.resume(req)).await).map_err(protocol_error)?;
+        let text = agent_prompts::start_session(&block.text);
         Ok(
             GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
                 .with_description("Session start: what is remembered"),
@@ -123,33 +101,17 @@ impl MnemoMcp {
         let scope = ns.clone();
         let recent = flat(
             self.engine
-                .read(move |m| m.recent(&scope, SAVED_LATELY_HOURS, SAVED_LATELY_LIMIT))
+                .read(move |m| {
+                    m.recent(
+                        &scope,
+                        agent_prompts::SAVED_LATELY_HOURS,
+                        agent_prompts::SAVED_LATELY_LIMIT,
+                    )
+                })
                 .await,
         )
-        .map_err(prompt_error)?;
-        let mut text = String::from(
-            "Before this session ends, save what you learned about the user and their work.\n\n\
-             - Save each durable fact (a preference, a plan, a person and how they relate, a decision, a date) \
-             with `remember_fact`: one self-contained sentence each, naming who it is about (\"The user's sister Ana lives in Lisbon\", not \"she moved there\").\n\
-             - When something you remember has changed, find it with `search_memory` and replace it with `correct_fact`.\n\
-             - Do not save small talk, what only mattered within this session, or what is already saved below.\n",
-        );
-        if let Some(notes) = a.notes.as_deref().filter(|n| !n.trim().is_empty()) {
-            text.push_str(&format!("\nThe session:\n\n{}\n", notes.trim()));
-        }
-        if recent.is_empty() {
-            text.push_str(&format!(
-                "\nNothing was saved in namespace `{ns}` in the last {SAVED_LATELY_HOURS} hours.\n"
-            ));
-        } else {
-            text.push_str(&format!(
-                "\nAlready saved in namespace `{ns}` in the last {SAVED_LATELY_HOURS} hours:\n\n"
-            ));
-            for m in &recent {
-                text.push_str(&bullet(m));
-                text.push('\n');
-            }
-        }
+        .map_err(protocol_error)?;
+        let text = agent_prompts::save_learned(&ns, a.notes.as_deref(), &recent);
         Ok(
             GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
                 .with_description("Session end: save what was learned"),
@@ -168,33 +130,15 @@ impl MnemoMcp {
     ) -> Result<GetPromptResult, ErrorData> {
         let ns = namespace(a.namespace.as_deref(), &ext);
         let (scope, ids) = (ns.clone(), vec![a.topic.clone()]);
-        let topics =
-            flat(self.engine.read(move |m| m.topics(&scope, &ids)).await).map_err(prompt_error)?;
+        let topics = flat(self.engine.read(move |m| m.topics(&scope, &ids)).await)
+            .map_err(protocol_error)?;
         let Some(topic) = topics.into_iter().find(|t| t.id == a.topic) else {
             return Err(ErrorData::invalid_params(
                 format!("no topic `{}` in namespace `{ns}`", a.topic),
                 None,
             ));
         };
-        let mut text = format!(
-            "Review the memories of the topic \"{}\" ({}) in namespace `{ns}`:\n\n",
-            topic.name, topic.id
-        );
-        for m in &topic.memories {
-            text.push_str(&format!(
-                "{} (layer {}, importance {:.2})\n",
-                bullet(m),
-                m.layer,
-                m.importance
-            ));
-        }
-        text.push_str(
-            "\nFor each change, say why, then make it:\n\
-             - two memories that say the same thing: keep the better one (`edit_memory` to complete it) and `forget` the other with the reason;\n\
-             - a memory that is no longer true: `correct_fact` with what is true now;\n\
-             - a memory that will stay true and matters: `confirm_fact`.\n\
-             Everything you change stays in its history and the trash, and can be restored.",
-        );
+        let text = agent_prompts::review_topic(&ns, &topic);
         Ok(
             GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
                 .with_description(format!("Review of topic {}", topic.name)),
@@ -228,11 +172,11 @@ pub(super) async fn complete(
             .read(|m| m.ports().store.namespaces())
             .await
             .and_then(|r| r.map_err(ApiError::storage))
-            .map_err(prompt_error)?
+            .map_err(protocol_error)?
     } else if is_topic {
         let ns = namespace(given("namespace").as_deref(), ext);
         let topics =
-            flat(server.engine.read(move |m| m.topics(&ns, &[])).await).map_err(prompt_error)?;
+            flat(server.engine.read(move |m| m.topics(&ns, &[])).await).map_err(protocol_error)?;
         topic_map(topics).into_keys().collect()
     } else {
         Vec::new()

@@ -22,7 +22,7 @@ use rmcp::model::{
 };
 use serde::Serialize;
 
-use super::flat;
+use super::{flat, protocol_error};
 use crate::server::engine::Engines;
 use crate::server::error::ApiError;
 use crate::server::routes::{History, topic_map};
@@ -87,8 +87,7 @@ impl Target {
     /// The resource's JSON now.
     pub(super) async fn read(&self, engine: &Engines) -> Result<String, ApiError> {
         fn text<T: Serialize>(v: T) -> Result<String, ApiError> {
-            let mut v = serde_json::to_value(v).map_err(ApiError::storage)?;
-            crate::server::json::tidy(&mut v);
+            let v = crate::server::json::tidied(v).map_err(ApiError::storage)?;
             serde_json::to_string_pretty(&v).map_err(ApiError::storage)
         }
         match self.clone() {
@@ -125,15 +124,7 @@ impl Target {
             }
             Self::Memory(ns, id) => text(flat(engine.read(move |m| m.get(&ns, &id)).await)?),
             Self::History(ns, id) => {
-                let out = engine
-                    .read(move |m| -> Result<_, crate::runtime::CallError> {
-                        Ok(History {
-                            memory: m.get(&ns, &id)?,
-                            versions: m.history(&ns, &id)?,
-                        })
-                    })
-                    .await;
-                text(flat(out)?)
+                text(flat(engine.read(move |m| History::of(m, &ns, &id)).await)?)
             }
         }
     }
@@ -148,8 +139,7 @@ pub(super) async fn read(engine: &Engines, uri: &str) -> Result<ReadResourceResu
             ResourceContents::text(json, uri).with_mime_type(JSON),
         ])),
         Err(e) if e.code == "not_found" => Err(ErrorData::resource_not_found(e.message, None)),
-        Err(e) if e.status.is_client_error() => Err(ErrorData::invalid_params(e.message, None)),
-        Err(e) => Err(ErrorData::internal_error(e.message, None)),
+        Err(e) => Err(protocol_error(e)),
     }
 }
 
@@ -168,8 +158,7 @@ pub(super) async fn list(engine: &Engines, ns: &str) -> Result<ListResourcesResu
             .with_mime_type(JSON),
     ];
     let scope = ns.clone();
-    let topics = flat(engine.read(move |m| m.topics(&scope, &[])).await)
-        .map_err(|e| ErrorData::internal_error(e.message, None))?;
+    let topics = flat(engine.read(move |m| m.topics(&scope, &[])).await).map_err(protocol_error)?;
     for t in topics {
         out.push(
             Resource::new(Target::Topic(ns.clone(), t.id.clone()).uri(), t.id.clone())

@@ -13,6 +13,7 @@
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -25,13 +26,23 @@ pub const TICK: Duration = Duration::from_millis(500);
 pub const REFRESH: Duration = Duration::from_secs(10);
 
 /// The resources one client watches, with a digest of each as last seen
-/// (`None`: not readable, e.g. a memory not yet written).
+/// (`None`: not readable, e.g. a memory not yet written), and whether a
+/// watch already runs for them (one per client, however often it
+/// subscribes and unsubscribes).
 #[derive(Clone, Default)]
-pub(super) struct Watched(Arc<Mutex<HashMap<Target, Option<u64>>>>);
+pub(super) struct Watched {
+    seen: Arc<Mutex<HashMap<Target, Option<u64>>>>,
+    running: Arc<AtomicBool>,
+}
 
 impl Watched {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Target, Option<u64>>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+        self.seen.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// True the first time only: the caller starts the watch.
+    pub(super) fn start(&self) -> bool {
+        !self.running.swap(true, Ordering::AcqRel)
     }
 
     /// Starts watching `target` from what it reads now.
@@ -42,10 +53,6 @@ impl Watched {
 
     pub(super) fn remove(&self, target: &Target) {
         self.lock().remove(target);
-    }
-
-    pub(super) fn is_empty(&self) -> bool {
-        self.lock().is_empty()
     }
 }
 

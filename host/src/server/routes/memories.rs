@@ -169,9 +169,24 @@ pub(in crate::server) async fn restore_memory(
 #[derive(Serialize, JsonSchema)]
 pub(in crate::server) struct History {
     /// The memory as it is now.
-    pub(in crate::server) memory: Memory,
+    memory: Memory,
     /// Oldest first.
-    pub(in crate::server) versions: Vec<MemoryVersion>,
+    versions: Vec<MemoryVersion>,
+}
+
+impl History {
+    /// Memory `id` of `ns` as it is now and the states it had (the route,
+    /// the MCP tool and the MCP resource answer this).
+    pub(in crate::server) fn of(
+        m: &mut crate::Mnemo,
+        ns: &str,
+        id: &str,
+    ) -> Result<Self, crate::runtime::CallError> {
+        Ok(Self {
+            memory: m.get(ns, id)?,
+            versions: m.history(ns, id)?,
+        })
+    }
 }
 
 /// `GET /memories/{id}/history`: the states edits, merges and reverts
@@ -182,13 +197,7 @@ pub(in crate::server) async fn memory_history(
     Path(id): Path<String>,
 ) -> Answer<History> {
     let ns = namespace(&headers, "");
-    let (memory, versions) = s
-        .engine
-        .read(move |m| -> Result<_, crate::runtime::CallError> {
-            Ok((m.get(&ns, &id)?, m.history(&ns, &id)?))
-        })
-        .await??;
-    Reply::ok(History { memory, versions })
+    Reply::ok(s.engine.read(move |m| History::of(m, &ns, &id)).await??)
 }
 
 #[derive(Deserialize, JsonSchema)]
