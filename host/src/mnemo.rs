@@ -200,8 +200,10 @@ impl Mnemo {
     }
 
     /// The usage ledger's totals per component and model, priced, and its
-    /// latest `limit` calls: what every surface's `llm-usage` shows.
+    /// latest `limit` calls: what every surface's `llm-usage` shows. Calls
+    /// still queued are written first (on the writer; a reader cannot).
     pub fn usage_report(&self, limit: u32) -> anyhow::Result<crate::ledger::UsageReport> {
+        self.core.ports().flush_ledger();
         let store = &self.core.ports().store;
         Ok(crate::ledger::UsageReport::new(
             store.usage_summary()?,

@@ -37,12 +37,12 @@ use std::time::{Duration, Instant};
 
 use crate::embedding::Embeddings;
 use crate::llm::rehearsal::{Answers, Script};
-use crate::storage::Locks;
-use crate::storage::{Effect, Store};
+use crate::storage::Store;
 use crate::{Config, Mnemo};
 use anyhow::Context;
 use mnemo_core::model::ConsolidateReport;
 
+use super::effects::PendingEffects;
 use super::error::ApiError;
 
 /// How often the embedding worker looks for rows without a vector.
@@ -226,6 +226,20 @@ impl Engines {
         f: impl FnOnce(&mut Mnemo) -> R + Send + 'static,
     ) -> Result<R, ApiError> {
         self.refused()?;
+        on(&self.writer, f).await
+    }
+
+    /// Runs `f` where what earlier requests queued is already written (the
+    /// usage ledger a read's provider calls append to, flushed by the
+    /// writer): on the writer, or on a reader when the server is read-only
+    /// (and nothing is queued).
+    pub(super) async fn settled<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Mnemo) -> R + Send + 'static,
+    ) -> Result<R, ApiError> {
+        if self.read_only {
+            return self.read(f).await;
+        }
         on(&self.writer, f).await
     }
 
@@ -418,70 +432,6 @@ fn spawn_topic_watcher(store: Store, engines: Engines) -> anyhow::Result<()> {
             }
         })?;
     Ok(())
-}
-
-/// Reads' effects waiting for the writer. The first read to leave some
-/// queues one flush job; reads finishing before the writer gets to it add
-/// theirs to the same batch, and the flush applies them all in one
-/// transaction. Under load the writer then commits once per batch, not
-/// once per read (on Postgres each commit also takes the write lock).
-#[derive(Clone)]
-struct PendingEffects {
-    batch: Arc<Mutex<Vec<Effect>>>,
-    writer: mpsc::Sender<Job>,
-}
-
-impl PendingEffects {
-    fn new(writer: mpsc::Sender<Job>) -> Self {
-        Self {
-            batch: Arc::new(Mutex::new(Vec::new())),
-            writer,
-        }
-    }
-
-    /// Adds a read's effects, queueing a flush unless one is pending;
-    /// false once the writer has stopped.
-    fn add(&self, effects: Vec<Effect>) -> bool {
-        let first = {
-            let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
-            let first = batch.is_empty();
-            batch.extend(effects);
-            first
-        };
-        if !first {
-            return true;
-        }
-        let batch = self.batch.clone();
-        let flush: Job = Box::new(move |m| {
-            let effects = std::mem::take(&mut *batch.lock().unwrap_or_else(|e| e.into_inner()));
-            // Increments and a time set to now commute with one another,
-            // not with a cycle that rewrites the row it read: the flush
-            // holds the locks of the namespaces it touches.
-            let ids: Vec<String> = effects
-                .iter()
-                .flat_map(|e| match e {
-                    Effect::Touch(ids, _) | Effect::Renew(ids, _) => ids.clone(),
-                    Effect::Decision(_) => Vec::new(),
-                })
-                .collect();
-            let done = m
-                .ports()
-                .store
-                .namespaces_of(&ids)
-                .map_err(anyhow::Error::from)
-                .and_then(|namespaces| {
-                    let locks = Locks::each(namespaces.iter().map(String::as_str));
-                    m.atomically(locks, |m| -> anyhow::Result<()> {
-                        m.ports().store.apply_effects(&effects)?;
-                        Ok(())
-                    })
-                });
-            if let Err(e) = done {
-                tracing::warn!(error = %format!("{e:#}"), effects = effects.len(), "reads' access counts could not be written");
-            }
-        });
-        self.writer.send(flush).is_ok()
-    }
 }
 
 /// A reader's thread: takes the next read job, runs it, and hands the

@@ -11,6 +11,7 @@ mod access;
 mod args;
 mod console;
 mod doc;
+mod effects;
 mod engine;
 mod error;
 pub mod json;

@@ -42,22 +42,26 @@ async function stdio(t, { extra = {}, capabilities = {} } = {}) {
 async function http(t) {
   const dir = mkdtempSync(join(tmpdir(), "mnemo-mcp-"));
   const server = spawn(BIN, ["serve", "--port", "0"], { env: env(dir), stdio: ["ignore", "ignore", "pipe"] });
+  // Stopped however the test ends: a server left running keeps the test
+  // runner waiting for ever.
+  let client;
+  t.after(async () => {
+    await client?.close();
+    server.kill();
+    rmSync(dir, { recursive: true, force: true });
+  });
   const url = await new Promise((resolve, reject) => {
     let seen = "";
     server.stderr.on("data", (chunk) => {
       seen += chunk;
-      const m = seen.match(/listening on (http:\/\/\S+)/);
+      // The whole address, up to the line's end: stderr can arrive mid-line.
+      const m = seen.match(/listening on (http:\/\/127\.0\.0\.1:\d+)\s/);
       if (m) resolve(m[1]);
     });
     server.on("exit", (code) => reject(new Error(`mnemo serve exited ${code}: ${seen}`)));
   });
-  const client = new Client({ name: "mnemo-test", version: "1.0.0" });
+  client = new Client({ name: "mnemo-test", version: "1.0.0" });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
-  t.after(async () => {
-    await client.close();
-    server.kill();
-    rmSync(dir, { recursive: true, force: true });
-  });
   return client;
 }
 

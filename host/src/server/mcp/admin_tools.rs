@@ -81,7 +81,7 @@ impl MnemoMcp {
         let limit = a.limit();
         let out = self
             .engine
-            .read(move |m| m.usage_report(limit))
+            .settled(move |m| m.usage_report(limit))
             .await
             .and_then(|r| r.map_err(ApiError::storage));
         answer(out)

@@ -94,7 +94,7 @@ pub(in crate::server) async fn llm_usage(
     let limit = a.limit();
     let report = s
         .engine
-        .read(move |m| m.usage_report(limit))
+        .settled(move |m| m.usage_report(limit))
         .await?
         .map_err(ApiError::storage)?;
     Reply::ok(report)

@@ -1,0 +1,76 @@
+//! Reads' effects on their way to the writer: the access counts and
+//! renewals a read causes (`storage/reader.rs`) are applied by the writer
+//! just after the read, every read's effects pending at that moment in one
+//! transaction.
+
+use std::sync::{Arc, Mutex, mpsc};
+
+use crate::Mnemo;
+use crate::storage::{Effect, Locks};
+
+/// A job for the writer's thread (the engine's `Job`).
+type Job = Box<dyn FnOnce(&mut Mnemo) + Send>;
+
+/// Reads' effects waiting for the writer. The first read to leave some
+/// queues one flush job; reads finishing before the writer gets to it add
+/// theirs to the same batch, and the flush applies them all in one
+/// transaction. Under load the writer then commits once per batch, not
+/// once per read (on Postgres each commit also takes the write lock).
+#[derive(Clone)]
+pub(super) struct PendingEffects {
+    batch: Arc<Mutex<Vec<Effect>>>,
+    writer: mpsc::Sender<Job>,
+}
+
+impl PendingEffects {
+    pub(super) fn new(writer: mpsc::Sender<Job>) -> Self {
+        Self {
+            batch: Arc::new(Mutex::new(Vec::new())),
+            writer,
+        }
+    }
+
+    /// Adds a read's effects, queueing a flush unless one is pending;
+    /// false once the writer has stopped.
+    pub(super) fn add(&self, effects: Vec<Effect>) -> bool {
+        let first = {
+            let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
+            let first = batch.is_empty();
+            batch.extend(effects);
+            first
+        };
+        if !first {
+            return true;
+        }
+        let batch = self.batch.clone();
+        let flush: Job = Box::new(move |m| {
+            let effects = std::mem::take(&mut *batch.lock().unwrap_or_else(|e| e.into_inner()));
+            // Increments and a time set to now commute with one another,
+            // not with a cycle that rewrites the row it read: the flush
+            // holds the locks of the namespaces it touches.
+            let ids: Vec<String> = effects
+                .iter()
+                .flat_map(|e| match e {
+                    Effect::Touch(ids, _) | Effect::Renew(ids, _) => ids.clone(),
+                    Effect::Decision(_) => Vec::new(),
+                })
+                .collect();
+            let done = m
+                .ports()
+                .store
+                .namespaces_of(&ids)
+                .map_err(anyhow::Error::from)
+                .and_then(|namespaces| {
+                    let locks = Locks::each(namespaces.iter().map(String::as_str));
+                    m.atomically(locks, |m| -> anyhow::Result<()> {
+                        m.ports().store.apply_effects(&effects)?;
+                        Ok(())
+                    })
+                });
+            if let Err(e) = done {
+                tracing::warn!(error = %format!("{e:#}"), effects = effects.len(), "reads' access counts could not be written");
+            }
+        });
+        self.writer.send(flush).is_ok()
+    }
+}
