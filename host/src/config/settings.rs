@@ -385,15 +385,42 @@ impl Settings {
     /// Reads `path` (or `$MNEMO_CONFIG`, or `<data dir>/config.toml` when it
     /// exists), then the environment.
     pub fn load(path: Option<&Path>) -> anyhow::Result<Self> {
+        Self::load_over(path, &[])
+    }
+
+    /// [`Settings::load`], then `overrides` (a setting's name and its text
+    /// value) over both: what a program embedding mnemo passes (the Python
+    /// package's `Memory(embedder="hash")`). A name that is not a setting is
+    /// refused.
+    pub fn load_over(path: Option<&Path>, overrides: &[(String, String)]) -> anyhow::Result<Self> {
+        if let Some((name, _)) = overrides
+            .iter()
+            .find(|(n, _)| !Self::NAMES.contains(&n.as_str()))
+        {
+            anyhow::bail!("`{name}` is not a setting (docs/reference/configuration.md)");
+        }
+        let given = || {
+            let set: std::collections::BTreeMap<&str, &str> = overrides
+                .iter()
+                .map(|(n, v)| (n.as_str(), v.as_str()))
+                .collect();
+            figment::providers::Serialized::globals(set)
+        };
         let env = Env::prefixed("MNEMO_").filter(|key| {
             let key = key.as_str().to_ascii_lowercase();
             Self::NAMES.contains(&key.as_str())
                 && std::env::var(format!("MNEMO_{}", key.to_ascii_uppercase()))
                     .is_ok_and(|v| !v.trim().is_empty())
         });
+        let source = if overrides.is_empty() {
+            "the environment"
+        } else {
+            "the environment or the settings given"
+        };
         let from_env: Self = Figment::from(env.clone())
+            .merge(given())
             .extract()
-            .map_err(|e| explain(e, "the environment"))?;
+            .map_err(|e| explain(e, source))?;
         let file = match path.map(PathBuf::from).or(from_env.config.clone()) {
             Some(p) => Some(p),
             None => {
@@ -411,6 +438,7 @@ impl Settings {
             .with_context(|| format!("{} is not valid TOML", file.display()))?;
         Figment::from(Toml::string(&text))
             .merge(env)
+            .merge(given())
             .extract()
             .map_err(|e| explain(e, &file.display().to_string()))
     }
