@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from ._bind import Api, decode, request_parts
 from ._calls import Call
+from .errors import MnemoError
 from .model import bundled_model_dir
 
 T = TypeVar("T")
@@ -66,8 +67,10 @@ class Memory(Api):
         return decode(call, status, answer)
 
     def close(self) -> None:
-        """Stops the engine (every view of it); later calls raise."""
-        self._engine.close()
+        """Stops the engine (every view of it) and closes the database once
+        the work in flight is done; later calls raise."""
+        if not self._engine.close():
+            raise MnemoError("the engine did not stop in time; the database may still be open", code="unavailable", status=503)
 
     def __enter__(self) -> "Memory":
         return self

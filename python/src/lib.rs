@@ -10,9 +10,10 @@
 
 use std::path::PathBuf;
 use std::sync::Mutex;
+use std::time::Duration;
 
-use axum::Router;
 use axum::body::Body;
+use mnemo_host::server::Embedded;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -20,12 +21,15 @@ use tower::ServiceExt;
 
 /// The largest answer read back (an export of a large store fits).
 const ANSWER_LIMIT: usize = 1 << 31;
+/// How long `close` waits for the engines to finish their work and close
+/// the database (a consolidation cycle in flight finishes first).
+const CLOSE_WAIT: Duration = Duration::from_secs(60);
 
-/// An open engine. Closing it (or dropping it) stops the engines once the
-/// requests in flight have their answers.
+/// An open engine. Closing it stops the engines once the requests in
+/// flight have their answers, and closes the database.
 #[pyclass(frozen, module = "mnemo._native")]
 struct Engine {
-    router: Mutex<Option<Router>>,
+    engines: Mutex<Option<Embedded>>,
     runtime: tokio::runtime::Runtime,
 }
 
@@ -43,12 +47,12 @@ impl Engine {
         config: Option<PathBuf>,
         settings: Vec<(String, String)>,
     ) -> PyResult<Self> {
-        let router = py
-            .detach(|| -> anyhow::Result<Router> {
+        let engines = py
+            .detach(|| -> anyhow::Result<Embedded> {
                 let settings =
                     mnemo_host::config::Settings::load_over(config.as_deref(), &settings)?;
                 let config = mnemo_host::Config::from_settings(db, &settings)?;
-                mnemo_host::server::router(config, None)
+                Embedded::open(config)
             })
             .map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -57,7 +61,7 @@ impl Engine {
             .build()
             .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
         Ok(Self {
-            router: Mutex::new(Some(router)),
+            engines: Mutex::new(Some(engines)),
             runtime,
         })
     }
@@ -75,10 +79,11 @@ impl Engine {
         body: Option<Vec<u8>>,
     ) -> PyResult<(u16, Bound<'py, PyBytes>)> {
         let router = self
-            .router
+            .engines
             .lock()
             .map_err(|_| PyRuntimeError::new_err("the engine failed"))?
-            .clone()
+            .as_ref()
+            .map(Embedded::router)
             .ok_or_else(|| PyRuntimeError::new_err("the memory is closed"))?;
         let mut request = axum::http::Request::builder().method(method).uri(path);
         for (name, value) in &headers {
@@ -100,10 +105,15 @@ impl Engine {
         Ok((status, PyBytes::new(py, &bytes)))
     }
 
-    /// Stops the engines: later requests are refused.
-    fn close(&self, py: Python<'_>) {
-        let router = self.router.lock().ok().and_then(|mut r| r.take());
-        py.detach(move || drop(router));
+    /// Stops the engines and closes the database (waiting for the work in
+    /// flight); later requests are refused. False if the database was not
+    /// closed within `CLOSE_WAIT`.
+    fn close(&self, py: Python<'_>) -> bool {
+        let engines = self.engines.lock().ok().and_then(|mut e| e.take());
+        match engines {
+            Some(engines) => py.detach(move || engines.close(CLOSE_WAIT)),
+            None => true,
+        }
     }
 }
 

@@ -142,3 +142,22 @@ def test_a_closed_memory_refuses_calls(memory: mnemo.Memory) -> None:
 def test_an_unknown_setting_is_refused(tmp_path: Any) -> None:
     with pytest.raises(ValueError, match="not_a_setting"):
         mnemo.Memory(tmp_path / "m.db", not_a_setting="1")
+
+
+def _mnemo_threads() -> list[str]:
+    """The names of this process's threads the engine started."""
+    from pathlib import Path
+
+    names = [(t / "comm").read_text().strip() for t in Path("/proc/self/task").iterdir()]
+    return [n for n in names if n.startswith("mnemo-")]
+
+
+def test_close_stops_the_engine_and_a_reopen_finds_everything(tmp_path: Any, data_dir: Any) -> None:
+    before = _mnemo_threads()
+    m = mnemo.Memory(tmp_path / "m.db", data_dir=data_dir, embedder="hash")
+    written = m.remember(FACT)
+    assert len(_mnemo_threads()) > len(before)
+    m.close()
+    assert _mnemo_threads() == before
+    with mnemo.Memory(tmp_path / "m.db", data_dir=data_dir, embedder="hash") as again:
+        assert again.get(written["id"])["content"] == FACT

@@ -44,6 +44,7 @@ use mnemo_core::model::ConsolidateReport;
 
 use super::effects::PendingEffects;
 use super::error::ApiError;
+use super::stop::{Closed, Stop};
 
 /// How often the embedding worker looks for rows without a vector.
 const BACKFILL_EVERY: Duration = Duration::from_millis(500);
@@ -79,11 +80,13 @@ pub(super) struct Engines {
     llm_on: bool,
     /// The database cannot be written: writes are refused.
     read_only: bool,
+    stop: Stop,
 }
 
 impl Engines {
     pub(super) fn spawn(config: Config) -> anyhow::Result<Self> {
-        let writer_tx = spawn_writer(&config)?;
+        let stop = Stop::default();
+        let writer_tx = spawn_writer(&config, stop.clone())?;
         let (read_tx, read_rx) = mpsc::channel::<Job>();
         let read_rx = Arc::new(Mutex::new(read_rx));
         // The readers and the embedding worker are made on the writer's
@@ -121,7 +124,7 @@ impl Engines {
             spawn_reader(i, instance, read_rx.clone(), effects_to.clone())?;
         }
         if !made.read_only {
-            spawn_embedder(made.store, made.embeddings, writer_tx.clone())?;
+            spawn_embedder(made.store, made.embeddings, writer_tx.clone(), stop.clone())?;
         }
         let engines = Self {
             writer: writer_tx,
@@ -129,11 +132,17 @@ impl Engines {
             planner: spawn_planner(made.planner)?,
             llm_on: made.llm_on,
             read_only: made.read_only,
+            stop,
         };
         if !made.read_only {
             spawn_topic_watcher(made.watcher, engines.clone())?;
         }
         Ok(engines)
+    }
+
+    /// How these engines are stopped.
+    pub(super) fn stop(&self) -> &Stop {
+        &self.stop
     }
 
     /// Whether the database is served read-only.
@@ -335,13 +344,15 @@ async fn on<R: Send + 'static>(
 
 /// The writer's thread: jobs in order, the ledger written after each (and
 /// every `WRITER_TICK` when idle, for what the others spent).
-fn spawn_writer(config: &Config) -> anyhow::Result<mpsc::Sender<Job>> {
+fn spawn_writer(config: &Config, stop: Stop) -> anyhow::Result<mpsc::Sender<Job>> {
     let (tx, rx) = mpsc::channel::<Job>();
     let (ready_tx, ready_rx) = mpsc::channel();
     let config = config.clone();
     std::thread::Builder::new()
         .name("mnemo-writer".into())
         .spawn(move || {
+            // Declared first, dropped last: after the instance.
+            let _closed = Closed(stop);
             let mut mnemo = match Mnemo::open(&config) {
                 Ok(m) => {
                     let _ = ready_tx.send(Ok(()));
@@ -389,8 +400,7 @@ fn spawn_topic_watcher(store: Store, engines: Engines) -> anyhow::Result<()> {
         .spawn(move || {
             let mut due = store.needs_topic_tree().unwrap_or(false).then(Instant::now);
             let mut seen = store.memories_changed();
-            loop {
-                std::thread::sleep(WRITER_TICK);
+            while engines.stop.pause(WRITER_TICK) {
                 let changes = store.memories_changed();
                 if changes != seen {
                     seen = changes;
@@ -472,6 +482,7 @@ fn spawn_embedder(
     store: Store,
     embeddings: Embeddings,
     writer: mpsc::Sender<Job>,
+    stop: Stop,
 ) -> anyhow::Result<()> {
     // The local model's matrix products run on rayon: inside this pool
     // they use `BACKFILL_THREADS` cores, leaving the rest to requests.
@@ -484,8 +495,7 @@ fn spawn_embedder(
         .name("mnemo-embedder".into())
         .spawn(move || {
             yield_to_requests();
-            loop {
-                std::thread::sleep(BACKFILL_EVERY);
+            while stop.pause(BACKFILL_EVERY) {
                 loop {
                     // On a shared Postgres, one server embeds for all, and
                 // folds the full-text counts the writes left pending.

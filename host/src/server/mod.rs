@@ -19,6 +19,7 @@ pub mod mcp;
 mod metrics;
 mod reply;
 mod routes;
+mod stop;
 pub mod table;
 
 use std::net::SocketAddr;
@@ -67,6 +68,40 @@ struct AppState {
 
 pub fn router(engine_config: Config, api_key: Option<String>) -> anyhow::Result<Router> {
     Ok(routes_on(start(engine_config)?, api_key))
+}
+
+/// The server's routes on engines of their own, for a program that embeds
+/// mnemo (the Python package): it sends requests to [`Embedded::router`]
+/// and [`Embedded::close`]s it, which stops every thread and closes the
+/// database.
+pub struct Embedded {
+    router: Router,
+    stop: stop::Stop,
+}
+
+impl Embedded {
+    pub fn open(engine_config: Config) -> anyhow::Result<Self> {
+        let engines = start(engine_config)?;
+        let stop = engines.stop().clone();
+        Ok(Self {
+            router: routes_on(engines, None),
+            stop,
+        })
+    }
+
+    /// The routes (a clone is one more handle on the same engines).
+    pub fn router(&self) -> Router {
+        self.router.clone()
+    }
+
+    /// Stops the engines once the requests in flight have their answers,
+    /// and waits up to `timeout` for the database to be closed (false if
+    /// it was not by then).
+    pub fn close(self, timeout: Duration) -> bool {
+        self.stop.raise();
+        drop(self.router);
+        self.stop.wait_closed(timeout)
+    }
 }
 
 /// The engines (`engine.rs`) and, on a database that can be written, the
@@ -274,8 +309,7 @@ fn spawn_scheduler(
     std::thread::Builder::new()
         .name("mnemo-scheduler".into())
         .spawn(move || {
-            loop {
-                std::thread::sleep(SCHEDULER_POLL);
+            while engine.stop().pause(SCHEDULER_POLL) {
                 let now = crate::ledger::now_ms();
                 for guard in ticker.tick(now) {
                     let task = guard.task();
