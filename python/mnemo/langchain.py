@@ -9,7 +9,7 @@ kept as a mnemo session.
     docs = retriever.invoke("any allergies?")
     history = MnemoChatMessageHistory(memory, session_id="chat-1")
 
-Needs `langchain-core` (`pip install "mnemo[langchain]"`). `memory` is a
+Needs `langchain-core` (`pip install "mnemo-rs[langchain]"`). `memory` is a
 `Memory`, `Client` or `AsyncClient`.
 """
 

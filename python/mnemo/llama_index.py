@@ -9,7 +9,7 @@ injects what mnemo knows into an agent's memory.
     nodes = MnemoRetriever(memory, k=5).retrieve("any allergies?")
     chat_memory = ChatMemory.from_defaults(memory_blocks=[MnemoMemoryBlock(memory=memory)])
 
-Needs `llama-index-core` (`pip install "mnemo[llama-index]"`). `memory` is a
+Needs `llama-index-core` (`pip install "mnemo-rs[llama-index]"`). `memory` is a
 `Memory`, `Client` or `AsyncClient`.
 """
 

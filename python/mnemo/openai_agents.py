@@ -9,7 +9,7 @@ mnemo, and tools an agent calls to remember and recall.
     agent = Agent(name="Assistant", tools=memory_tools(memory))
     result = await Runner.run(agent, "Hi", session=MnemoSession("chat-1", memory))
 
-Needs `openai-agents` (`pip install "mnemo[openai-agents]"`). `memory` is a
+Needs `openai-agents` (`pip install "mnemo-rs[openai-agents]"`). `memory` is a
 `Memory`, `Client` or `AsyncClient`.
 """
 
