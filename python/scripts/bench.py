@@ -11,7 +11,7 @@
 Dry recalls (nothing reinforced), limit 10, the store filled with
 `--memories` synthetic facts. Prints a table; asserts nothing.
 
-    target/python-venv/bin/python python/bench.py --memories 1000 --queries 200
+    target/python-venv/bin/python python/scripts/bench.py --memories 1000 --queries 200
 """
 
 from __future__ import annotations
@@ -65,8 +65,20 @@ def main() -> None:
     ap.add_argument("--bin", default=os.environ.get("MNEMO_BIN", "target/debug/mnemo"))
     a = ap.parse_args()
     rng = random.Random(7)
-    queries = [" ".join(rng.choice(WORDS) for _ in range(3)) for _ in range(a.queries)]
-    body = lambda i: json.dumps({"query": queries[i], "limit": 10, "dry": True}).encode()  # noqa: E731
+    # Each path gets queries of its own: a query seen before would be
+    # answered from the embedding cache, not the model.
+    seen: set[str] = set()
+
+    def fresh(n: int) -> list[str]:
+        out = []
+        while len(out) < n:
+            q = " ".join(rng.choice(WORDS) for _ in range(4))
+            if q not in seen:
+                seen.add(q)
+                out.append(q)
+        return out
+
+    body = lambda q: json.dumps({"query": q, "limit": 10, "dry": True}).encode()  # noqa: E731
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "memory.db"
@@ -75,19 +87,22 @@ def main() -> None:
         for _ in range(a.memories):
             m.remember(fact(rng))
         # Warm up: the model, the vectors, the caches.
-        for q in queries[:20]:
+        for q in fresh(20):
             m.recall(q, limit=10, dry=True)
         headers = [("content-type", "application/json")]
-        rows.append(row("in-process: `Memory.recall`", timed(lambda i: m.recall(queries[i], limit=10, dry=True), a.queries)))
-        rows.append(row("in-process: raw `Engine.request`", timed(lambda i: m._engine.request("POST", "/recall", headers, body(i)), a.queries)))
+        qs = fresh(a.queries)
+        rows.append(row("in-process: `Memory.recall`", timed(lambda i: m.recall(qs[i], limit=10, dry=True), a.queries)))
+        qs = fresh(a.queries)
+        rows.append(row("in-process: raw `Engine.request`", timed(lambda i: m._engine.request("POST", "/recall", headers, body(qs[i])), a.queries)))
         model_dir = os.environ.get("MNEMO_MODEL_DIR") or str(mnemo.model.bundled_model_dir() or "")
         m.close()
 
         env = {**os.environ, "MNEMO_DATA_DIR": tmp, "MNEMO_EMBEDDER": a.embedder}
         if model_dir:
             env["MNEMO_MODEL_DIR"] = model_dir
+        qs = fresh(a.queries)
         cli = timed(lambda i: subprocess.run(
-            [a.bin, "recall", queries[i], "--db", str(db), "--limit", "10", "--dry"],
+            [a.bin, "recall", qs[i], "--db", str(db), "--limit", "10", "--dry"],
             env=env, capture_output=True, check=True), min(20, a.queries))
         rows.append(row("one `mnemo recall` command (process, store, model)", cli))
 
@@ -99,11 +114,13 @@ def main() -> None:
                        if (m := re.search(r"listening on (http://127\.0\.0\.1:\d+)", line)))
             c = mnemo.Client(url)
             raw = httpx.Client(base_url=url)
-            for q in queries[:20]:
+            for q in fresh(20):
                 c.recall(q, limit=10, dry=True)
-            rows.append(row("client: `Client.recall`", timed(lambda i: c.recall(queries[i], limit=10, dry=True), a.queries)))
+            qs = fresh(a.queries)
+            rows.append(row("client: `Client.recall`", timed(lambda i: c.recall(qs[i], limit=10, dry=True), a.queries)))
+            qs = fresh(a.queries)
             rows.append(row("client: raw httpx POST /recall", timed(
-                lambda i: raw.post("/recall", content=body(i), headers=dict(headers)).raise_for_status(), a.queries)))
+                lambda i: raw.post("/recall", content=body(qs[i]), headers=dict(headers)).raise_for_status(), a.queries)))
             c.close()
             raw.close()
         finally:
