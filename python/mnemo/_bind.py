@@ -6,9 +6,10 @@ for type checkers and `help()` alike.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
-from typing import Any, Awaitable, Callable, Concatenate, ParamSpec, Protocol, TypeVar
+from typing import Any, Awaitable, Callable, Concatenate, ParamSpec, Protocol, Self, TypeVar
 
 from . import _calls
 from ._calls import Call
@@ -63,7 +64,20 @@ def _async(build: Callable[P, Call[T]]) -> Callable[Concatenate[Any, P], Awaitab
     return method
 
 
-class Api:
+class Namespaced:
+    """The namespace calls go to, and views of the same engine or
+    connection in another one."""
+
+    namespace: str
+
+    def in_namespace(self, namespace: str) -> Self:
+        """The same engine or connection, calling into another namespace."""
+        view = copy.copy(self)
+        view.namespace = namespace
+        return view
+
+
+class Api(Namespaced):
     """Every call of the API, run synchronously (`Memory`, `Client`)."""
 
     def _run(self, call: Call[T]) -> T:  # pragma: no cover - each transport defines it
@@ -92,7 +106,7 @@ class Api:
     import_lines = _sync(_calls.import_lines)
 
 
-class AsyncApi:
+class AsyncApi(Namespaced):
     """Every call of the API, awaited (`AsyncClient`)."""
 
     async def _run(self, call: Call[T]) -> T:  # pragma: no cover - each transport defines it

@@ -43,14 +43,12 @@ def turns(api: Any, session_id: str) -> list[dict[str, Any]]:
 
 
 async def aturns(api: Any, session_id: str) -> list[dict[str, Any]]:
-    """Every turn of a session, in order (any `api`)."""
-    if not isinstance(api, AsyncApi):
-        return await asyncio.to_thread(turns, api, session_id)
+    """Every turn of a session, in order (any `api`, through `call`)."""
     out: list[dict[str, Any]] = []
     while True:
         try:
-            page = (await api.session(session_id, limit=PAGE, offset=len(out)))["episodes"]
-        except LookupError:
+            page = (await call(api, "session", session_id, limit=PAGE, offset=len(out)))["episodes"]
+        except LookupError:  # no turn yet: no session
             return out
         out += page
         if len(page) < PAGE:

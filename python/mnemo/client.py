@@ -38,13 +38,6 @@ class Client(Api):
         self._http = http or httpx.Client(base_url=url, headers=_headers(api_key), timeout=timeout)
         self.namespace = namespace
 
-    def in_namespace(self, namespace: str) -> "Client":
-        """The same connection, calling into another namespace."""
-        view = object.__new__(Client)
-        view._http = self._http
-        view.namespace = namespace
-        return view
-
     def _run(self, call: Call[T]) -> T:
         headers, body = request_parts(call, self.namespace)
         try:
@@ -79,13 +72,6 @@ class AsyncClient(AsyncApi):
             base_url=url, headers=_headers(api_key), timeout=timeout
         )
         self.namespace = namespace
-
-    def in_namespace(self, namespace: str) -> "AsyncClient":
-        """The same connection, calling into another namespace."""
-        view = object.__new__(AsyncClient)
-        view._http = self._http
-        view.namespace = namespace
-        return view
 
     async def _run(self, call: Call[T]) -> T:
         headers, body = request_parts(call, self.namespace)

@@ -36,7 +36,7 @@ class NotFound(MnemoError, LookupError):
 
 
 class Conflict(MnemoError):
-    """The request conflicts with what is stored (e.g. restoring a live memory)."""
+    """The request conflicts with what is stored (code `conflict`)."""
 
 
 class TooLarge(MnemoError, ValueError):

@@ -54,13 +54,6 @@ class Memory(Api):
         )
         self.namespace = namespace
 
-    def in_namespace(self, namespace: str) -> "Memory":
-        """The same engine, calling into another namespace."""
-        view = object.__new__(Memory)
-        view._engine = self._engine
-        view.namespace = namespace
-        return view
-
     def _run(self, call: Call[T]) -> T:
         headers, body = request_parts(call, self.namespace)
         status, answer = self._engine.request(call.method, call.target(), headers, body)
