@@ -49,6 +49,10 @@ pub struct ContextArgs {
     /// Print each prompt's misses and false injections.
     #[arg(long)]
     verbose: bool,
+    /// Also print how far any gate over the embedder's cosine alone can go
+    /// (`context_ceiling.rs`).
+    #[arg(long)]
+    ceiling: bool,
     /// Print the scores as one JSON object instead of the tables.
     #[arg(long)]
     json: bool,
@@ -297,6 +301,27 @@ pub fn run(config: &Config, args: ContextArgs) -> anyhow::Result<()> {
                 );
             }
         }
+    }
+    if args.ceiling && !args.json {
+        let texts: Vec<String> = set.memories.iter().map(|m| m.content.clone()).collect();
+        let index: HashMap<&str, usize> = set
+            .memories
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.id.as_str(), i))
+            .collect();
+        let prompts: Vec<(String, Vec<usize>)> = set
+            .prompts
+            .iter()
+            .map(|p| {
+                let want = p
+                    .expect
+                    .iter()
+                    .filter_map(|id| index.get(id.as_str()).copied());
+                (p.prompt.clone(), want.collect())
+            })
+            .collect();
+        crate::context_ceiling::print(&mnemo, &texts, &prompts)?;
     }
     report.insert("memories".into(), set.memories.len().into());
     report.insert("merged_by_dedup".into(), merged.into());

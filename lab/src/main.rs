@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod bench;
+mod context_ceiling;
 mod context_eval;
 mod eval;
 mod simulate;
