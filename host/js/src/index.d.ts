@@ -74,6 +74,25 @@ export interface OpenOptions {
   /** `false`: no NER plugins (the entity channel stays empty). */
   ner?: boolean;
   clock?: Clock;
+  /** A database of another kind than SQLite in WASM (host/edge: a Durable Object's SQLite). */
+  connection?: Connection;
+  /** The components already compiled, for runtimes that compile no WASM at run time. */
+  components?: Record<string, unknown>;
+}
+
+/** What the storage reads and writes through (src/storage/db.js). */
+export interface Connection {
+  all(sql: string, params: unknown[]): unknown[][];
+  run(sql: string, params: unknown[]): number;
+  exec(sql: string): void;
+  transaction<T>(f: () => T): T;
+  userVersion(): number;
+  setUserVersion(n: number): void;
+  indexWith(indexText: (text: string) => string): void;
+  migration(sql: string): string;
+  syncIndex?(): void;
+  image?(): Uint8Array;
+  close(): void;
 }
 
 export interface RememberInput {

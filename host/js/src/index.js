@@ -7,9 +7,7 @@
 // the network is planned, then applied (exchange.js): it never blocks the
 // thread it runs on.
 
-import sqlite3InitModule from '@sqlite.org/sqlite-wasm';
-
-import { instantiate, resources } from './load.js';
+import { instantiate, resources, setComponents } from './load.js';
 import { persistence } from './persist.js';
 import { HashEmbedder, LlmPlugin, NerPlugins, RemoteEmbedder, DEFAULT_DIMENSION } from './providers.js';
 import { HostFailure } from './storage/db.js';
@@ -25,9 +23,6 @@ import { wallClock } from './clock.js';
 
 /// Pending rows embedded per provider call by the background backfill.
 export const BACKFILL_BATCH = 64;
-
-let sqlitePromise;
-const sqlite = () => (sqlitePromise ??= sqlite3InitModule());
 
 /// The core's analysis functions, in an instance of their own (the FTS
 /// triggers call them while the engine instance is inside a call).
@@ -49,6 +44,8 @@ async function analysisInstance() {
 
 /// A round that waits for provider answers.
 const DEFERRED = Symbol('deferred');
+/// Thrown out of a round's transaction to roll it back when it waits.
+class Deferred extends Error {}
 
 export class Mnemo {
   /// Opens a memory. Options (all optional):
@@ -62,14 +59,19 @@ export class Mnemo {
   ///   (none: the LLM steps are off, as in the native host);
   /// - `ner`: false to run without the NER plugins;
   /// - `clock`: `{ now(): bigint, random(): bigint }` (default: the wall clock).
+  /// - `connection`: a database connection of another kind (db.js says
+  ///   what one offers; host/edge gives a Durable Object's), instead of
+  ///   SQLite in WASM;
+  /// - `components`: the compiled components, for runtimes that cannot
+  ///   compile WASM at run time (load.js's `loadFrom`).
   static async open(options = {}) {
-    const sqlite3 = await sqlite();
     const m = new Mnemo();
     m.options = options;
+    if (options.components) setComponents(options.components);
     m.analysis = await analysisInstance();
     m.persist = await persistence(options);
-    m.handle = openHandle(sqlite3, { ...options, bytes: m.persist?.bytes ?? options.bytes });
-    m.storage = new Storage(sqlite3, m.handle, m.analysis);
+    m.connection = options.connection ?? (await inMemory(m.persist?.bytes ?? options.bytes));
+    m.storage = new Storage(m.connection, m.analysis);
     m.clock = options.clock ?? wallClock();
     // The plugins' HTTP goes through the exchange of the operation running.
     const send = (request) => m.op.exchange.send(request);
@@ -119,17 +121,17 @@ export class Mnemo {
     if (!this.engine) throw new MnemoError('unavailable', 'this memory is closed');
     this.op = op;
     op.clock.rewind();
-    this.handle.exec('BEGIN IMMEDIATE');
     try {
-      const out = work(this.engine);
-      if (op.exchange.waiting && !last) {
-        this.rollback();
-        return DEFERRED;
-      }
-      this.handle.exec('COMMIT');
-      return out;
+      return this.storage.db.transaction(() => {
+        const out = work(this.engine);
+        // Rolled back, to run again with the answers.
+        if (op.exchange.waiting && !last) throw new Deferred();
+        this.storage.db.syncIndex();
+        return out;
+      });
     } catch (e) {
-      this.rollback();
+      this.rolledBack();
+      if (e instanceof Deferred) return DEFERRED;
       if (e instanceof MnemoError) throw e;
       if (e && e.payload && typeof e.payload.tag === 'string') {
         if (op.exchange.waiting && !last) return DEFERRED;
@@ -142,9 +144,9 @@ export class Mnemo {
     }
   }
 
-  rollback() {
-    this.handle.exec('ROLLBACK');
-    // The vectors held in memory may include the round's: read them again.
+  /// After a rollback: the vectors held in memory may include the
+  /// round's, so they are read again.
+  rolledBack() {
     this.storage.vectors.clear();
   }
 
@@ -322,14 +324,14 @@ export class Mnemo {
         break;
       }
       if (!this.engine) break;
-      this.handle.exec('BEGIN IMMEDIATE');
       try {
-        rows.forEach((r, i) => {
-          if (this.storage.stillMissing(r.target, r.id, r.text)) this.storage.putVector(r.target, r.id, vectors[i]);
-        });
-        this.handle.exec('COMMIT');
+        this.storage.db.transaction(() =>
+          rows.forEach((r, i) => {
+            if (this.storage.stillMissing(r.target, r.id, r.text)) this.storage.putVector(r.target, r.id, vectors[i]);
+          }),
+        );
       } catch (e) {
-        this.rollback();
+        this.rolledBack();
         throw e;
       }
       done += rows.length;
@@ -347,7 +349,8 @@ export class Mnemo {
 
   /// The database as bytes (a SQLite file image).
   image() {
-    return this.storage.db.sqlite3.capi.sqlite3_js_db_export(this.handle);
+    if (!this.connection.image) throw new MnemoError('unavailable', 'this database is not held in memory');
+    return this.connection.image();
   }
 
   /// The database as bytes once every row has its vector.
@@ -363,22 +366,11 @@ export class Mnemo {
   }
 }
 
-function openHandle(sqlite3, options) {
-  const db = new sqlite3.oo1.DB(':memory:', 'c');
-  if (options.bytes) {
-    const bytes = options.bytes instanceof Uint8Array ? options.bytes : new Uint8Array(options.bytes);
-    const p = sqlite3.wasm.allocFromTypedArray(bytes);
-    const rc = sqlite3.capi.sqlite3_deserialize(
-      db.pointer,
-      'main',
-      p,
-      bytes.byteLength,
-      bytes.byteLength,
-      sqlite3.capi.SQLITE_DESERIALIZE_FREEONCLOSE | sqlite3.capi.SQLITE_DESERIALIZE_RESIZEABLE,
-    );
-    db.checkRc(rc);
-  }
-  return db;
+/// SQLite in WASM, in memory, from a database image if given (loaded
+/// only here: a runtime with a database of its own never loads it).
+async function inMemory(bytes) {
+  const { SqliteWasmConnection } = await import('./storage/sqlite-wasm.js');
+  return SqliteWasmConnection.open(bytes);
 }
 
 /// The bundled LLM plugins, by provider name.

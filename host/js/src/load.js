@@ -7,10 +7,25 @@ import { WASIShim } from '@bytecodealliance/preview2-shim/instantiation';
 
 const isNode = typeof process !== 'undefined' && Boolean(process.versions?.node);
 const compiled = new Map();
+/// Components given compiled (`setComponents`), by name.
+let given;
+
+/// Gives the components already compiled, for a runtime that compiles no
+/// WASM at run time (a Worker imports its `.wasm` files as modules):
+/// `{ [name]: { js: the transpiled module's namespace, modules: { [file]:
+/// WebAssembly.Module } } }`, plus `jiebaDictionary`: the dictionary's text.
+export function setComponents(components) {
+  given = components;
+}
 
 /// The compiled core modules of component `name` (compiled once per process).
 async function coreModule(name, file) {
   const key = `${name}/${file}`;
+  if (given) {
+    const module = given[name]?.modules?.[file];
+    if (!module) throw new Error(`component ${name}: ${file} was not given`);
+    return module;
+  }
   if (!compiled.has(key)) {
     const url = new URL(`../gen/${name}/${file}`, import.meta.url);
     compiled.set(
@@ -43,6 +58,10 @@ export const loads = { dictionary: 0 };
 /// synchronous request, the import being synchronous) and kept.
 export const resources = {
   jiebaDictionary() {
+    if (dictionary === undefined && given?.jiebaDictionary !== undefined) {
+      dictionary = given.jiebaDictionary;
+      loads.dictionary += 1;
+    }
     if (dictionary === undefined) {
       const url = new URL('../gen/jieba-dict.txt', import.meta.url);
       if (isNode) {
@@ -63,7 +82,7 @@ export const resources = {
 /// A new instance of component `name` with `imports` (keyed by
 /// unversioned interface name, e.g. `mnemo:core/storage`).
 export async function instantiate(name, imports) {
-  const { instantiate: make } = await import(`../gen/${name}/${name}.js`);
+  const { instantiate: make } = given?.[name]?.js ?? (await import(`../gen/${name}/${name}.js`));
   return make((file) => coreModule(name, file), { ...stripVersions(wasiImports()), ...imports });
 }
 

@@ -1,8 +1,18 @@
-// The SQLite connection behind the JavaScript host's storage: SQLite
-// compiled to WASM (npm `@sqlite.org/sqlite-wasm`, FTS5 included), the
-// native host's schema (`host/src/storage/schema/`, through gen/schema.js),
-// the `mnemo_index_text` function the full-text triggers call, cached
-// statements, and the error a storage failure crosses to the core as.
+// The database behind the JavaScript host's storage: a connection (SQLite
+// in WASM, `sqlite-wasm.js`; a Durable Object's SQLite at the edge,
+// host/edge) with the native host's schema (`host/src/storage/schema/`,
+// through gen/schema.js) brought up to date, the `mnemo_index_text`
+// function the full-text index is fed through, and the error a storage
+// failure crosses to the core as.
+//
+// A connection has: `all(sql, params)` (rows as arrays), `run(sql, params)`
+// (rows changed), `exec(sql)` (statements without parameters),
+// `transaction(f)` (commit when f returns, roll back when it throws),
+// `userVersion()` / `setUserVersion(n)`, `indexWith(indexText)`,
+// `migration(sql)` (a migration's statements as it runs them), `close()`,
+// and, where the database is in memory, `image()`. One that cannot call
+// JavaScript from SQL keeps its full-text index itself before each search
+// (`syncIndex()`).
 
 import { MIGRATIONS } from '../../gen/schema.js';
 
@@ -38,61 +48,34 @@ export const opt = (v) => (v === null || v === undefined ? undefined : v);
 
 /// One SQLite database with the schema brought up to date.
 export class Db {
-  /// `sqlite3` is the initialised sqlite-wasm module; `db` an open `oo1.DB`.
-  constructor(sqlite3, db, analysis) {
-    this.sqlite3 = sqlite3;
-    this.db = db;
-    this.statements = new Map();
-    db.createFunction({
-      name: 'mnemo_index_text',
-      arity: 1,
-      deterministic: true,
-      xFunc: (_ctx, text) => (text === null ? null : analysis.indexText(String(text))),
-    });
-    db.exec('PRAGMA foreign_keys = OFF');
+  /// `connection`: see above; `analysis`: the core's text functions.
+  constructor(connection, analysis) {
+    this.connection = connection;
+    connection.indexWith((text) => analysis.indexText(text));
     this.migrate();
   }
 
   /// Applies the migrations this database has not seen, one transaction
   /// each; refuses a database from a newer mnemo.
   migrate() {
-    const version = Number(this.db.selectValue('PRAGMA user_version'));
+    const c = this.connection;
+    const version = c.userVersion();
     if (version > MIGRATIONS.length) {
       throw new Error(
         `the database has schema version ${version}, newer than this mnemo (${MIGRATIONS.length}); upgrade mnemo`,
       );
     }
     for (let i = version; i < MIGRATIONS.length; i++) {
-      this.db.transaction((tx) => {
-        tx.exec(MIGRATIONS[i]);
-        tx.exec(`PRAGMA user_version = ${i + 1}`);
+      c.transaction(() => {
+        c.exec(c.migration(MIGRATIONS[i]));
+        c.setUserVersion(i + 1);
       });
     }
   }
 
-  /// A cached prepared statement.
-  stmt(sql) {
-    let st = this.statements.get(sql);
-    if (!st) {
-      st = this.db.prepare(sql);
-      this.statements.set(sql, st);
-    }
-    return st;
-  }
-
   /// Every row of `sql` as an array of column values.
   all(sql, params = []) {
-    return this.guard(() => {
-      const st = this.stmt(sql);
-      try {
-        if (params.length) st.bind(params.map(val));
-        const rows = [];
-        while (st.step()) rows.push(st.get([]));
-        return rows;
-      } finally {
-        st.reset(true);
-      }
-    });
+    return this.guard(() => this.connection.all(sql, params.map(val)));
   }
 
   /// The first row of `sql`, or undefined.
@@ -102,16 +85,22 @@ export class Db {
 
   /// Runs a write; returns the number of rows it changed.
   run(sql, params = []) {
-    return this.guard(() => {
-      const st = this.stmt(sql);
-      try {
-        if (params.length) st.bind(params.map(val));
-        st.step();
-      } finally {
-        st.reset(true);
-      }
-      return this.db.changes();
-    });
+    return this.guard(() => this.connection.run(sql, params.map(val)));
+  }
+
+  /// Statements without parameters.
+  exec(sql) {
+    this.guard(() => this.connection.exec(sql));
+  }
+
+  /// `f()` in one transaction (rolled back if it throws).
+  transaction(f) {
+    return this.connection.transaction(f);
+  }
+
+  /// Brings the full-text index up to date, where the connection keeps it.
+  syncIndex() {
+    this.guard(() => this.connection.syncIndex?.());
   }
 
   /// `f`, with a SQLite failure crossed as a storage error.
@@ -136,9 +125,7 @@ export class Db {
   }
 
   close() {
-    for (const st of this.statements.values()) st.finalize();
-    this.statements.clear();
-    this.db.close();
+    this.connection.close();
   }
 }
 

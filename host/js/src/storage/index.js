@@ -25,10 +25,10 @@ export const STORAGE_FUNCTIONS = [
 ];
 
 export class Storage {
-  /// `sqlite3`: the initialised sqlite-wasm module; `handle`: an open
-  /// `oo1.DB`; `analysis`: the core's text functions (for the FTS triggers).
-  constructor(sqlite3, handle, analysis) {
-    this.db = new Db(sqlite3, handle, analysis);
+  /// `connection`: the database (db.js says what it offers); `analysis`:
+  /// the core's text functions (for the full-text index).
+  constructor(connection, analysis) {
+    this.db = new Db(connection, analysis);
     this.vectors = new Map();
     this.vectorState = { state: 'disabled', reason: 'no embedder has been locked' };
   }
@@ -61,8 +61,8 @@ export class Storage {
   /// Drops every vector and queues every active row to be embedded again
   /// by `model`.
   resetVectors(model, dimension) {
-    this.db.db.transaction(() => {
-      this.db.db.exec(
+    this.db.transaction(() => {
+      this.db.exec(
         'DROP TABLE IF EXISTS mnemo_vectors; ' +
           'CREATE TABLE mnemo_vectors (target TEXT NOT NULL, row INTEGER NOT NULL, namespace TEXT NOT NULL, ' +
           'embedding BLOB NOT NULL, PRIMARY KEY (target, row)) WITHOUT ROWID; ' +

@@ -48,6 +48,7 @@ const vector = (b) => new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset
 export const searchMethods = {
   ftsSearch(target, terms, f, limit, contextWeight) {
     const t = table(target);
+    this.db.syncIndex();
     const query = ftsMatch(this.withoutCommonTerms(t, terms));
     if (query === undefined) return [];
     const weights = target === 'episodes' ? `1.0, ${Math.max(contextWeight, 0).toFixed(4)}` : '1.0, 1.0';
