@@ -76,6 +76,8 @@ export interface OpenOptions {
   clock?: Clock;
   /** A database of another kind than SQLite in WASM (host/edge: a Durable Object's SQLite). */
   connection?: Connection;
+  /** Called after each operation instead of the backfill's timer; the host then runs `backfillAll()`. */
+  schedule?: () => void;
   /** The components already compiled, for runtimes that compile no WASM at run time. */
   components?: Record<string, unknown>;
 }
@@ -91,6 +93,7 @@ export interface Connection {
   indexWith(indexText: (text: string) => string): void;
   migration(sql: string): string;
   syncIndex?(): void;
+  afterMigrations?(): void;
   image?(): Uint8Array;
   close(): void;
 }
@@ -216,6 +219,8 @@ export class Mnemo {
   import(lines: string | string[]): Promise<ImportCounts>;
   /** Waits for pending embeddings and, with `file`/`opfs`, the save. */
   flush(): Promise<void>;
+  /** Embeds every row still without a vector; answers how many. */
+  backfillAll(): Promise<number>;
   /** The database as a SQLite file image. */
   save(): Promise<Uint8Array>;
   close(): Promise<void>;

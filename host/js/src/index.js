@@ -63,7 +63,10 @@ export class Mnemo {
   ///   what one offers; host/edge gives a Durable Object's), instead of
   ///   SQLite in WASM;
   /// - `components`: the compiled components, for runtimes that cannot
-  ///   compile WASM at run time (load.js's `loadFrom`).
+  ///   compile WASM at run time (load.js's `setComponents`);
+  /// - `schedule`: called after each operation instead of running the
+  ///   backfill on a timer — the host runs `backfillAll()` when it chooses
+  ///   (host/edge: on the Durable Object's alarm).
   static async open(options = {}) {
     const m = new Mnemo();
     m.options = options;
@@ -158,7 +161,8 @@ export class Mnemo {
       this.engineLost = undefined;
     }
     const out = await this.rounds((op, last) => this.attempt(op, work, last));
-    this.scheduleBackfill();
+    if (this.options.schedule) this.options.schedule();
+    else this.scheduleBackfill();
     this.scheduleSave();
     return out;
   }

@@ -82,9 +82,13 @@ export const resources = {
 /// A new instance of component `name` with `imports` (keyed by
 /// unversioned interface name, e.g. `mnemo:core/storage`).
 export async function instantiate(name, imports) {
-  const { instantiate: make } = given?.[name]?.js ?? (await import(`../gen/${name}/${name}.js`));
+  const { instantiate: make } = given?.[name]?.js ?? (await import(generated(name)));
   return make((file) => coreModule(name, file), { ...stripVersions(wasiImports()), ...imports });
 }
+
+/// The transpiled module of component `name`, computed at run time: a
+/// bundler (host/edge) leaves it alone instead of bundling every component.
+const generated = (name) => new URL(`../gen/${name}/${name}.js`, import.meta.url).href;
 
 /// jco looks imports up without their `@version`.
 function stripVersions(object) {

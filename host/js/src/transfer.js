@@ -19,11 +19,26 @@ const BIG = new Set([
 const snake = (k) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 const camel = (k) => k.replace(/_([a-z])/g, (_m, c) => c.toUpperCase());
 
-/// A jco record as serde's JSON: snake_case keys, numbers, null for none.
+/// An f32 as serde writes it: the shortest decimal that reads back as the
+/// same f32 (jco hands an f32 over as the double it widens to, which
+/// prints as 0.10000000149011612 where serde prints 0.1). A double that is
+/// no f32 is left alone.
+export function f32(x) {
+  if (!Number.isFinite(x) || Number.isInteger(x) || Math.fround(x) !== x) return x;
+  for (let digits = 1; digits < 17; digits++) {
+    const shortest = Number(x.toPrecision(digits));
+    if (Math.fround(shortest) === x) return shortest;
+  }
+  return x;
+}
+
+/// A jco record as serde's JSON: snake_case keys, numbers (f32s as serde
+/// writes them), null for none.
 export function toWire(v) {
   if (v === undefined || v === null) return null;
   if (typeof v === 'bigint') return Number(v);
-  if (v instanceof Float32Array) return Array.from(v);
+  if (typeof v === 'number') return f32(v);
+  if (v instanceof Float32Array) return Array.from(v, f32);
   if (Array.isArray(v)) return v.map(toWire);
   if (typeof v === 'object') {
     const out = {};

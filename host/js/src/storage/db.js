@@ -12,7 +12,8 @@
 // `migration(sql)` (a migration's statements as it runs them), `close()`,
 // and, where the database is in memory, `image()`. One that cannot call
 // JavaScript from SQL keeps its full-text index itself before each search
-// (`syncIndex()`).
+// (`syncIndex()`), and may adjust the schema once migrations have run
+// (`afterMigrations()`).
 
 import { MIGRATIONS } from '../../gen/schema.js';
 
@@ -71,6 +72,7 @@ export class Db {
         c.setUserVersion(i + 1);
       });
     }
+    c.afterMigrations?.();
   }
 
   /// Every row of `sql` as an array of column values.
