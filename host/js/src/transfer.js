@@ -42,16 +42,29 @@ export function toWire(v) {
   if (Array.isArray(v)) return v.map(toWire);
   if (typeof v === 'object') {
     const out = {};
-    for (const [k, x] of Object.entries(v)) out[snake(k)] = toWire(x);
+    for (const [k, x] of Object.entries(v)) out[snake(k)] = k === 'attributes' ? attributesOut(x) : toWire(x);
     return out;
   }
   return v;
+}
+
+/// Attributes are a JSON object kept as text: written as the object it
+/// holds (`core/src/model/json_text.rs`), text that is not JSON as text.
+function attributesOut(text) {
+  if (typeof text !== 'string') return toWire(text);
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }
 
 /// serde's JSON as a jco record (the inverse of `toWire`).
 export function fromWire(v, key = '') {
   if (v === null || v === undefined) return undefined;
   if (key === 'vector') return Float32Array.from(v);
+  // Attributes are read from an object or from a string holding one.
+  if (key === 'attributes' && typeof v !== 'string') return JSON.stringify(v);
   if (Array.isArray(v)) return v.map((x) => fromWire(x));
   if (typeof v === 'object') {
     const out = {};
@@ -69,6 +82,9 @@ export function fromWire(v, key = '') {
 const ITEM_KINDS = ['memory', 'episode', 'session', 'entity', 'fact', 'version'];
 
 const line = (kind, body) => JSON.stringify({ kind, ...toWire(body) });
+/// A line's vector, only when there is one (the native host leaves the
+/// field out otherwise).
+const withVector = (body, vector) => (vector === undefined ? body : { ...body, vector });
 
 /// Every item of the store (or of one namespace) as JSON lines.
 export function exportLines(storage, { namespace, vectors }) {
@@ -90,11 +106,11 @@ export function exportLines(storage, { namespace, vectors }) {
   }
   for (const r of db.all(`SELECT ${rows.MEMORY_COLUMNS} FROM memories WHERE ${clause} ORDER BY rowid`, p)) {
     const memory = rows.memory(r);
-    out.push(line('memory', { memory, vector: vectorOf('memories', memory.id) }));
+    out.push(line('memory', withVector({ memory }, vectorOf('memories', memory.id))));
   }
   for (const r of db.all(`SELECT ${rows.EPISODE_COLUMNS} FROM episodes WHERE ${clause} ORDER BY rowid`, p)) {
     const episode = rows.episode(r);
-    out.push(line('episode', { episode, vector: vectorOf('episodes', episode.id) }));
+    out.push(line('episode', withVector({ episode }, vectorOf('episodes', episode.id))));
   }
   for (const r of db.all(`SELECT ${rows.ENTITY_COLUMNS} FROM entities WHERE ${clause} ORDER BY rowid`, p)) {
     const entity = rows.entity(r);
