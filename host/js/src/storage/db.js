@@ -28,8 +28,13 @@ export class HostFailure extends Error {
   }
 }
 
-/// `n` placeholders for an IN list.
+/// `n` placeholders for an IN list (short lists: namespaces, layers, tags).
 export const inList = (n) => new Array(n).fill('?').join(',');
+
+/// A long IN list as one bound parameter: `x IN ${IN_JSON}` with
+/// `JSON.stringify(values)` bound. A Durable Object binds at most 100
+/// parameters per statement; one JSON array is one.
+export const IN_JSON = '(SELECT value FROM json_each(?))';
 
 /// The table of a `target`.
 export const table = (target) => (target === 'episodes' ? 'episodes' : 'memories');

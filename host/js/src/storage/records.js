@@ -3,7 +3,7 @@
 // the same SQL as the native host's `storage/{memories,dialogue,graph,
 // meta}.rs`, so a database either host writes reads the same in both.
 
-import { HostFailure, inList, whereClause } from './db.js';
+import { HostFailure, IN_JSON, inList, whereClause } from './db.js';
 import * as rows from './rows.js';
 
 const { MEMORY_COLUMNS, EPISODE_COLUMNS, SESSION_COLUMNS, FACT_COLUMNS, ENTITY_COLUMNS } = rows;
@@ -74,7 +74,7 @@ export const recordMethods = {
     const out = [];
     for (let i = 0; i < ids.length; i += 500) {
       const chunk = ids.slice(i, i + 500);
-      out.push(...this.memoriesWhere(`id IN (${inList(chunk.length)})`, chunk));
+      out.push(...this.memoriesWhere(`id IN ${IN_JSON}`, [JSON.stringify(chunk)]));
     }
     return out;
   },
@@ -167,7 +167,7 @@ export const recordMethods = {
       const chunk = ids.slice(i, i + 500);
       out.push(
         ...this.db
-          .all(`SELECT ${EPISODE_COLUMNS} FROM episodes WHERE id IN (${inList(chunk.length)})`, chunk)
+          .all(`SELECT ${EPISODE_COLUMNS} FROM episodes WHERE id IN ${IN_JSON}`, [JSON.stringify(chunk)])
           .map(rows.episode),
       );
     }

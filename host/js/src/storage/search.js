@@ -5,7 +5,7 @@
 // `1 - dot / (sqrt(|a|²) · sqrt(|b|²))` in double, rounded to f32), so
 // both hosts rank the same vectors the same.
 
-import { HostFailure, inList, table, whereClause } from './db.js';
+import { HostFailure, IN_JSON, inList, table, whereClause } from './db.js';
 
 /// Constants of the native host's `storage/sqlite.rs`, by the same names.
 export const FTS_TERM_MAX_DOCS = 5000;
@@ -104,15 +104,15 @@ export const searchMethods = {
     const lower = names.map((n) => n.toLowerCase());
     const w = whereClause(target, 'x', f);
     const nsFilter = f.namespaces.length ? `AND en.namespace IN (${inList(f.namespaces.length)})` : '';
-    const n = inList(lower.length);
+    const wanted = JSON.stringify(lower);
     return this.db
       .all(
         'WITH ents AS (SELECT en.id FROM entities en ' +
-          `WHERE (en.name_lower IN (${n}) OR en.id IN (SELECT entity_id FROM entity_aliases WHERE alias_lower IN (${n}))) ${nsFilter}) ` +
+          `WHERE (en.name_lower IN ${IN_JSON} OR en.id IN (SELECT entity_id FROM entity_aliases WHERE alias_lower IN ${IN_JSON})) ${nsFilter}) ` +
           `SELECT x.id, COUNT(*) AS c FROM ${junction} j JOIN ents ON j.entity_id = ents.id ` +
           `JOIN ${t} x ON x.id = j.${itemCol} WHERE ${w.clause} ` +
           'GROUP BY x.id ORDER BY c DESC, x.event_time DESC, x.id LIMIT ?',
-        [...lower, ...lower, ...f.namespaces, ...w.params, limit],
+        [wanted, wanted, ...f.namespaces, ...w.params, limit],
       )
       .map((r) => ({ id: r[0], score: Math.fround(Number(r[1])) }));
   },
@@ -159,8 +159,8 @@ export const searchMethods = {
       if (!near.length) continue;
       const admitted = new Map(
         this.db
-          .all(`SELECT x.rowid, x.id FROM ${t} x WHERE x.rowid IN (${inList(near.length)}) AND ${w.clause}`, [
-            ...near.map((n) => n[0]),
+          .all(`SELECT x.rowid, x.id FROM ${t} x WHERE x.rowid IN ${IN_JSON} AND ${w.clause}`, [
+            JSON.stringify(near.map((n) => n[0])),
             ...w.params,
           ])
           .map((r) => [Number(r[0]), r[1]]),
