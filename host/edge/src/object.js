@@ -19,6 +19,11 @@ import { embedderFrom, llmFrom } from './settings.js';
 /// How soon after a write the alarm embeds it (long enough that a burst
 /// of writes shares one backfill).
 export const BACKFILL_DELAY_MS = 200;
+/// After a backfill that left rows waiting (the provider failed), the
+/// alarm tries again this much later, doubling up to `BACKFILL_RETRY_MAX_MS`
+/// (`MNEMO_BACKFILL_RETRY_MS` sets the first delay).
+export const BACKFILL_RETRY_MS = 30 * 1000;
+export const BACKFILL_RETRY_MAX_MS = 15 * 60 * 1000;
 /// A consolidation cycle at most this often (seed 004's 30-minute interval).
 export const CYCLE_INTERVAL_MS = 30 * 60 * 1000;
 
@@ -39,9 +44,12 @@ export class MemoryObject extends DurableObject {
     });
   }
 
-  /// The alarm, when none is set: the backfill runs off the request path.
+  /// After each call: when rows wait for a vector (a write), the alarm,
+  /// if none is set — the backfill runs off the request path. A read sets
+  /// nothing.
   schedule() {
     if (this.alarmSet) return;
+    if (this.missingVectors() === 0) return;
     this.alarmSet = true;
     this.ctx.storage.setAlarm(Date.now() + BACKFILL_DELAY_MS);
   }
@@ -59,17 +67,22 @@ export class MemoryObject extends DurableObject {
     return serve(this.mnemo, request, namespace);
   }
 
-  /// The object's state: the store's counts, rows waiting for a vector,
-  /// and how long opening the store took (the core instantiated).
-  async health() {
-    const sql = this.ctx.storage.sql;
-    // Active rows waiting for a vector (the trash is not embedded).
-    const missing = sql
+  /// Active rows waiting for a vector (the trash is not embedded).
+  missingVectors() {
+    const row = this.ctx.storage.sql
       .exec(
         "SELECT (SELECT COUNT(*) FROM vector_pending p JOIN memories x ON x.rowid = p.row WHERE p.target = 'memories' AND x.valid_until IS NULL) + " +
           "(SELECT COUNT(*) FROM vector_pending p JOIN episodes x ON x.rowid = p.row WHERE p.target = 'episodes' AND x.valid_until IS NULL) AS n",
       )
-      .toArray()[0].n;
+      .toArray()[0];
+    return Number(row.n);
+  }
+
+  /// The object's state: the store's counts, rows waiting for a vector,
+  /// and how long opening the store took (the core instantiated).
+  async health() {
+    const sql = this.ctx.storage.sql;
+    const missing = this.missingVectors();
     const stats = await this.mnemo.stats(getMeta(sql, 'namespace'));
     return Response.json({
       status: 'ok',
@@ -85,6 +98,15 @@ export class MemoryObject extends DurableObject {
   async alarm() {
     this.alarmSet = false;
     await this.mnemo.backfillAll();
+    if (this.missingVectors() > 0) {
+      // The provider failed: the rows wait, and the alarm comes back.
+      const first = Number(this.env.MNEMO_BACKFILL_RETRY_MS ?? BACKFILL_RETRY_MS);
+      this.retryMs = Math.min(this.retryMs ? this.retryMs * 2 : first, BACKFILL_RETRY_MAX_MS);
+      this.alarmSet = true;
+      this.ctx.storage.setAlarm(Date.now() + this.retryMs);
+      return;
+    }
+    this.retryMs = undefined;
     const sql = this.ctx.storage.sql;
     const namespace = getMeta(sql, 'namespace');
     if (namespace === undefined) return;

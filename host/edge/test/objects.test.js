@@ -82,11 +82,16 @@ test('an object evicted and created again finds its memories', async () => {
 /// authorization each request carried.
 function embeddingServer() {
   const seen = [];
+  const state = { down: false };
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', () => {
-      seen.push({ url: req.url, authorization: req.headers.authorization });
+      seen.push({ url: req.url, authorization: req.headers.authorization, down: state.down });
+      if (state.down) {
+        res.writeHead(503, { 'content-type': 'application/json' });
+        return res.end(JSON.stringify({ error: { message: 'down for the test' } }));
+      }
       const input = JSON.parse(body).input;
       const data = input.map((text, index) => {
         const v = new Array(8).fill(0);
@@ -98,11 +103,13 @@ function embeddingServer() {
     });
   });
   return new Promise((ok) =>
-    server.listen(0, '127.0.0.1', () => ok({ baseUrl: `http://127.0.0.1:${server.address().port}/v1`, seen, close: () => server.close() })),
+    server.listen(0, '127.0.0.1', () =>
+      ok({ baseUrl: `http://127.0.0.1:${server.address().port}/v1`, seen, state, close: () => server.close() }),
+    ),
   );
 }
 
-test("embeddings come through the provider plugin with the Worker's secret, on the alarm", async () => {
+test("embeddings come through the provider plugin with the Worker's secret; a failed backfill comes back on the alarm", async () => {
   const server = await embeddingServer();
   const mf = startWorker({
     bindings: {
@@ -111,13 +118,23 @@ test("embeddings come through the provider plugin with the Worker's secret, on t
       MNEMO_EMBEDDING_MODEL: 'scripted-embed',
       MNEMO_EMBEDDING_DIMENSION: '8',
       MNEMO_EMBEDDING_API_KEY: 'sk-edge-secret',
+      MNEMO_BACKFILL_RETRY_MS: '100',
     },
   });
   try {
+    // The provider down: the write is kept, its vector waits.
+    server.state.down = true;
+    const early = await call(mf, 'POST', '/memories', { body: { content: 'The spare key is under the blue flowerpot.' }, namespace: 'home' });
+    assert.equal(early.status, 201, JSON.stringify(early.body));
+    await new Promise((ok) => setTimeout(ok, 300));
+    assert.ok((await call(mf, 'GET', '/health', { namespace: 'home' })).body.missing_vectors >= 1);
+    assert.ok(server.seen.filter((s) => s.down).length >= 2, 'the alarm tried again');
+    server.state.down = false;
     const r = await call(mf, 'POST', '/memories', { body: { content: 'Miso the cat hates the vacuum cleaner.' }, namespace: 'home' });
     assert.equal(r.status, 201);
     const health = await settled(mf, 'home');
     assert.equal(health.missing_vectors, 0);
+    assert.equal(health.active, 2);
     assert.ok(server.seen.some((s) => s.url === '/v1/embeddings'), JSON.stringify(server.seen));
     for (const s of server.seen) assert.equal(s.authorization, 'Bearer sk-edge-secret');
     const hits = (await call(mf, 'POST', '/recall', { body: { query: 'the cat and the vacuum' }, namespace: 'home' })).body.hits;
