@@ -186,3 +186,46 @@ test('bad requests are JSON errors and the object keeps serving', async () => {
     await mf.dispose();
   }
 });
+
+test('the agent routes answer with the native fields: get, edit, history, search, context, resume', async () => {
+  const mf = startWorker();
+  try {
+    const ns = 'agent';
+    const r = await call(mf, 'POST', '/memories', { body: { content: "The user's daughter Lily is allergic to peanuts.", tags: ['family'] }, namespace: ns });
+    assert.equal(r.status, 201);
+    const id = r.body.id;
+    await call(mf, 'POST', '/memories', { body: { content: 'The user runs three times a week.' }, namespace: ns });
+    await settled(mf, ns);
+
+    const got = await call(mf, 'GET', `/memories/${id}`, { namespace: ns });
+    assert.equal(got.body.content, "The user's daughter Lily is allergic to peanuts.");
+    assert.deepEqual(got.body.tags, ['family']);
+    assert.equal(typeof got.body.attributes, 'object');
+
+    const edited = await call(mf, 'PATCH', `/memories/${id}`, { body: { content: "The user's daughter Lily is allergic to peanuts and sesame." }, namespace: ns });
+    assert.equal(edited.status, 200, JSON.stringify(edited.body));
+    const history = (await call(mf, 'GET', `/memories/${id}/history`, { namespace: ns })).body;
+    assert.equal(history.memory.content, "The user's daughter Lily is allergic to peanuts and sesame.");
+    assert.deepEqual(history.versions.map((v) => v.memory.content), ["The user's daughter Lily is allergic to peanuts."]);
+
+    await settled(mf, ns);
+    const search = (await call(mf, 'GET', '/search?q=sesame', { namespace: ns })).body;
+    assert.equal(search.hits[0].item.id, id);
+    assert.equal(search.hits[0].item.type, 'memory');
+    assert.ok(search.hits[0].explanation.channels.length > 0);
+
+    const context = (await call(mf, 'POST', '/context', { body: { prompt: 'is Lily allergic to peanuts?' }, namespace: ns })).body;
+    assert.ok(context.text.includes('peanuts and sesame'), JSON.stringify(context));
+    assert.deepEqual(context.memories.map((m) => m.id), [id]);
+
+    const resume = await call(mf, 'GET', '/resume?hours=48', { namespace: ns });
+    assert.equal(resume.status, 200, JSON.stringify(resume.body));
+    assert.ok(JSON.stringify(resume.body).includes('peanuts and sesame'));
+
+    const stats = (await call(mf, 'GET', '/stats', { namespace: ns })).body;
+    assert.equal(stats.total, 2);
+    assert.equal(stats.active, 2);
+  } finally {
+    await mf.dispose();
+  }
+});
