@@ -18,7 +18,9 @@
 //! the cosine less a memory's hubness (its mean cosine to its 10 nearest
 //! memories, as cross-domain similarity local scaling discounts hubs).
 //! They are what a gate could read without a model that reads the prompt
-//! and the memory together.
+//! and the memory together. Two more rank by the prompt's content words
+//! (its full-text terms, stop words and the question's frame left out)
+//! embedded on their own, and by the better of the two cosines.
 
 use mnemo_core::ports::Embedder;
 use mnemo_host::Mnemo;
@@ -52,12 +54,16 @@ fn top(row: &[f64], n: usize) -> Vec<usize> {
     idx
 }
 
-/// The signals of `prompts` × `memories` (vectors normalised).
-fn signals(prompts: &[Vec<f32>], memories: &[Vec<f32>]) -> Vec<Signal> {
-    let cosine: Vec<Vec<f64>> = prompts
+fn cosines(prompts: &[Vec<f32>], memories: &[Vec<f32>]) -> Vec<Vec<f64>> {
+    prompts
         .iter()
         .map(|p| memories.iter().map(|m| dot(p, m)).collect())
-        .collect();
+        .collect()
+}
+
+/// The signals of `prompts` × `memories` (vectors normalised).
+fn signals(prompts: &[Vec<f32>], memories: &[Vec<f32>]) -> Vec<Signal> {
+    let cosine = cosines(prompts, memories);
     let z = cosine
         .iter()
         .map(|row| {
@@ -145,13 +151,41 @@ pub fn print(
         }
         out
     };
+    let words: Vec<String> = texts
+        .iter()
+        .map(|t| mnemo_core::search_text::fts_terms(t).join(" "))
+        .collect();
+    let word_vectors = {
+        let _queries = embeddings.searching();
+        let mut out = Vec::with_capacity(words.len());
+        for t in &words {
+            out.extend(embeddings.embed(std::slice::from_ref(t))?);
+        }
+        out
+    };
     let expect: Vec<Vec<usize>> = prompts.iter().map(|(_, e)| e.clone()).collect();
     let total: usize = expect.iter().map(Vec::len).sum();
+    let mut all = signals(&prompt_vectors, &memory_vectors);
+    let by_words = cosines(&word_vectors, &memory_vectors);
+    let better = all[0]
+        .scores
+        .iter()
+        .zip(&by_words)
+        .map(|(a, b)| a.iter().zip(b).map(|(x, y)| x.max(*y)).collect())
+        .collect();
+    all.push(Signal {
+        name: "cosine of the prompt's content words",
+        scores: by_words,
+    });
+    all.push(Signal {
+        name: "the better of the two cosines",
+        scores: better,
+    });
     println!(
         "\n| signal ({}) | first {SHOWN} hold | first {POOL} hold | best F1 (P / R) | recall at precision ≥ {TARGET_PRECISION} |\n|---|---|---|---|---|",
         embeddings.info().model
     );
-    for s in signals(&prompt_vectors, &memory_vectors) {
+    for s in all {
         let held = |n: usize| {
             s.scores
                 .iter()
