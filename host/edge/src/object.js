@@ -32,15 +32,18 @@ export class MemoryObject extends DurableObject {
     super(ctx, env);
     // No request is let in before the store is open.
     ctx.blockConcurrencyWhile(async () => {
-      const started = Date.now();
-      this.mnemo = await Mnemo.open({
-        connection: new DurableConnection(ctx.storage),
-        components,
-        embedder: embedderFrom(env),
-        llm: llmFrom(env),
-        schedule: () => this.schedule(),
-      });
-      this.openedInMs = Date.now() - started;
+      try {
+        this.mnemo = await Mnemo.open({
+          connection: new DurableConnection(ctx.storage),
+          components,
+          embedder: embedderFrom(env),
+          llm: llmFrom(env),
+          schedule: () => this.schedule(),
+        });
+      } catch (e) {
+        // A setting the store cannot open with: every request says why.
+        this.failed = String(e && e.message ? e.message : e);
+      }
     });
   }
 
@@ -55,6 +58,7 @@ export class MemoryObject extends DurableObject {
   }
 
   async fetch(request) {
+    if (this.failed) return errorResponse(503, 'unavailable', `this namespace's store did not open: ${this.failed}`);
     const namespace = request.headers.get('x-namespace') ?? 'default';
     const sql = this.ctx.storage.sql;
     const own = getMeta(sql, 'namespace');
@@ -79,7 +83,7 @@ export class MemoryObject extends DurableObject {
   }
 
   /// The object's state: the store's counts, rows waiting for a vector,
-  /// and how long opening the store took (the core instantiated).
+  /// the database's size.
   async health() {
     const sql = this.ctx.storage.sql;
     const missing = this.missingVectors();
@@ -89,13 +93,13 @@ export class MemoryObject extends DurableObject {
       namespace: getMeta(sql, 'namespace'),
       missing_vectors: Number(missing),
       active: Number(stats.active),
-      open_ms: this.openedInMs,
       database_bytes: sql.databaseSize,
     });
   }
 
   /// Embeds what waits for a vector; runs a cycle when one is due.
   async alarm() {
+    if (this.failed) return;
     this.alarmSet = false;
     await this.mnemo.backfillAll();
     if (this.missingVectors() > 0) {

@@ -229,3 +229,15 @@ test('the agent routes answer with the native fields: get, edit, history, search
     await mf.dispose();
   }
 });
+
+test('a setting the store cannot open with answers every request with the reason', async () => {
+  const mf = startWorker({ bindings: { MNEMO_EMBEDDER: 'word2vec' } });
+  try {
+    const r = await call(mf, 'POST', '/memories', { body: { content: 'x' }, namespace: 'n' });
+    assert.equal(r.status, 503);
+    assert.equal(r.body.error.code, 'unavailable');
+    assert.match(r.body.error.message, /MNEMO_EMBEDDER must be hash or openai/);
+  } finally {
+    await mf.dispose();
+  }
+});
