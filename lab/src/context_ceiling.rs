@@ -143,26 +143,21 @@ pub fn print(
     let embeddings = &mnemo.ports().embeddings;
     let memory_vectors = embeddings.embed_batch(memories)?;
     let texts: Vec<String> = prompts.iter().map(|(p, _)| p.clone()).collect();
-    let prompt_vectors = {
+    // One at a time, through the query path, as recall embeds a prompt.
+    let as_queries = |texts: &[String]| -> anyhow::Result<Vec<Vec<f32>>> {
         let _queries = embeddings.searching();
         let mut out = Vec::with_capacity(texts.len());
-        for t in &texts {
+        for t in texts {
             out.extend(embeddings.embed(std::slice::from_ref(t))?);
         }
-        out
+        Ok(out)
     };
+    let prompt_vectors = as_queries(&texts)?;
     let words: Vec<String> = texts
         .iter()
         .map(|t| mnemo_core::search_text::fts_terms(t).join(" "))
         .collect();
-    let word_vectors = {
-        let _queries = embeddings.searching();
-        let mut out = Vec::with_capacity(words.len());
-        for t in &words {
-            out.extend(embeddings.embed(std::slice::from_ref(t))?);
-        }
-        out
-    };
+    let word_vectors = as_queries(&words)?;
     let expect: Vec<Vec<usize>> = prompts.iter().map(|(_, e)| e.clone()).collect();
     let total: usize = expect.iter().map(Vec::len).sum();
     let mut all = signals(&prompt_vectors, &memory_vectors);
