@@ -47,6 +47,11 @@ pub struct LoadBenchArgs {
     /// the figure that shows whether more servers add throughput.
     #[arg(long)]
     reads_only: bool,
+    /// Kinds of the mix left out (comma-separated: `consolidate`, `turn`,
+    /// ...), the others keeping their shares: which kind a latency waits
+    /// behind.
+    #[arg(long, value_delimiter = ',')]
+    without: Vec<String>,
     /// Namespaces the store and the clients spread over (`tenant-0`…):
     /// the shape of a service, many tenants each small; client `c` is an
     /// agent of `tenant-{c mod N}`. 1: everything in `default`.
@@ -93,6 +98,13 @@ struct Seen {
 }
 
 pub fn run(args: LoadBenchArgs) -> anyhow::Result<()> {
+    for w in &args.without {
+        anyhow::ensure!(
+            MIX.iter().any(|(kind, _)| kind == w),
+            "--without {w}: the mix's kinds are {}",
+            MIX.map(|(k, _)| k).join(", ")
+        );
+    }
     let (dir, _tmp) = work_dir(args.dir.as_ref())?;
     let stubs = super::stubs::start(DIM, Duration::from_secs(2))?;
     let db = match &args.db {
@@ -151,7 +163,7 @@ pub fn run(args: LoadBenchArgs) -> anyhow::Result<()> {
     let handles: Vec<_> = (0..clients)
         .map(|c| {
             let (base, texts, seed) = (bases[c % bases.len()].clone(), texts.clone(), args.seed);
-            let mix = mix(args.reads_only);
+            let mix = mix(&args);
             let namespace = super::fill::spread(c, args.namespaces);
             std::thread::spawn(move || {
                 let agent = Agent {
@@ -184,9 +196,10 @@ pub fn run(args: LoadBenchArgs) -> anyhow::Result<()> {
 }
 
 /// The kinds a client draws from, with their shares.
-fn mix(reads_only: bool) -> Vec<(&'static str, u64)> {
+fn mix(args: &LoadBenchArgs) -> Vec<(&'static str, u64)> {
     MIX.into_iter()
-        .filter(|(kind, _)| !reads_only || !WRITES.contains(kind))
+        .filter(|(kind, _)| !args.reads_only || !WRITES.contains(kind))
+        .filter(|(kind, _)| !args.without.iter().any(|w| w == kind))
         .collect()
 }
 
@@ -312,6 +325,9 @@ fn report(
         args.namespaces.max(1),
         if args.reads_only { ", reads only" } else { "" }
     ));
+    if !args.without.is_empty() {
+        t.note(&format!("left out of the mix: {}", args.without.join(", ")));
+    }
     let rate = |(n, took): (usize, Duration)| format!("{:.0}", n as f64 / took.as_secs_f64());
     if let Some(r) = filled.remembered {
         t.row(
@@ -333,7 +349,7 @@ fn report(
         );
     }
     let how = format!("{clients} clients, {seconds:.0} s");
-    for (kind, _) in mix(args.reads_only) {
+    for (kind, _) in mix(args) {
         let mut times = seen.ok.get(kind).cloned().unwrap_or_default();
         times.sort();
         let errors = seen.failed.iter().filter(|(k, _, _)| *k == kind).count();
