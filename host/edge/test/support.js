@@ -20,9 +20,11 @@ const MODULES = readdirSync(dist)
   .sort((a, b) => (a === 'worker.js' ? -1 : b === 'worker.js' ? 1 : a.localeCompare(b)))
   .map((f) => ({ type: TYPES[f.slice(f.lastIndexOf('.'))], path: `${dist}${f}` }));
 
-/// A running Worker; `bindings` are its vars and secrets.
-export function startWorker({ bindings = {}, persist } = {}) {
+/// A running Worker; `bindings` are its vars and secrets; `port`: also
+/// served over HTTP on 127.0.0.1 (0: a free port; `await mf.ready` is its URL).
+export function startWorker({ bindings = {}, persist, port } = {}) {
   return new Miniflare({
+    ...(port === undefined ? {} : { host: '127.0.0.1', port }),
     modules: MODULES,
     modulesRoot: dist,
     compatibilityDate: COMPATIBILITY_DATE,
