@@ -11,7 +11,7 @@
 // one at a time; latency is the client's, through miniflare's loopback.
 
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
@@ -126,8 +126,9 @@ try {
   await mf.dispose();
 }
 const size = JSON.parse(readFileSync(new URL('../dist/size.json', import.meta.url), 'utf8'));
+const wasmModules = readdirSync(fileURLToPath(new URL('../dist/', import.meta.url))).filter((f) => f.endsWith('.wasm')).length;
 rows.push([
-  'bundle (dist/: worker.js, 13 WASM modules, the CJK dictionary)',
+  `bundle (dist/: worker.js, ${wasmModules} WASM modules, the CJK dictionary)`,
   `${(size.raw / 1024 / 1024).toFixed(2)} MiB, ${(size.gzip / 1024 / 1024).toFixed(2)} MiB gzipped`,
 ]);
 

@@ -18,62 +18,57 @@
 //   (`contentless_delete`): a row leaves the index by its rowid, without
 //   the text it was indexed with.
 
-/// The triggers the schema's migrations create on the full-text tables;
-/// replaced by the queue's (`queueTriggers`).
-const SCHEMA_FTS_TRIGGERS = [
-  'memories_fts_insert',
-  'memories_fts_delete',
-  'memories_fts_update',
-  'episodes_fts_insert',
-  'episodes_fts_delete',
-  'episodes_fts_update',
-];
+/// The full-text index of each table: its FTS5 columns, the columns whose
+/// change re-indexes a row (and the condition, as the schema's trigger
+/// has it), and the row's indexed values. For a turn, the second column
+/// is the text of the turn before it in its session (schema 0003's
+/// trigger, without the function call).
+const INDEXED = {
+  memories: {
+    columns: ['content', 'tags'],
+    changedOf: 'content, tags',
+    when: 'WHEN old.content IS NOT new.content OR old.tags IS NOT new.tags',
+    values: 'x.content, x.tags',
+    indexed: [true, false],
+  },
+  episodes: {
+    columns: ['content', 'context'],
+    changedOf: 'content',
+    when: '',
+    values: `x.content, COALESCE((
+        SELECT p.content FROM episodes p
+        WHERE p.namespace = x.namespace AND p.session_id = x.session_id
+          AND (p.event_time, p.rowid) < (x.event_time, x.rowid)
+        ORDER BY p.event_time DESC, p.rowid DESC LIMIT 1), '')`,
+    indexed: [true, true],
+  },
+};
 
-/// The full-text tables, as the schema tokenizes them, without content.
-const FTS_TABLES = `
-CREATE VIRTUAL TABLE memories_fts USING fts5(
-    content, tags, content='', contentless_delete=1,
+/// The table's index, contentless (a row leaves it by its rowid), with the
+/// schema's tokenizer, and the triggers that queue a changed row (they
+/// replace the schema's triggers of the same names).
+function indexSchema(t, { columns, changedOf, when }) {
+  return `
+DROP TRIGGER IF EXISTS ${t}_fts_insert;
+DROP TRIGGER IF EXISTS ${t}_fts_delete;
+DROP TRIGGER IF EXISTS ${t}_fts_update;
+DROP TABLE IF EXISTS ${t}_fts;
+CREATE VIRTUAL TABLE ${t}_fts USING fts5(
+    ${columns.join(', ')}, content='', contentless_delete=1,
     tokenize='porter unicode61 remove_diacritics 2');
-CREATE VIRTUAL TABLE episodes_fts USING fts5(
-    content, context, content='', contentless_delete=1,
-    tokenize='porter unicode61 remove_diacritics 2');
+CREATE TRIGGER ${t}_fts_insert AFTER INSERT ON ${t} BEGIN
+    INSERT OR IGNORE INTO edge_index_pending VALUES ('${t}', new.rowid);
+END;
+CREATE TRIGGER ${t}_fts_delete AFTER DELETE ON ${t} BEGIN
+    DELETE FROM ${t}_fts WHERE rowid = old.rowid;
+    DELETE FROM edge_index_pending WHERE target = '${t}' AND row = old.rowid;
+END;
+CREATE TRIGGER ${t}_fts_update AFTER UPDATE OF ${changedOf} ON ${t} ${when} BEGIN
+    INSERT OR IGNORE INTO edge_index_pending VALUES ('${t}', new.rowid);
+END;
+INSERT OR IGNORE INTO edge_index_pending SELECT '${t}', rowid FROM ${t};
 `;
-
-/// Every change to a row's indexed text queues the row; a deleted row
-/// leaves the index at once (by rowid).
-const QUEUE_TRIGGERS = `
-CREATE TABLE IF NOT EXISTS edge_index_pending (
-    target TEXT NOT NULL, row INTEGER NOT NULL, PRIMARY KEY (target, row)) WITHOUT ROWID;
-CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
-    INSERT OR IGNORE INTO edge_index_pending VALUES ('memories', new.rowid);
-END;
-CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
-    DELETE FROM memories_fts WHERE rowid = old.rowid;
-    DELETE FROM edge_index_pending WHERE target = 'memories' AND row = old.rowid;
-END;
-CREATE TRIGGER memories_fts_update AFTER UPDATE OF content, tags ON memories
-WHEN old.content IS NOT new.content OR old.tags IS NOT new.tags BEGIN
-    INSERT OR IGNORE INTO edge_index_pending VALUES ('memories', new.rowid);
-END;
-CREATE TRIGGER episodes_fts_insert AFTER INSERT ON episodes BEGIN
-    INSERT OR IGNORE INTO edge_index_pending VALUES ('episodes', new.rowid);
-END;
-CREATE TRIGGER episodes_fts_delete AFTER DELETE ON episodes BEGIN
-    DELETE FROM episodes_fts WHERE rowid = old.rowid;
-    DELETE FROM edge_index_pending WHERE target = 'episodes' AND row = old.rowid;
-END;
-CREATE TRIGGER episodes_fts_update AFTER UPDATE OF content ON episodes BEGIN
-    INSERT OR IGNORE INTO edge_index_pending VALUES ('episodes', new.rowid);
-END;
-`;
-
-/// A turn's indexed context: the text of the turn before it in its session
-/// (schema 0003's trigger, without the function call).
-const EPISODE_CONTEXT = `COALESCE((
-    SELECT p.content FROM episodes p
-    WHERE p.namespace = e.namespace AND p.session_id = e.session_id
-      AND (p.event_time, p.rowid) < (e.event_time, e.rowid)
-    ORDER BY p.event_time DESC, p.rowid DESC LIMIT 1), '')`;
+}
 
 /// Queued rows indexed per statement batch.
 const INDEX_BATCH = 200;
@@ -96,7 +91,6 @@ export class DurableConnection {
     this.sql = storage.sql;
     this.sql.exec('PRAGMA foreign_keys = OFF');
     this.sql.exec('CREATE TABLE IF NOT EXISTS edge_meta (key TEXT PRIMARY KEY, value)');
-    this.migrated = false;
   }
 
   /// The core's index text (`mnemo_index_text` elsewhere), for `syncIndex`.
@@ -111,66 +105,41 @@ export class DurableConnection {
   }
 
   userVersion() {
-    const row = this.sql.exec("SELECT value FROM edge_meta WHERE key = 'schema_version'").toArray()[0];
-    return row ? Number(row.value) : 0;
+    return Number(getMeta(this.sql, 'schema_version') ?? 0);
   }
 
   setUserVersion(n) {
-    this.sql.exec(
-      "INSERT INTO edge_meta (key, value) VALUES ('schema_version', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-      Number(n),
-    );
-    this.migrated = true;
+    setMeta(this.sql, 'schema_version', Number(n));
   }
 
-  /// After migrations ran: the full-text tables rebuilt contentless, the
+  /// After migrations ran: each full-text table rebuilt contentless, the
   /// queue's triggers in place, and every row queued to be indexed.
   afterMigrations() {
-    if (!this.migrated) return;
     this.storage.transactionSync(() => {
-      for (const t of SCHEMA_FTS_TRIGGERS) this.sql.exec(`DROP TRIGGER IF EXISTS ${t}`);
-      this.sql.exec('DROP TABLE IF EXISTS memories_fts');
-      this.sql.exec('DROP TABLE IF EXISTS episodes_fts');
-      this.exec(FTS_TABLES);
-      this.exec(QUEUE_TRIGGERS);
-      this.sql.exec("INSERT OR IGNORE INTO edge_index_pending SELECT 'memories', rowid FROM memories");
-      this.sql.exec("INSERT OR IGNORE INTO edge_index_pending SELECT 'episodes', rowid FROM episodes");
+      this.exec(
+        'CREATE TABLE IF NOT EXISTS edge_index_pending (' +
+          'target TEXT NOT NULL, row INTEGER NOT NULL, PRIMARY KEY (target, row)) WITHOUT ROWID',
+      );
+      for (const [t, spec] of Object.entries(INDEXED)) this.exec(indexSchema(t, spec));
     });
-    this.migrated = false;
   }
 
   /// Indexes the queued rows through the core's index text.
   syncIndex() {
     for (;;) {
-      const queued = this.sql
-        .exec('SELECT target, row FROM edge_index_pending LIMIT ?', INDEX_BATCH)
-        .toArray();
+      const queued = this.sql.exec('SELECT target, row FROM edge_index_pending LIMIT ?', INDEX_BATCH).toArray();
       if (queued.length === 0) return;
       for (const { target, row } of queued) {
-        if (target === 'memories') {
-          this.sql.exec('DELETE FROM memories_fts WHERE rowid = ?', row);
-          const m = this.sql.exec('SELECT content, tags FROM memories WHERE rowid = ?', row).toArray()[0];
-          if (m) {
-            this.sql.exec(
-              'INSERT INTO memories_fts (rowid, content, tags) VALUES (?, ?, ?)',
-              row,
-              this.index(m.content),
-              m.tags,
-            );
-          }
-        } else {
-          this.sql.exec('DELETE FROM episodes_fts WHERE rowid = ?', row);
-          const e = this.sql
-            .exec(`SELECT e.content AS content, ${EPISODE_CONTEXT} AS context FROM episodes e WHERE e.rowid = ?`, row)
-            .toArray()[0];
-          if (e) {
-            this.sql.exec(
-              'INSERT INTO episodes_fts (rowid, content, context) VALUES (?, ?, ?)',
-              row,
-              this.index(e.content),
-              this.index(e.context),
-            );
-          }
+        const { columns, values, indexed } = INDEXED[target];
+        this.sql.exec(`DELETE FROM ${target}_fts WHERE rowid = ?`, row);
+        const found = this.sql.exec(`SELECT ${values} FROM ${target} x WHERE x.rowid = ?`, row).raw().next().value;
+        if (found) {
+          const texts = found.map((v, i) => (indexed[i] ? this.index(v) : v));
+          this.sql.exec(
+            `INSERT INTO ${target}_fts (rowid, ${columns.join(', ')}) VALUES (?, ${columns.map(() => '?').join(', ')})`,
+            row,
+            ...texts,
+          );
         }
         this.sql.exec('DELETE FROM edge_index_pending WHERE target = ? AND row = ?', target, row);
       }

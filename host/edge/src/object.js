@@ -51,8 +51,7 @@ export class MemoryObject extends DurableObject {
   /// if none is set — the backfill runs off the request path. A read sets
   /// nothing.
   schedule() {
-    if (this.alarmSet) return;
-    if (this.missingVectors() === 0) return;
+    if (this.alarmSet || this.missingVectors({ any: true }) === 0) return;
     this.alarmSet = true;
     this.ctx.storage.setAlarm(Date.now() + BACKFILL_DELAY_MS);
   }
@@ -71,14 +70,13 @@ export class MemoryObject extends DurableObject {
     return serve(this.mnemo, request, namespace);
   }
 
-  /// Active rows waiting for a vector (the trash is not embedded).
-  missingVectors() {
-    const row = this.ctx.storage.sql
-      .exec(
-        "SELECT (SELECT COUNT(*) FROM vector_pending p JOIN memories x ON x.rowid = p.row WHERE p.target = 'memories' AND x.valid_until IS NULL) + " +
-          "(SELECT COUNT(*) FROM vector_pending p JOIN episodes x ON x.rowid = p.row WHERE p.target = 'episodes' AND x.valid_until IS NULL) AS n",
-      )
-      .toArray()[0];
+  /// Active rows waiting for a vector (the trash is not embedded); with
+  /// `any`, 1 as soon as there is one (after every call: no count).
+  missingVectors({ any = false } = {}) {
+    const waiting = (t) =>
+      `SELECT 1 FROM vector_pending p JOIN ${t} x ON x.rowid = p.row WHERE p.target = '${t}' AND x.valid_until IS NULL`;
+    const count = (t) => (any ? `EXISTS (${waiting(t)})` : `(SELECT COUNT(*) FROM (${waiting(t)}))`);
+    const row = this.ctx.storage.sql.exec(`SELECT ${count('memories')} + ${count('episodes')} AS n`).toArray()[0];
     return Number(row.n);
   }
 

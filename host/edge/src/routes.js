@@ -5,7 +5,7 @@
 // jco records: `wire` writes them as the native server's serde does.
 
 import { MnemoError } from '../../js/src/index.js';
-import { FORMAT, toWire } from '../../js/src/transfer.js';
+import { FORMAT, fromWire, toWire } from '../../js/src/transfer.js';
 
 /// The native rule for a namespace (`core/src/validate.rs`,
 /// `thresholds::NAMESPACE_PATTERN`).
@@ -57,10 +57,6 @@ export function wire(v) {
   return untag(out);
 }
 
-const camel = (k) => k.replace(/_([a-z])/g, (_m, c) => c.toUpperCase());
-/// A request body's fields as the JavaScript API names them.
-const camelKeys = (o) => Object.fromEntries(Object.entries(o).map(([k, v]) => [camel(k), v]));
-
 const ok = (v, status = 200) => Response.json(wire(v), { status });
 const csv = (v) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : []);
 
@@ -87,7 +83,9 @@ async function body(request, { optional = false } = {}) {
     throw new HttpError(400, 'malformed_json', `malformed JSON: ${e.message}`);
   }
   if (!v || typeof v !== 'object' || Array.isArray(v)) throw new HttpError(422, 'invalid_request', 'the body must be a JSON object');
-  return camelKeys(v);
+  // The native fields as the JavaScript API names and types them (the
+  // export reader's conversion: times as BigInts, attributes as text).
+  return fromWire(v);
 }
 
 export class HttpError extends Error {

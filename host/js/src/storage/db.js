@@ -12,7 +12,7 @@
 // `migration(sql)` (a migration's statements as it runs them), `close()`,
 // and, where the database is in memory, `image()`. One that cannot call
 // JavaScript from SQL keeps its full-text index itself before each search
-// (`syncIndex()`), and may adjust the schema once migrations have run
+// (`syncIndex()`), and may adjust the schema after migrations ran
 // (`afterMigrations()`).
 
 import { MIGRATIONS } from '../../gen/schema.js';
@@ -77,7 +77,7 @@ export class Db {
         c.setUserVersion(i + 1);
       });
     }
-    c.afterMigrations?.();
+    if (version < MIGRATIONS.length) c.afterMigrations?.();
   }
 
   /// Every row of `sql` as an array of column values.
