@@ -155,16 +155,21 @@ fn the_saved_graph_is_used_after_a_kill_and_agrees_with_the_table() {
         "20 new and 5 edited vectors: {h}"
     );
 
-    // Every text finds the memory the exact search finds first (the graph
-    // is approximate further down, where its build's timing shows); a
-    // deleted memory never appears, even for its own text.
+    // Every text still stored finds the memory the exact search finds
+    // first (the graph is approximate further down, where its build's
+    // timing shows). The first ten texts were edited away or deleted: what
+    // ranks first for them is noise in both, but a deleted memory never
+    // appears, even for its own text.
     let mut queries: Vec<String> = later.clone();
     queries.extend(edited.iter().cloned());
-    queries.extend(first[..60].iter().cloned());
+    queries.extend(first[10..60].iter().cloned());
     for q in &queries {
         let got = top_ids(&s, q);
         assert_eq!(got[0], top_ids(&exact, q)[0], "{q}");
         assert!(got.iter().all(|id| !deleted.contains(id)), "{q}");
+    }
+    for q in &first[..10] {
+        assert!(top_ids(&s, q).iter().all(|id| !deleted.contains(id)), "{q}");
     }
     // Each edited memory is found by its new text (its fresh vector).
     for (n, q) in edited.iter().enumerate() {
@@ -218,10 +223,15 @@ fn segments_grow_the_index_without_a_rebuild_and_survive_a_kill() {
     let after = health(&s)["ann"].clone();
     assert_eq!(after["segments"], segments, "loaded, not rebuilt: {after}");
     assert_eq!(after["building"], 0, "{after}");
-    for q in texts.iter().step_by(10).chain([&edited]) {
+    // Texts 400 and 450 were edited away and deleted: what ranks first for
+    // them is noise in both searches, so only the deletion is checked.
+    for (n, q) in texts.iter().enumerate().step_by(10) {
         let got = top_ids(&s, q);
-        assert_eq!(got[0], top_ids(&exact, q)[0], "{q}");
+        if n != 400 && n != 450 {
+            assert_eq!(got[0], top_ids(&exact, q)[0], "{q}");
+        }
         assert!(!got.contains(&ids[450]), "{q}");
     }
+    assert_eq!(top_ids(&s, &edited)[0], top_ids(&exact, &edited)[0]);
     assert_eq!(top_ids(&s, &edited)[0], ids[400]);
 }
