@@ -172,6 +172,16 @@ impl Mnemo {
         self.beside(config, self.core.ports().store.reader()?)
     }
 
+    /// Another writer beside this one, where the store locks per namespace
+    /// (Postgres): a read-write connection of its own, the rest shared as
+    /// a reader's is. `None` on a SQLite file, which has one writer.
+    pub fn writer_beside(&self, config: &Config) -> anyhow::Result<Option<Self>> {
+        match self.core.ports().store.writer_beside()? {
+            Some(store) => Ok(Some(self.beside(config, store)?)),
+            None => Ok(None),
+        }
+    }
+
     /// An instance for rehearsals (`llm/rehearsal.rs`): a reader whose
     /// writes succeed and are forgotten.
     pub fn rehearsal(&self, config: &Config) -> anyhow::Result<Self> {

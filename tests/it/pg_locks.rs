@@ -1,8 +1,9 @@
 //! Writes on Postgres serialize per namespace, not per database (issue
 //! 43): a write in one namespace commits while another namespace's write
 //! lock is held open; a write in the held namespace waits for it; a
-//! whole-store write holds every namespace. Waits are watched in
-//! `pg_locks`, not timed.
+//! whole-store write holds every namespace; inside one server, the
+//! writes of namespaces on other writers commit while one waits. Waits are
+//! watched in `pg_locks`, not timed.
 
 #![allow(clippy::unwrap_used)]
 
@@ -174,4 +175,66 @@ fn scheduled_cycles_are_claimed_per_namespace() {
         })
         .unwrap();
     assert_eq!(r.examined, 1, "{r:?}");
+}
+
+/// Inside one `mnemo serve` on Postgres: while a write of tenant-a waits
+/// for its namespace's lock, the writes of the namespaces that go to the
+/// server's other writers (`server::writer_of`) commit; those on a's writer
+/// wait behind it, and all commit once the lock is released.
+#[test]
+fn one_server_writes_other_namespaces_while_one_waits() {
+    use crate::common::server::{post, start_on};
+    use mnemo_host::config::DEFAULT_PG_WRITERS;
+    use mnemo_host::server::writer_of;
+    use serde_json::json;
+
+    let url = common::postgres::fresh_database();
+    let s = start_on(tempfile::tempdir().unwrap(), &url, None, &[]);
+    let base = s.base.clone();
+    let remember = move |ns: &str, text: &str| {
+        let (st, v) = common::server::call(
+            ureq::post(&format!("{base}/memories")).set("Content-Type", "application/json"),
+            Some(&json!({"namespace": ns, "content": text}).to_string()),
+        );
+        assert_eq!(st, 201, "{ns}: {v}");
+    };
+    let holder = PgStore::open(&url).unwrap();
+    assert!(!holder.begin(Some(&Locks::one("tenant-a"))).unwrap());
+    let a = {
+        let remember = remember.clone();
+        std::thread::spawn(move || remember("tenant-a", "Alice's sister lives in Lisbon"))
+    };
+    until_waiting(&url);
+
+    let writer_a = writer_of("tenant-a", DEFAULT_PG_WRITERS);
+    let (others, same): (Vec<String>, Vec<String>) = (0..12)
+        .map(|i| format!("tenant-{i}"))
+        .partition(|ns| writer_of(ns, DEFAULT_PG_WRITERS) != writer_a);
+    assert!(
+        !others.is_empty() && !same.is_empty(),
+        "{others:?} {same:?}"
+    );
+    // (a few: a's write gives up after the 5 s lock timeout)
+    for ns in others.iter().take(3) {
+        remember(ns, &format!("{ns} keeps its notes in Markdown"));
+        assert!(!a.is_finished(), "a's write ran beside a's lock");
+    }
+    assert_eq!(waiting(&url), 1, "a's write still waits");
+    // One on a's writer queues behind it.
+    let queued = {
+        let (remember, ns) = (remember.clone(), same[0].clone());
+        std::thread::spawn(move || remember(&ns, "queued behind tenant-a"))
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!queued.is_finished(), "a write on a's writer ran beside it");
+    holder.end(false, true).unwrap();
+    a.join().unwrap();
+    queued.join().unwrap();
+    let (st, v) = post(
+        &s,
+        "/recall",
+        json!({"namespace": "tenant-a", "query": "Alice's sister"}),
+    );
+    assert_eq!(st, 200, "{v}");
+    assert!(v.to_string().contains("Lisbon"), "{v}");
 }

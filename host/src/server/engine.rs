@@ -1,8 +1,15 @@
 //! The server's instances of the core and the threads they live on.
 //!
-//! - **One writer** owns the read-write connection: every call that writes
-//!   runs there, one at a time, each in its own transaction, as do the short
-//!   jobs the others hand it (vectors to store, a reader's effects).
+//! - **The writers** own the read-write connections: every call that
+//!   writes runs on one, one at a time, each in its own transaction, as do
+//!   the short jobs the others hand the first (vectors to store, a reader's
+//!   effects). A SQLite file has one writer. On Postgres, whose writes lock
+//!   namespaces, not the database, there are `MNEMO_WRITERS` (default
+//!   `DEFAULT_PG_WRITERS`), each a connection of its own: a namespace's
+//!   calls go to one of them by the namespace's hash (so they stay in
+//!   order), and a tenant's writes or cycle never queue another's on the
+//!   others. The database's locks keep them correct, as they do between
+//!   servers.
 //! - **The planner** rehearses the writes that call the LLM (a consolidation
 //!   cycle, a session's distillation, a reflection, a review, the topic
 //!   rebuild) on a connection that forgets what they write, keeping the
@@ -45,6 +52,7 @@ use mnemo_core::model::ConsolidateReport;
 use super::effects::PendingEffects;
 use super::error::ApiError;
 use super::stop::{Closed, Stop};
+use super::writers::{Job, WRITER_TICK, more_writers, spawn_writer, spawn_writer_with, writer_of};
 
 /// How often the embedding worker looks for rows without a vector.
 const BACKFILL_EVERY: Duration = Duration::from_millis(500);
@@ -59,11 +67,6 @@ const BACKFILL_NICE: i32 = 10;
 /// Seed 004 §6.4: the topic trees are rebuilt after a 5-second quiet window
 /// following writes (each write restarts it), and at start when none is cached.
 const TOPIC_DEBOUNCE: Duration = Duration::from_secs(5);
-/// How often an idle writer writes the ledger, and the topic watcher looks
-/// at the write counter.
-const WRITER_TICK: Duration = Duration::from_millis(500);
-
-pub(super) type Job = Box<dyn FnOnce(&mut Mnemo) + Send>;
 
 /// A write that may call the LLM: run once as a rehearsal (`true`), then
 /// for real (`false`).
@@ -73,7 +76,8 @@ pub(super) type Planned<R> = Arc<dyn Fn(&mut Mnemo, bool) -> R + Send + Sync>;
 /// writer) the embedding worker. Cloned into every handler.
 #[derive(Clone)]
 pub(super) struct Engines {
-    writer: mpsc::Sender<Job>,
+    /// The writers; the first also takes the jobs of no one namespace.
+    writers: Arc<Vec<mpsc::Sender<Job>>>,
     readers: mpsc::Sender<Job>,
     planner: mpsc::Sender<Job>,
     /// Whether LLM steps run at all; without them nothing is rehearsed.
@@ -86,14 +90,15 @@ pub(super) struct Engines {
 impl Engines {
     pub(super) fn spawn(config: Config) -> anyhow::Result<Self> {
         let stop = Stop::default();
-        let writer_tx = spawn_writer(&config, stop.clone())?;
+        let closed = Arc::new(Closed(stop.clone()));
+        let writer_tx = spawn_writer(&config, Arc::clone(&closed))?;
         let (read_tx, read_rx) = mpsc::channel::<Job>();
         let read_rx = Arc::new(Mutex::new(read_rx));
         // The readers and the embedding worker are made on the writer's
         // thread from its instance (they share its vector state, graphs,
         // model and ledger), then moved to threads of their own.
         let (made_tx, made_rx) = mpsc::channel();
-        let readers = config.readers;
+        let (readers, writers) = (config.readers, config.writers);
         let reader_config = config.clone();
         let job: Job = Box::new(move |m| {
             let made = (0..readers)
@@ -102,6 +107,7 @@ impl Engines {
                 .and_then(|rs| {
                     Ok(Made {
                         readers: rs,
+                        writers: more_writers(m, &reader_config, writers)?,
                         planner: m.rehearsal(&reader_config)?,
                         store: m.ports().store.reader()?,
                         watcher: m.ports().store.reader()?,
@@ -126,8 +132,13 @@ impl Engines {
         if !made.read_only {
             spawn_embedder(made.store, made.embeddings, writer_tx.clone(), stop.clone())?;
         }
+        let mut writers = vec![writer_tx];
+        for (i, instance) in made.writers.into_iter().enumerate() {
+            writers.push(spawn_writer_with(i + 1, instance, Arc::clone(&closed))?);
+        }
+        drop(closed);
         let engines = Self {
-            writer: writer_tx,
+            writers: Arc::new(writers),
             readers: read_tx,
             planner: spawn_planner(made.planner)?,
             llm_on: made.llm_on,
@@ -162,21 +173,22 @@ impl Engines {
     /// the planner (its LLM calls made there, no lock held), then run on
     /// the writer at the same pinned time with the rehearsal's answers.
     /// `done` gets the real run's answer. Without LLM steps it just runs
-    /// on the writer.
+    /// on the writer. `namespace`: the one it writes, if one (its writer).
     pub(super) fn planned<R: Send + 'static>(
         &self,
+        namespace: Option<&str>,
         f: Planned<R>,
         done: impl FnOnce(R) + Send + 'static,
     ) -> bool {
         if self.read_only {
             return false;
         }
+        let writer = self.writer(namespace).clone();
         if !self.llm_on {
-            return self.later(Box::new(move |m| done(f(m, false))));
+            return writer.send(Box::new(move |m| done(f(m, false)))).is_ok();
         }
         let at = crate::ledger::now_ms();
         let script = Arc::new(Script::default());
-        let writer = self.writer.clone();
         let rehearse: Job = Box::new(move |p| {
             p.rehearse(&script, at, |p| f(p, true));
             // The planner waits for the apply: the next rehearsal then reads
@@ -207,11 +219,12 @@ impl Engines {
     /// [`Engines::planned`], awaiting the real run's answer.
     pub(super) async fn run_planned<R: Send + 'static>(
         &self,
+        namespace: Option<String>,
         f: impl Fn(&mut Mnemo, bool) -> R + Send + Sync + 'static,
     ) -> Result<R, ApiError> {
         self.refused()?;
         let (tx, rx) = tokio::sync::oneshot::channel();
-        if !self.planned(Arc::new(f), move |r| {
+        if !self.planned(namespace.as_deref(), Arc::new(f), move |r| {
             let _ = tx.send(r);
         }) {
             return Err(ApiError::unavailable("the engine stopped"));
@@ -229,13 +242,32 @@ impl Engines {
         on(&self.planner, f).await
     }
 
-    /// Runs `f` on the writer and awaits its answer.
+    /// Runs `f`, which writes no one namespace, on the first writer and
+    /// awaits its answer.
     pub(super) async fn run<R: Send + 'static>(
         &self,
         f: impl FnOnce(&mut Mnemo) -> R + Send + 'static,
     ) -> Result<R, ApiError> {
         self.refused()?;
-        on(&self.writer, f).await
+        on(self.writer(None), f).await
+    }
+
+    /// Runs `f`, which writes `namespace`, on its writer and awaits its
+    /// answer.
+    pub(super) async fn run_in<R: Send + 'static>(
+        &self,
+        namespace: String,
+        f: impl FnOnce(&mut Mnemo) -> R + Send + 'static,
+    ) -> Result<R, ApiError> {
+        self.refused()?;
+        on(self.writer(Some(&namespace)), f).await
+    }
+
+    /// The writer of `namespace`'s calls (the first for none), so one
+    /// namespace's calls keep their order.
+    fn writer(&self, namespace: Option<&str>) -> &mpsc::Sender<Job> {
+        let i = namespace.map_or(0, |ns| writer_of(ns, self.writers.len()));
+        &self.writers[i]
     }
 
     /// Runs `f` where what earlier requests queued is already written (the
@@ -249,7 +281,7 @@ impl Engines {
         if self.read_only {
             return self.read(f).await;
         }
-        on(&self.writer, f).await
+        on(self.writer(None), f).await
     }
 
     /// Runs `f` on the first free reader and awaits its answer. `f` must
@@ -278,14 +310,10 @@ impl Engines {
         Primed(vectors)
     }
 
-    /// Queues `job` on the writer without waiting (work after a reply).
-    pub(super) fn later(&self, job: Job) -> bool {
-        !self.read_only && self.writer.send(job).is_ok()
-    }
-
     /// Seed 003's session-switch trigger: distil the sessions a new one left
     /// open, on the writer after the reply (never in the request).
     pub(super) fn consolidate_sessions_later(&self, namespace: &str, ids: &[String]) {
+        let writer_of = namespace.to_string();
         let (namespace, ids) = (namespace.to_string(), ids.to_vec());
         let distil: Planned<_> = Arc::new(move |m, _| m.consolidate_sessions(&namespace, &ids));
         let done = |outcome: Result<ConsolidateReport, crate::runtime::CallError>| match outcome {
@@ -299,7 +327,7 @@ impl Engines {
                 tracing::warn!(error = %format!("{e:#}"), "session consolidation failed; the nightly run retries")
             }
         };
-        if !self.planned(distil, done) {
+        if !self.planned(Some(&writer_of), distil, done) {
             tracing::warn!("the engine stopped before consolidating the open sessions");
         }
     }
@@ -320,6 +348,7 @@ impl Primed {
 /// What the writer makes for the other threads at start.
 struct Made {
     readers: Vec<Mnemo>,
+    writers: Vec<Mnemo>,
     planner: Mnemo,
     store: Store,
     watcher: Store,
@@ -340,42 +369,6 @@ async fn on<R: Send + 'static>(
         .map_err(|_| ApiError::unavailable("the engine stopped"))?;
     rx.await
         .map_err(|_| ApiError::unavailable("the engine dropped the request"))
-}
-
-/// The writer's thread: jobs in order, the ledger written after each (and
-/// every `WRITER_TICK` when idle, for what the others spent).
-fn spawn_writer(config: &Config, stop: Stop) -> anyhow::Result<mpsc::Sender<Job>> {
-    let (tx, rx) = mpsc::channel::<Job>();
-    let (ready_tx, ready_rx) = mpsc::channel();
-    let config = config.clone();
-    std::thread::Builder::new()
-        .name("mnemo-writer".into())
-        .spawn(move || {
-            // Declared first, dropped last: after the instance.
-            let _closed = Closed(stop);
-            let mut mnemo = match Mnemo::open(&config) {
-                Ok(m) => {
-                    let _ = ready_tx.send(Ok(()));
-                    m
-                }
-                Err(e) => {
-                    let _ = ready_tx.send(Err(e));
-                    return;
-                }
-            };
-            loop {
-                match rx.recv_timeout(WRITER_TICK) {
-                    Ok(job) => job(&mut mnemo),
-                    Err(mpsc::RecvTimeoutError::Timeout) => {}
-                    Err(mpsc::RecvTimeoutError::Disconnected) => return,
-                }
-                mnemo.ports().flush_ledger();
-            }
-        })?;
-    ready_rx
-        .recv()
-        .context("the writer died while starting")??;
-    Ok(tx)
 }
 
 /// The planner's thread: rehearsals, one at a time, and dry runs.
@@ -429,9 +422,10 @@ fn spawn_topic_watcher(store: Store, engines: Engines) -> anyhow::Result<()> {
                     false => vec![None],
                 };
                 for scope in scopes {
+                    let writer_of = scope.clone();
                     let rebuild: Planned<_> =
                         Arc::new(move |m, _| m.rebuild_topics(scope.as_deref()));
-                    let sent = engines.planned(rebuild, |outcome| match outcome {
+                    let sent = engines.planned(writer_of.as_deref(), rebuild, |outcome| match outcome {
                         Ok(n) => tracing::info!(topics = n, "topic trees rebuilt after writes"),
                         Err(e) => tracing::warn!(error = %e, "topic rebuild failed; the next write or cycle retries"),
                     });

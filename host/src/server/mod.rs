@@ -1,5 +1,6 @@
 //! The HTTP API (axum). The core instances live on threads of their own
-//! (`engine.rs`: one writer, a pool of readers, an embedding worker);
+//! (`engine.rs`: the writers — one on a SQLite file, one per group of
+//! namespaces on Postgres —, a pool of readers, an embedding worker);
 //! handlers send them jobs and await replies, so the async executor never
 //! blocks.
 //!
@@ -21,6 +22,9 @@ mod reply;
 mod routes;
 mod stop;
 pub mod table;
+mod writers;
+
+pub use writers::writer_of;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -325,9 +329,14 @@ fn spawn_scheduler(
                                         continue;
                                     }
                                     let (done, wait) = std::sync::mpsc::channel();
-                                    if !engine.planned(scheduled(task, Some(ns)), move |()| {
-                                        let _ = done.send(());
-                                    }) || wait.recv().is_err()
+                                    let writer_of = ns.clone();
+                                    if !engine.planned(
+                                        Some(&writer_of),
+                                        scheduled(task, Some(ns)),
+                                        move |()| {
+                                            let _ = done.send(());
+                                        },
+                                    ) || wait.recv().is_err()
                                     {
                                         return;
                                     }
@@ -345,7 +354,7 @@ fn spawn_scheduler(
                         continue;
                     }
                     // The guard lives until the real run is done.
-                    if !engine.planned(scheduled(task, None), move |()| drop(guard)) {
+                    if !engine.planned(None, scheduled(task, None), move |()| drop(guard)) {
                         return;
                     }
                 }

@@ -61,6 +61,15 @@ impl Store {
         })
     }
 
+    /// Another read-write connection, where writes lock namespaces
+    /// (Postgres); `None` on a SQLite file, whose one writer is the file's.
+    pub fn writer_beside(&self) -> anyhow::Result<Option<Store>> {
+        Ok(match self {
+            Store::Sqlite(_) => None,
+            Store::Postgres(p) => Some(Store::Postgres(Box::new(p.writer()?))),
+        })
+    }
+
     pub fn rehearsal(&self) -> anyhow::Result<Store> {
         Ok(match self {
             Store::Sqlite(s) => Store::Sqlite(s.rehearsal()?),

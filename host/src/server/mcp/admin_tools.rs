@@ -180,7 +180,9 @@ impl MnemoMcp {
     ) -> Result<Json<EnrichReport>, Failure> {
         let limit = a.limit();
         answer(flat(
-            self.engine.run_planned(move |m, _| m.enrich(limit)).await,
+            self.engine
+                .run_planned(None, move |m, _| m.enrich(limit))
+                .await,
         ))
     }
 }

@@ -178,7 +178,11 @@ impl MnemoMcp {
         ext: Extensions,
     ) -> Result<Json<IngestOutcome>, Failure> {
         turn.namespace = namespace(Some(&turn.namespace), &ext);
-        let out = flat(self.engine.run(move |m| m.ingest(turn)).await);
+        let out = flat(
+            self.engine
+                .run_in(turn.namespace.clone(), move |m| m.ingest(turn))
+                .await,
+        );
         if let Ok(o) = &out
             && !o.pending_sessions.is_empty()
         {
@@ -237,7 +241,7 @@ impl MnemoMcp {
                 .await
         } else {
             self.engine
-                .run_planned(move |m, _| {
+                .run_planned(req.namespace.clone(), move |m, _| {
                     m.consolidate_as_configured(req.clone())
                         .map_err(ApiError::from)
                 })
@@ -270,7 +274,7 @@ impl MnemoMcp {
         let out = if dry {
             self.engine.dry(review).await
         } else {
-            self.engine.run_planned(move |m, _| review(m)).await
+            self.engine.run_planned(None, move |m, _| review(m)).await
         };
         answer(flat(out))
     }
@@ -296,7 +300,7 @@ impl MnemoMcp {
         let force = a.force;
         let out = self
             .engine
-            .run_planned(move |m, _| m.reflect(&ns, force))
+            .run_planned(Some(ns.clone()), move |m, _| m.reflect(&ns, force))
             .await;
         answer(flat(out))
     }
@@ -319,7 +323,11 @@ impl MnemoMcp {
         ext: Extensions,
     ) -> Result<Json<FactOutcome>, Failure> {
         input.namespace = namespace(Some(&input.namespace), &ext);
-        answer(flat(self.engine.run(move |m| m.add_fact(input)).await))
+        answer(flat(
+            self.engine
+                .run_in(input.namespace.clone(), move |m| m.add_fact(input))
+                .await,
+        ))
     }
 
     /// `GET /facts` (and `GET /facts/history` with `history`).

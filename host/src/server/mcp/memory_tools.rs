@@ -142,7 +142,7 @@ impl MnemoMcp {
         let primed = self.engine.embed_ahead(vec![req.content.clone()]).await;
         let out = flat(
             self.engine
-                .run(move |m| {
+                .run_in(req.namespace.clone(), move |m| {
                     primed.prime(m);
                     m.remember(req)
                 })
@@ -186,7 +186,7 @@ impl MnemoMcp {
         let ns = namespace(a.namespace.as_deref(), &ext);
         let out = self
             .engine
-            .run(move |m| m.correct(&ns, &a.id, &a.content))
+            .run_in(ns.clone(), move |m| m.correct(&ns, &a.id, &a.content))
             .await;
         answer(flat(out))
     }
@@ -209,7 +209,11 @@ impl MnemoMcp {
         ext: Extensions,
     ) -> Result<Json<Memory>, Failure> {
         let ns = namespace(a.namespace.as_deref(), &ext);
-        answer(flat(self.engine.run(move |m| m.confirm(&ns, &a.id)).await))
+        answer(flat(
+            self.engine
+                .run_in(ns.clone(), move |m| m.confirm(&ns, &a.id))
+                .await,
+        ))
     }
 
     /// `PATCH /memories/{id}`.
@@ -239,7 +243,10 @@ impl MnemoMcp {
                 .attributes
                 .map(|o| serde_json::Value::Object(o).to_string()),
         };
-        let out = self.engine.run(move |m| m.update(&ns, &a.id, patch)).await;
+        let out = self
+            .engine
+            .run_in(ns.clone(), move |m| m.update(&ns, &a.id, patch))
+            .await;
         answer(flat(out))
     }
 
@@ -264,7 +271,7 @@ impl MnemoMcp {
         let reason = a.reason.unwrap_or_else(|| "forgotten via MCP".into());
         let out = self
             .engine
-            .run(move |m| m.delete(&ns, &a.id, &reason))
+            .run_in(ns.clone(), move |m| m.delete(&ns, &a.id, &reason))
             .await;
         answer(flat(out))
     }
@@ -287,7 +294,11 @@ impl MnemoMcp {
         ext: Extensions,
     ) -> Result<Json<Memory>, Failure> {
         let ns = namespace(a.namespace.as_deref(), &ext);
-        answer(flat(self.engine.run(move |m| m.restore(&ns, &a.id)).await))
+        answer(flat(
+            self.engine
+                .run_in(ns.clone(), move |m| m.restore(&ns, &a.id))
+                .await,
+        ))
     }
 
     /// `GET /memories/{id}/history`.
@@ -331,7 +342,7 @@ impl MnemoMcp {
         let ns = namespace(a.namespace.as_deref(), &ext);
         let out = self
             .engine
-            .run(move |m| m.revert(&ns, &a.id, a.version))
+            .run_in(ns.clone(), move |m| m.revert(&ns, &a.id, a.version))
             .await;
         answer(flat(out))
     }

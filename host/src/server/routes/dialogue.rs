@@ -20,7 +20,10 @@ pub(in crate::server) async fn ingest(
     Body(mut turn): Body<Turn>,
 ) -> Answer<IngestOutcome> {
     turn.namespace = namespace(&headers, &turn.namespace);
-    let out = s.engine.run(move |m| m.ingest(turn)).await??;
+    let out = s
+        .engine
+        .run_in(turn.namespace.clone(), move |m| m.ingest(turn))
+        .await??;
     if !out.pending_sessions.is_empty() {
         s.engine
             .consolidate_sessions_later(&out.episode.namespace, &out.pending_sessions);
@@ -101,7 +104,7 @@ pub(in crate::server) async fn consolidate_session(
     let ns = namespace(&headers, q.namespace.as_deref().unwrap_or(""));
     let report = s
         .engine
-        .run_planned(move |m, _| {
+        .run_planned(Some(ns.clone()), move |m, _| {
             m.consolidate_sessions(&ns, std::slice::from_ref(&id))
                 .map_err(ApiError::from)
         })

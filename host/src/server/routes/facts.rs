@@ -58,7 +58,10 @@ pub(in crate::server) async fn add_fact(
     Body(mut input): Body<FactInput>,
 ) -> Answer<FactOutcome> {
     input.namespace = namespace(&headers, &input.namespace);
-    let out = s.engine.run(move |m| m.add_fact(input)).await??;
+    let out = s
+        .engine
+        .run_in(input.namespace.clone(), move |m| m.add_fact(input))
+        .await??;
     Reply::created(out)
 }
 

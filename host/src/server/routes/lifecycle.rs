@@ -50,7 +50,7 @@ pub(in crate::server) async fn consolidate(
             .await??
     } else {
         s.engine
-            .run_planned(move |m, _| {
+            .run_planned(req.namespace.clone(), move |m, _| {
                 m.consolidate_as_configured(req.clone())
                     .map_err(ApiError::from)
             })
@@ -73,7 +73,10 @@ pub(in crate::server) async fn enrich(
     OptionalBody(req): OptionalBody<EnrichArgs>,
 ) -> Answer<EnrichReport> {
     let limit = req.limit();
-    let report = s.engine.run_planned(move |m, _| m.enrich(limit)).await??;
+    let report = s
+        .engine
+        .run_planned(None, move |m, _| m.enrich(limit))
+        .await??;
     Reply::ok(report)
 }
 
@@ -85,7 +88,7 @@ pub(in crate::server) async fn reflect(
     let ns = namespace(&headers, req.namespace.as_deref().unwrap_or(""));
     let out = s
         .engine
-        .run_planned(move |m, _| m.reflect(&ns, req.force))
+        .run_planned(Some(ns.clone()), move |m, _| m.reflect(&ns, req.force))
         .await??;
     Reply::created_if(out.memory.is_some(), out)
 }
@@ -102,7 +105,7 @@ pub(in crate::server) async fn review(
     let report = if req.dry {
         s.engine.dry(review).await??
     } else {
-        s.engine.run_planned(move |m, _| review(m)).await??
+        s.engine.run_planned(None, move |m, _| review(m)).await??
     };
     Reply::ok(report)
 }

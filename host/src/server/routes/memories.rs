@@ -23,7 +23,7 @@ pub(in crate::server) async fn create_memory(
     let primed = s.engine.embed_ahead(vec![req.content.clone()]).await;
     let out = s
         .engine
-        .run(move |m| {
+        .run_in(req.namespace.clone(), move |m| {
             primed.prime(m);
             m.remember(req)
         })
@@ -132,7 +132,10 @@ pub(in crate::server) async fn update_memory(
     Body(patch): Body<MemoryPatch>,
 ) -> Answer<Memory> {
     let ns = namespace(&headers, "");
-    let memory = s.engine.run(move |m| m.update(&ns, &id, patch)).await??;
+    let memory = s
+        .engine
+        .run_in(ns.clone(), move |m| m.update(&ns, &id, patch))
+        .await??;
     Reply::ok(memory)
 }
 
@@ -151,7 +154,10 @@ pub(in crate::server) async fn delete_memory(
 ) -> Answer<Memory> {
     let ns = namespace(&headers, "");
     let reason = q.reason.unwrap_or_else(|| "deleted via API".into());
-    let memory = s.engine.run(move |m| m.delete(&ns, &id, &reason)).await??;
+    let memory = s
+        .engine
+        .run_in(ns.clone(), move |m| m.delete(&ns, &id, &reason))
+        .await??;
     Reply::ok(memory)
 }
 
@@ -161,7 +167,10 @@ pub(in crate::server) async fn restore_memory(
     Path(id): Path<String>,
 ) -> Answer<Memory> {
     let ns = namespace(&headers, "");
-    let memory = s.engine.run(move |m| m.restore(&ns, &id)).await??;
+    let memory = s
+        .engine
+        .run_in(ns.clone(), move |m| m.restore(&ns, &id))
+        .await??;
     Reply::ok(memory)
 }
 
@@ -216,7 +225,10 @@ pub(in crate::server) async fn revert_memory(
     Body(Revert { version }): Body<Revert>,
 ) -> Answer<Memory> {
     let ns = namespace(&headers, "");
-    let memory = s.engine.run(move |m| m.revert(&ns, &id, version)).await??;
+    let memory = s
+        .engine
+        .run_in(ns.clone(), move |m| m.revert(&ns, &id, version))
+        .await??;
     Reply::ok(memory)
 }
 
@@ -227,7 +239,10 @@ pub(in crate::server) async fn confirm_memory(
     Path(id): Path<String>,
 ) -> Answer<Memory> {
     let ns = namespace(&headers, "");
-    let memory = s.engine.run(move |m| m.confirm(&ns, &id)).await??;
+    let memory = s
+        .engine
+        .run_in(ns.clone(), move |m| m.confirm(&ns, &id))
+        .await??;
     Reply::ok(memory)
 }
 
@@ -249,7 +264,7 @@ pub(in crate::server) async fn correct_memory(
     let ns = namespace(&headers, "");
     let memory = s
         .engine
-        .run(move |m| m.correct(&ns, &id, &content))
+        .run_in(ns.clone(), move |m| m.correct(&ns, &id, &content))
         .await??;
     Reply::created(memory)
 }
@@ -283,9 +298,12 @@ pub(in crate::server) async fn create_batch(
     }
     let texts = batch.memories.iter().map(|r| r.content.clone()).collect();
     let primed = s.engine.embed_ahead(texts).await;
+    // On the writer of the first item's namespace (a batch is usually one
+    // namespace's); the transaction locks each namespace it writes.
+    let first = batch.memories.first().map(|r| r.namespace.clone());
     let outcomes = s
         .engine
-        .run(move |m| {
+        .run_in(first.unwrap_or_default(), move |m| {
             primed.prime(m);
             let locks = Locks::each(batch.memories.iter().map(|r| r.namespace.as_str()));
             m.atomically(locks, |m| -> Result<Vec<RememberOutcome>, ApiError> {

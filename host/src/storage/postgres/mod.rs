@@ -105,6 +105,12 @@ impl PgStore {
         self.beside(Role::reader())
     }
 
+    /// Another writer: its transactions lock what they write, as every
+    /// server's do (`begin`).
+    pub fn writer(&self) -> anyhow::Result<Self> {
+        self.beside(Role::Writer)
+    }
+
     /// A connection whose writes succeed and are forgotten (`reader.rs`).
     pub fn rehearsal(&self) -> anyhow::Result<Self> {
         self.beside(Role::Rehearsal)
