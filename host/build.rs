@@ -26,7 +26,8 @@ fn main() {
         .unwrap_or_else(|_| root.join("target"));
     let target_dir = outer_target.join("guest");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
+    let mut build = Command::new(cargo);
+    build
         .current_dir(&root)
         .args([
             "build",
@@ -43,8 +44,30 @@ fn main() {
         .env_remove("RUSTC_WORKSPACE_WRAPPER")
         .env_remove("CARGO_BUILD_TARGET")
         .env_remove("CARGO_TARGET_DIR")
-        .env_remove("CARGO_MAKEFLAGS")
-        .status();
+        .env_remove("CARGO_MAKEFLAGS");
+    // `MNEMO_LINT_GUESTS=1` (CI): clippy lints the guests as they really
+    // build, for wasm32, every warning an error, so no separate
+    // `cargo clippy --target wasm32-wasip2` compiles their dependencies a
+    // second time. (Opt-in: the flags change the guests' fingerprints.)
+    println!("cargo:rerun-if-env-changed=MNEMO_LINT_GUESTS");
+    if std::env::var("MNEMO_LINT_GUESTS").is_ok_and(|v| v == "1") {
+        let clippy = Command::new("rustup")
+            .args(["which", "clippy-driver"])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+        let Some(clippy) = clippy else {
+            println!(
+                "cargo:warning=MNEMO_LINT_GUESTS=1, but `rustup which clippy-driver` found none"
+            );
+            std::process::exit(1);
+        };
+        build
+            .env("RUSTC_WORKSPACE_WRAPPER", clippy)
+            .env("CARGO_ENCODED_RUSTFLAGS", "-Dwarnings");
+    }
+    let status = build.status();
     match status {
         Ok(s) if s.success() => {}
         Ok(s) => {

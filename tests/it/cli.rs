@@ -158,6 +158,7 @@ fn plugins_lists_ner_and_llm_plugins_with_their_abi() {
     .unwrap();
     std::fs::write(plugins.join("c-notes.wasm"), "not wasm").unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_mnemo"))
+        .env("MNEMO_CACHE_DIR", common::cache_dir())
         .args(["plugins", "--json"])
         .env("MNEMO_DATA_DIR", dir.path())
         .env("MNEMO_PLUGIN_DIR", &plugins)
@@ -219,6 +220,7 @@ fn ner_prints_merged_entities_and_names_a_failing_plugin() {
     .unwrap();
     let run = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_mnemo"))
+            .env("MNEMO_CACHE_DIR", common::cache_dir())
             .args(args)
             .env("MNEMO_DATA_DIR", dir.path())
             .env("MNEMO_EMBEDDER", "hash")
@@ -440,6 +442,7 @@ fn logs_can_be_json_lines_and_a_bad_format_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let run = |format: &str| {
         Command::new(env!("CARGO_BIN_EXE_mnemo"))
+            .env("MNEMO_CACHE_DIR", common::cache_dir())
             .arg("--db")
             .arg(dir.path().join("m.db"))
             .args(["remember", "logs as JSON"])

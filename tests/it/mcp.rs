@@ -55,6 +55,7 @@ fn stdio_command(dir: &std::path::Path, env: &[(&str, &str)]) -> tokio::process:
         .arg(db)
         .arg("mcp")
         .env("MNEMO_DATA_DIR", dir)
+        .env("MNEMO_CACHE_DIR", common::cache_dir())
         .env("MNEMO_EMBEDDER", "hash")
         .env_remove("MNEMO_API_KEY")
         .envs(env.iter().copied())

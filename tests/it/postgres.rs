@@ -300,6 +300,7 @@ fn migrate_copies_a_store_to_postgres_and_back_losslessly() {
     let pg = common::postgres::fresh_database();
     let run = |from: &str, to: &str| {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_mnemo"))
+            .env("MNEMO_CACHE_DIR", common::cache_dir())
             .args(["migrate", "--from", from, "--to", to, "--json"])
             .env("MNEMO_DATA_DIR", dir.path())
             .env("MNEMO_EMBEDDER", "hash")
@@ -320,6 +321,7 @@ fn migrate_copies_a_store_to_postgres_and_back_losslessly() {
 
     // A store that is not empty is refused.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_mnemo"))
+        .env("MNEMO_CACHE_DIR", common::cache_dir())
         .args(["migrate", "--from", &file.to_string_lossy(), "--to", &pg])
         .env("MNEMO_EMBEDDER", "hash")
         .output()

@@ -170,6 +170,7 @@ fn a_read_only_database_serves_reads_and_refuses_writes() {
     // The CLI on the same read-only files: reads answer, writes are refused.
     let cli = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_mnemo"))
+            .env("MNEMO_CACHE_DIR", common::cache_dir())
             .arg("--db")
             .arg(server.dir().join("m.db"))
             .args(args)

@@ -88,9 +88,17 @@ pub struct Config {
     pub clock: crate::clock::HostClock,
     /// Reader instances `serve` runs beside its writer.
     pub readers: usize,
+    /// Writer instances `serve` runs on Postgres (a SQLite file has one).
+    pub writers: usize,
     /// What each model's calls cost (`MNEMO_PRICES`).
     pub prices: crate::ledger::Prices,
 }
+
+/// Writers `serve` runs on Postgres when `MNEMO_WRITERS` is unset: a
+/// namespace's writes go to one by its hash, so with 16 tenants (issue 43's
+/// load) a tenant shares its writer's queue with about 3 others, not 15;
+/// each is one more connection and core instance per server.
+pub const DEFAULT_PG_WRITERS: usize = 4;
 
 /// Readers when `MNEMO_READERS` is unset: one per CPU, at least two (so a
 /// long read never holds up the others).
@@ -204,7 +212,11 @@ impl Config {
                 .or_else(|| s.database_url.clone().map(PathBuf::from))
                 .or_else(|| s.db.clone())
                 .unwrap_or_else(|| data_dir.join("memory.db")),
-            cache_dir: Some(data_dir.join("cache")),
+            cache_dir: Some(
+                s.cache_dir
+                    .clone()
+                    .unwrap_or_else(|| data_dir.join("cache")),
+            ),
             data_dir,
             embedder,
             llm: llm_from_settings(s)?,
@@ -230,6 +242,7 @@ impl Config {
             buffer_drop_below: s.buffer_drop_below,
             clock: Default::default(),
             readers: s.readers.unwrap_or_else(default_readers).max(1),
+            writers: s.writers.unwrap_or(DEFAULT_PG_WRITERS).max(1),
             prices: s.prices.clone().unwrap_or_default(),
             fade_layers: match s.fade_layers.as_deref() {
                 None => Vec::new(),
@@ -276,6 +289,7 @@ impl Config {
             buffer_drop_below: None,
             clock: Default::default(),
             readers: default_readers(),
+            writers: DEFAULT_PG_WRITERS,
             prices: Default::default(),
         }
     }

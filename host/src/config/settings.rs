@@ -149,6 +149,11 @@ settings! {
     database_url: String = "unset",
     /// The data directory (database, component cache, model).
     data_dir: PathBuf = "`$XDG_DATA_HOME/mnemo`, else `~/.local/share/mnemo`",
+    /// Where the core and plugin components are kept compiled (machine
+    /// code for this CPU and wasmtime, keyed by both): a start that finds
+    /// its artifact skips Cranelift's ~1.5 s. Several data folders (servers,
+    /// tests) may share one.
+    cache_dir: PathBuf = "`<data dir>/cache`",
     /// The config file itself (environment only; `--config` too).
     config: PathBuf = "`<data dir>/config.toml` if present",
     /// Where the local embedding model lives (`scripts/fetch-model` fills
@@ -238,8 +243,12 @@ settings! {
     host: String = "`127.0.0.1`",
     /// The port `serve` listens on (`--port` too).
     port: u16 = "`7878`",
-    /// Reader instances `serve` runs beside its one writer.
+    /// Reader instances `serve` runs beside its writers.
     readers: usize = "the number of CPUs, at least 2",
+    /// Writer instances `serve` runs on Postgres, each a connection that
+    /// takes the writes of the namespaces that hash to it (a SQLite file
+    /// has one writer).
+    writers: usize = "4 on Postgres",
     /// Log filter (`warn`, `info`, `mnemo_host=debug`, ...); `info` logs
     /// every request and every scheduled run.
     log: String = "`warn`",

@@ -236,6 +236,7 @@ fn two_servers_under_mixed_load_answer_without_errors() {
     let url = crate::postgres::fresh_database();
     let dir = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_mnemo-lab"))
+        .env("MNEMO_CACHE_DIR", crate::cache_dir())
         .args([
             "bench",
             "load",

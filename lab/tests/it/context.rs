@@ -16,6 +16,7 @@ fn the_context_set_scores_as_documented() {
         "/../tests/fixtures/context-set.json"
     );
     let out = Command::new(env!("CARGO_BIN_EXE_mnemo-lab"))
+        .env("MNEMO_CACHE_DIR", crate::cache_dir())
         .args(["eval", "context", "--set", set, "--json"])
         .env("MNEMO_DATA_DIR", dir.path())
         .env_remove("MNEMO_EMBEDDER")

@@ -18,6 +18,11 @@ mod simulate;
 
 pub use output::{figure, ok};
 
+/// One compiled core for every run (a fresh data folder compiles it again).
+pub fn cache_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("component-cache")
+}
+
 /// `mnemo-lab --db DIR/m.db ARGS…` (a fresh Postgres database instead with
 /// `MNEMO_TEST_BACKEND=postgres`), hash embedder, stdin closed.
 pub fn lab(dir: &Path, args: &[&str]) -> Output {
@@ -27,6 +32,7 @@ pub fn lab(dir: &Path, args: &[&str]) -> Output {
         dir.join("m.db").to_string_lossy().into_owned()
     };
     Command::new(env!("CARGO_BIN_EXE_mnemo-lab"))
+        .env("MNEMO_CACHE_DIR", crate::cache_dir())
         .arg("--db")
         .arg(db)
         .args(args)

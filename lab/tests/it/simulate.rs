@@ -12,6 +12,7 @@ use serde_json::Value;
 fn simulate(llm: &str, env: &[(&str, &str)]) -> (Output, Value) {
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_mnemo-lab"));
+    cmd.env("MNEMO_CACHE_DIR", crate::cache_dir());
     cmd.args([
         "simulate",
         "lifecycle",

@@ -6,6 +6,7 @@ use std::process::{Command, Output, Stdio};
 /// `mnemo --db DIR/m.db ARGS…`, stdin closed.
 pub fn mnemo(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_mnemo"))
+        .env("MNEMO_CACHE_DIR", super::cache_dir())
         .arg("--db")
         .arg(super::database_in(dir, "m.db"))
         .args(args)

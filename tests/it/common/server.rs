@@ -91,6 +91,10 @@ pub fn start_on(
     cmd.arg("--db").arg(db).args(["serve", "--port", "0"]);
     cmd.env("MNEMO_DATA_DIR", dir.path())
         .env_remove("MNEMO_API_KEY");
+    // One compiled core for every test (a fresh folder compiles it: ~1.5 s).
+    if !env.iter().any(|(k, _)| *k == "MNEMO_CACHE_DIR") {
+        cmd.env("MNEMO_CACHE_DIR", super::cache_dir());
+    }
     // The hash embedder unless the test names another.
     if !env.iter().any(|(k, _)| *k == "MNEMO_EMBEDDER") {
         cmd.env("MNEMO_EMBEDDER", "hash");
