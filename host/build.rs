@@ -72,7 +72,7 @@ fn main() {
         Ok(s) if s.success() => {}
         Ok(s) => {
             println!(
-                "cargo:warning=building the core component failed ({s}); is the wasm32-wasip2 target installed? (`rustup target add wasm32-wasip2`)"
+                "cargo:warning=building the guest components failed ({s}): see the errors above (clippy's too with MNEMO_LINT_GUESTS=1); is the wasm32-wasip2 target installed? (`rustup target add wasm32-wasip2`)"
             );
             std::process::exit(1);
         }
