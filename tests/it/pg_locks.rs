@@ -238,3 +238,41 @@ fn one_server_writes_other_namespaces_while_one_waits() {
     assert_eq!(st, 200, "{v}");
     assert!(v.to_string().contains("Lisbon"), "{v}");
 }
+
+/// A write that waits out the lock timeout (another connection holds its
+/// namespace's lock for longer) is refused as unavailable (503, retryable),
+/// writes nothing, and succeeds when retried after the lock is released.
+#[test]
+fn a_write_that_waits_out_the_lock_is_a_503_that_wrote_nothing() {
+    use crate::common::server::{call, post, start_on};
+    use serde_json::json;
+
+    let url = common::postgres::fresh_database();
+    let s = start_on(tempfile::tempdir().unwrap(), &url, None, &[]);
+    let holder = PgStore::open(&url).unwrap();
+    assert!(!holder.begin(Some(&Locks::one("tenant-a"))).unwrap());
+    let body = json!({"namespace": "tenant-a", "content": "Alice's sister lives in Lisbon"});
+    let (st, v) = post(&s, "/memories", body.clone());
+    assert_eq!(st, 503, "{v}");
+    assert_eq!(v["error"]["code"], "unavailable", "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("lock timeout"),
+        "{v}"
+    );
+    holder.end(false, true).unwrap();
+    let list = |s: &common::server::Server| {
+        call(
+            ureq::get(&format!("{}/memories?namespace=tenant-a", s.base)),
+            None,
+        )
+    };
+    let (st, v) = list(&s);
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["memories"].as_array().map(Vec::len), Some(0), "{v}");
+    let (st, v) = post(&s, "/memories", body);
+    assert_eq!(st, 201, "{v}");
+    assert_eq!(list(&s).1["memories"].as_array().map(Vec::len), Some(1));
+}

@@ -260,8 +260,14 @@ impl CoreInstance {
         if matches!(mode, Mode::Write(_)) && db.is_read_only() {
             return Err(CallError::Core(CoreError::Unavailable(READ_ONLY.into())));
         }
-        let tx = Transaction::begin(db, &mode)
-            .map_err(|e| CallError::Core(CoreError::Storage(format!("{e:#}"))))?;
+        // A transaction that cannot open (a lock waited out, the database
+        // busy or gone) wrote nothing, and may open on a retry: unavailable
+        // (HTTP 503), not an internal error.
+        let tx = Transaction::begin(db, &mode).map_err(|e| {
+            CallError::Core(CoreError::Unavailable(format!(
+                "the store is busy or unreachable; nothing was written: {e:#}"
+            )))
+        })?;
         if let Some(fuel) = self.runtime.fuel {
             store
                 .set_fuel(fuel)
