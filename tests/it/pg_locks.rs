@@ -276,3 +276,49 @@ fn a_write_that_waits_out_the_lock_is_a_503_that_wrote_nothing() {
     assert_eq!(st, 201, "{v}");
     assert_eq!(list(&s).1["memories"].as_array().map(Vec::len), Some(1));
 }
+
+/// What a read causes (its access counts) waits out a namespace's lock held
+/// past the lock timeout, and is written by a later attempt once the lock
+/// is released, not dropped (`server/effects.rs`).
+#[test]
+fn a_reads_access_count_outlasts_a_held_lock() {
+    use crate::common::server::{call, post, start_on};
+    use serde_json::json;
+
+    let url = common::postgres::fresh_database();
+    let s = start_on(tempfile::tempdir().unwrap(), &url, None, &[]);
+    let (st, kept) = post(
+        &s,
+        "/memories",
+        json!({"namespace": "tenant-a", "content": "The office plants are watered on Mondays"}),
+    );
+    assert_eq!(st, 201, "{kept}");
+    let id = kept["id"].as_str().unwrap().to_string();
+    let holder = PgStore::open(&url).unwrap();
+    assert!(!holder.begin(Some(&Locks::one("tenant-a"))).unwrap());
+    let (st, r) = post(
+        &s,
+        "/recall",
+        json!({"namespace": "tenant-a", "query": "office plants watered"}),
+    );
+    assert_eq!(st, 200, "{r}");
+    assert_eq!(r["hits"][0]["id"], id.as_str(), "{r}");
+    // The flush waits for the lock; past the 5 s timeout its first attempt
+    // fails and the next one waits in turn.
+    until_waiting(&url);
+    std::thread::sleep(Duration::from_millis(5_500));
+    let stored = |s: &common::server::Server| {
+        call(
+            ureq::get(&format!("{}/memories/{id}", s.base)).set("X-Namespace", "tenant-a"),
+            None,
+        )
+        .1
+    };
+    assert_eq!(stored(&s)["access_count"], 0, "not written while held");
+    holder.end(false, true).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while stored(&s)["access_count"] != 1 {
+        assert!(Instant::now() < deadline, "{}", stored(&s));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -11,6 +11,11 @@ use crate::storage::{Effect, Locks};
 /// A job for the writer's thread (the engine's `Job`).
 type Job = Box<dyn FnOnce(&mut Mnemo) + Send>;
 
+/// Attempts at writing a batch of reads' effects before it is dropped: each
+/// waits up to the store's lock timeout (5 s on Postgres, SQLite's busy
+/// timeout) for the namespaces it touches.
+const FLUSH_ATTEMPTS: u32 = 3;
+
 /// Reads' effects waiting for the writer. The first read to leave some
 /// queues one flush job; reads finishing before the writer gets to it add
 /// theirs to the same batch, and the flush applies them all in one
@@ -42,9 +47,23 @@ impl PendingEffects {
         if !first {
             return true;
         }
-        let batch = self.batch.clone();
-        let flush: Job = Box::new(move |m| {
-            let effects = std::mem::take(&mut *batch.lock().unwrap_or_else(|e| e.into_inner()));
+        self.writer.send(self.flush(1)).is_ok()
+    }
+
+    /// The job that applies the pending batch; attempt `attempt` of
+    /// `FLUSH_ATTEMPTS`. A batch that cannot be written (a namespace's lock
+    /// held past the lock timeout by a write on another writer or server)
+    /// goes back to the queue with the effects of the reads since, and is
+    /// tried again after the writer's next jobs; only the last attempt's
+    /// failure drops it, with a warning.
+    fn flush(&self, attempt: u32) -> Job {
+        let this = self.clone();
+        Box::new(move |m| {
+            let effects =
+                std::mem::take(&mut *this.batch.lock().unwrap_or_else(|e| e.into_inner()));
+            if effects.is_empty() {
+                return;
+            }
             // Increments and a time set to now commute with one another,
             // not with a cycle that rewrites the row it read: the flush
             // holds the locks of the namespaces it touches.
@@ -67,10 +86,20 @@ impl PendingEffects {
                         Ok(())
                     })
                 });
-            if let Err(e) = done {
-                tracing::warn!(error = %format!("{e:#}"), effects = effects.len(), "reads' access counts could not be written");
+            let Err(e) = done else { return };
+            if attempt >= FLUSH_ATTEMPTS {
+                tracing::warn!(error = %format!("{e:#}"), effects = effects.len(), attempts = attempt, "reads' access counts and decisions could not be written; dropped");
+                return;
             }
-        });
-        self.writer.send(flush).is_ok()
+            tracing::info!(error = %format!("{e:#}"), effects = effects.len(), attempt, "reads' access counts and decisions could not be written yet; kept for another attempt");
+            {
+                let mut batch = this.batch.lock().unwrap_or_else(|e| e.into_inner());
+                let newer = std::mem::replace(&mut *batch, effects);
+                batch.extend(newer);
+            }
+            // The batch is not empty now, so no read queues a flush: this
+            // does (a stopped writer has dropped the batch anyway).
+            let _ = this.writer.send(this.flush(attempt + 1));
+        })
     }
 }
