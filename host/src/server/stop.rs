@@ -18,6 +18,9 @@ const STOP_CHECK: Duration = Duration::from_millis(500);
 pub(super) struct Stop {
     flag: Arc<AtomicBool>,
     closed: Arc<(Mutex<bool>, Condvar)>,
+    /// The writers' threads, joined once the database is closed, so that
+    /// a close returns with none of them left.
+    writers: Arc<Mutex<Vec<std::thread::JoinHandle<()>>>>,
 }
 
 impl Stop {
@@ -38,14 +41,31 @@ impl Stop {
         false
     }
 
-    /// Waits up to `timeout` for the writer to close the database.
+    /// Keeps a writer's thread, to be joined by [`Stop::wait_closed`].
+    pub(super) fn keep(&self, writer: std::thread::JoinHandle<()>) {
+        self.writers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(writer);
+    }
+
+    /// Waits up to `timeout` for the writers to close the database, then
+    /// for their threads to end (they signal as their last step).
     pub(super) fn wait_closed(&self, timeout: Duration) -> bool {
         let (closed, signal) = &*self.closed;
         let guard = closed.lock().unwrap_or_else(|e| e.into_inner());
-        signal
+        let done = signal
             .wait_timeout_while(guard, timeout, |closed| !*closed)
             .map(|(closed, _)| *closed)
-            .unwrap_or(false)
+            .unwrap_or(false);
+        if done {
+            let writers =
+                std::mem::take(&mut *self.writers.lock().unwrap_or_else(|e| e.into_inner()));
+            for w in writers {
+                let _ = w.join();
+            }
+        }
+        done
     }
 }
 

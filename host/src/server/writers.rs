@@ -40,7 +40,8 @@ pub(super) fn spawn_writer(
     let (tx, rx) = mpsc::channel::<Job>();
     let (ready_tx, ready_rx) = mpsc::channel();
     let config = config.clone();
-    std::thread::Builder::new()
+    let stop = closed.0.clone();
+    let thread = std::thread::Builder::new()
         .name("mnemo-writer".into())
         .spawn(move || match Mnemo::open(&config) {
             Ok(m) => {
@@ -51,6 +52,7 @@ pub(super) fn spawn_writer(
                 let _ = ready_tx.send(Err(e));
             }
         })?;
+    stop.keep(thread);
     ready_rx
         .recv()
         .context("the writer died while starting")??;
@@ -64,9 +66,11 @@ pub(super) fn spawn_writer_with(
     closed: Arc<Closed>,
 ) -> anyhow::Result<mpsc::Sender<Job>> {
     let (tx, rx) = mpsc::channel::<Job>();
-    std::thread::Builder::new()
+    let stop = closed.0.clone();
+    let thread = std::thread::Builder::new()
         .name(format!("mnemo-writer-{i}"))
         .spawn(move || writer_loop(mnemo, rx, closed))?;
+    stop.keep(thread);
     Ok(tx)
 }
 
