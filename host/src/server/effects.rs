@@ -5,11 +5,9 @@
 
 use std::sync::{Arc, Mutex, mpsc};
 
-use crate::Mnemo;
 use crate::storage::{Effect, Locks};
 
-/// A job for the writer's thread (the engine's `Job`).
-type Job = Box<dyn FnOnce(&mut Mnemo) + Send>;
+use super::writers::Job;
 
 /// Attempts at writing a batch of reads' effects before it is dropped: each
 /// waits up to the store's lock timeout (5 s on Postgres, SQLite's busy

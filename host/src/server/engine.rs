@@ -313,7 +313,7 @@ impl Engines {
     /// Seed 003's session-switch trigger: distil the sessions a new one left
     /// open, on the writer after the reply (never in the request).
     pub(super) fn consolidate_sessions_later(&self, namespace: &str, ids: &[String]) {
-        let writer_of = namespace.to_string();
+        let written = namespace.to_string();
         let (namespace, ids) = (namespace.to_string(), ids.to_vec());
         let distil: Planned<_> = Arc::new(move |m, _| m.consolidate_sessions(&namespace, &ids));
         let done = |outcome: Result<ConsolidateReport, crate::runtime::CallError>| match outcome {
@@ -327,7 +327,7 @@ impl Engines {
                 tracing::warn!(error = %format!("{e:#}"), "session consolidation failed; the nightly run retries")
             }
         };
-        if !self.planned(Some(&writer_of), distil, done) {
+        if !self.planned(Some(&written), distil, done) {
             tracing::warn!("the engine stopped before consolidating the open sessions");
         }
     }
@@ -422,10 +422,10 @@ fn spawn_topic_watcher(store: Store, engines: Engines) -> anyhow::Result<()> {
                     false => vec![None],
                 };
                 for scope in scopes {
-                    let writer_of = scope.clone();
+                    let written = scope.clone();
                     let rebuild: Planned<_> =
                         Arc::new(move |m, _| m.rebuild_topics(scope.as_deref()));
-                    let sent = engines.planned(writer_of.as_deref(), rebuild, |outcome| match outcome {
+                    let sent = engines.planned(written.as_deref(), rebuild, |outcome| match outcome {
                         Ok(n) => tracing::info!(topics = n, "topic trees rebuilt after writes"),
                         Err(e) => tracing::warn!(error = %e, "topic rebuild failed; the next write or cycle retries"),
                     });

@@ -329,9 +329,9 @@ fn spawn_scheduler(
                                         continue;
                                     }
                                     let (done, wait) = std::sync::mpsc::channel();
-                                    let writer_of = ns.clone();
+                                    let written = ns.clone();
                                     if !engine.planned(
-                                        Some(&writer_of),
+                                        Some(&written),
                                         scheduled(task, Some(ns)),
                                         move |()| {
                                             let _ = done.send(());
