@@ -332,6 +332,61 @@ fn very_common_terms_do_not_drive_the_bm25_pass() {
     assert_eq!(hits.len(), 20);
 }
 
+/// A term in at least half the index's rows (FTS5's idf floored to 1e-6)
+/// leaves a query that has informative terms: the rows holding only it are
+/// not candidates while the informative terms fill the limit; when they do
+/// not, those rows rank after. 300 rows (the index's row count is a
+/// two-byte varint): `alpha` in 150 of them (exactly half: left out of the
+/// first pass), `beta` in 149 (kept). On both backends
+/// (`MNEMO_TEST_BACKEND`).
+#[test]
+fn terms_in_half_the_rows_do_not_drive_the_bm25_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = common::open(dir.path());
+    m.atomically(mnemo_host::runtime::Locks::All, |m| -> anyhow::Result<()> {
+        for i in 0..300 {
+            let text = match i {
+                0..150 => format!("alpha note {i}"),
+                150..299 => format!("beta note {i}"),
+                _ => "gamma note".to_string(),
+            };
+            let mem = Memory::new(format!("mem_{i:03}"), "default".into(), text, 0, 0);
+            m.ports().store.insert_memory(&mem)?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    let filter = SearchFilter {
+        namespaces: vec!["default".into()],
+        ..Default::default()
+    };
+    let store = &m.ports().store;
+    let search = |terms: &[&str], limit: u32| {
+        let terms: Vec<String> = terms.iter().map(|t| t.to_string()).collect();
+        store
+            .fts_search(Target::Memories, &terms, &filter, limit, 0.0)
+            .unwrap()
+    };
+    let beta = |id: &str| ("mem_150".."mem_299").contains(&id);
+    // 149 `beta` rows fill a limit of 100: `alpha` is not searched.
+    let hits = search(&["alpha", "beta"], 100);
+    assert_eq!(hits.len(), 100);
+    assert!(hits.iter().all(|h| beta(&h.id)), "{hits:?}");
+    // A limit of 400: the `beta` rows, then the `alpha` ones.
+    let hits = search(&["alpha", "beta"], 400);
+    assert_eq!(hits.len(), 299);
+    assert!(hits[..149].iter().all(|h| beta(&h.id)), "{hits:?}");
+    assert!(hits[149..].iter().all(|h| h.id.as_str() < "mem_150"));
+    // `note` (every row) and `alpha` are both common: nothing informative
+    // is left, so the query keeps them all.
+    assert_eq!(search(&["note", "alpha"], 400).len(), 300);
+    // One informative term of three, then the rest.
+    let hits = search(&["note", "alpha", "gamma"], 1);
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].id, "mem_299");
+    assert_eq!(search(&["note", "alpha", "gamma"], 400).len(), 300);
+}
+
 #[test]
 fn scheduled_runs_do_the_work_and_log_their_outcome() {
     use mnemo_host::scheduler::{self, Task};

@@ -22,13 +22,32 @@ impl SqliteStore {
         context_weight: f32,
     ) -> R<Vec<ScoredId>> {
         let t = table(target);
-        let terms = self.without_common_terms(t, terms)?;
+        let (first, second) = self.query_passes(t, terms)?;
+        let hits = self.fts_ranked(target, &first, f, limit, context_weight)?;
+        match second {
+            Some(terms) if (hits.len() as u32) < limit => {
+                self.fts_ranked(target, &terms, f, limit, context_weight)
+            }
+            _ => Ok(hits),
+        }
+    }
+
+    /// BM25 over the rows matching any of `terms`.
+    fn fts_ranked(
+        &self,
+        target: Target,
+        terms: &[String],
+        f: &SearchFilter,
+        limit: u32,
+        context_weight: f32,
+    ) -> R<Vec<ScoredId>> {
+        let t = table(target);
         // Column weights: an episode's own words, then the turn before it.
         let weights = match target {
             Target::Episodes => format!("1.0, {:.4}", context_weight.max(0.0)),
             Target::Memories => "1.0, 1.0".to_string(),
         };
-        let Some(query) = fts_match(&terms) else {
+        let Some(query) = fts_match(terms) else {
             return Ok(Vec::new());
         };
         // First the best matches by BM25 alone (the FTS index, no join),
@@ -314,32 +333,41 @@ impl SqliteStore {
         Ok(rows as usize)
     }
 
-    /// The query's terms without those matching more than `FTS_TERM_MAX_DOCS`
-    /// rows, when rarer terms exist: BM25 scores a very common term near
-    /// zero, yet ranking it costs a pass over all its rows. Counting stops
-    /// at the cap, so the check itself is bounded.
-    pub(super) fn without_common_terms(&self, t: &str, terms: &[String]) -> R<Vec<String>> {
+    /// The terms of the query's passes (`query_passes`): each term's rows
+    /// counted up to `FTS_TERM_MAX_DOCS + 1`, the index's rows from FTS5's
+    /// own record of them.
+    fn query_passes(&self, t: &str, terms: &[String]) -> R<(Vec<String>, Option<Vec<String>>)> {
         if terms.len() < 2 {
-            return Ok(terms.to_vec());
+            return Ok((terms.to_vec(), None));
         }
         let mut stmt = sql(self.conn.prepare_cached(&format!(
             "SELECT COUNT(*) FROM (SELECT 1 FROM {t}_fts WHERE {t}_fts MATCH ?1 LIMIT ?2)"
         )))?;
-        let mut rare = Vec::with_capacity(terms.len());
+        let mut counted = Vec::with_capacity(terms.len());
         for term in terms {
             let Some(q) = fts_match(std::slice::from_ref(term)) else {
                 continue;
             };
             let n: i64 = sql(stmt.query_row(params![q, FTS_TERM_MAX_DOCS + 1], |r| r.get(0)))?;
-            if n <= FTS_TERM_MAX_DOCS {
-                rare.push(term.clone());
-            }
+            counted.push((term.clone(), n));
         }
-        Ok(if rare.is_empty() {
-            terms.to_vec()
-        } else {
-            rare
-        })
+        if counted.is_empty() {
+            return Ok((terms.to_vec(), None));
+        }
+        let (first, second) = query_passes(counted, self.fts_index_rows(t)?);
+        let names = |p: Vec<(String, i64)>| p.into_iter().map(|(t, _)| t).collect::<Vec<_>>();
+        Ok((names(first), second.map(names)))
+    }
+
+    /// The rows of `t`'s FTS5 index, as its `bm25()` counts them: the first
+    /// varint of the index's averages record (`%_data` row 1, fts5_index.c's
+    /// `FTS5_AVERAGES_ROWID`), so no scan.
+    fn fts_index_rows(&self, t: &str) -> R<i64> {
+        let mut stmt = sql(self
+            .conn
+            .prepare_cached(&format!("SELECT block FROM {t}_fts_data WHERE id = 1")))?;
+        let block: Option<Vec<u8>> = sql(stmt.query_row([], |r| r.get(0)).optional())?;
+        Ok(block.map_or(0, |b| sqlite_varint(&b) as i64))
     }
 
     /// Every (rowid, vector) of a partition and the last vector change
@@ -453,4 +481,21 @@ fn scored_ids(stmt: &mut rusqlite::CachedStatement<'_>, params: Vec<Value>) -> R
         })
     }))?;
     sql(rows.collect())
+}
+
+/// SQLite's variable-length integer (big-endian groups of 7 bits, the high
+/// bit set on all but the last; a ninth byte carries 8 bits), as FTS5
+/// writes its records.
+fn sqlite_varint(b: &[u8]) -> u64 {
+    let mut v: u64 = 0;
+    for (i, &byte) in b.iter().enumerate().take(9) {
+        if i == 8 {
+            return (v << 8) | u64::from(byte);
+        }
+        v = (v << 7) | u64::from(byte & 0x7f);
+        if byte & 0x80 == 0 {
+            return v;
+        }
+    }
+    v
 }

@@ -54,6 +54,38 @@ pub(super) const RECOUNT_EVERY: usize = 1000;
 /// A query term matching more rows than this is left out of the BM25 query
 /// when the query has rarer terms (a bounded candidate list per channel).
 pub(super) const FTS_TERM_MAX_DOCS: i64 = 5_000;
+/// The terms of a BM25 query's two passes, given each term's row count
+/// and the rows of the index. The first pass keeps the informative terms,
+/// when there are any: a term is left out when it matches more than
+/// `FTS_TERM_MAX_DOCS` rows, or at least half of them, where FTS5's idf,
+/// ln((N − n + 0.5) / (n + 0.5)), is at most 0 and floored to 1e-6 — such
+/// a term adds at most 2.2e-6 to a score, yet makes every row holding it a
+/// candidate ("the", "I" in a store of dialogue). When that pass finds
+/// fewer rows than asked, the second (if its terms differ) drops only the
+/// terms above `FTS_TERM_MAX_DOCS`, so a row matching nothing but a
+/// half-the-rows term still ranks, last, as it would in the full query.
+/// Both stores apply it, so they rank alike.
+pub(super) type Passes<T> = (Vec<(T, i64)>, Option<Vec<(T, i64)>>);
+
+pub(super) fn query_passes<T: Clone>(counted: Vec<(T, i64)>, index_rows: i64) -> Passes<T> {
+    let keep = |counted: &[(T, i64)], common: &dyn Fn(i64) -> bool| -> Vec<(T, i64)> {
+        if counted.len() < 2 || counted.iter().all(|(_, df)| common(*df)) {
+            return counted.to_vec();
+        }
+        counted
+            .iter()
+            .filter(|(_, df)| !common(*df))
+            .cloned()
+            .collect()
+    };
+    let wide = keep(&counted, &|df| df > FTS_TERM_MAX_DOCS);
+    let first = keep(&counted, &|df| {
+        df > FTS_TERM_MAX_DOCS || df.saturating_mul(2) >= index_rows
+    });
+    let second = (wide.len() != first.len()).then_some(wide);
+    (first, second)
+}
+
 /// The FTS channel ranks this many times its limit by BM25 alone before
 /// filtering (at least `FTS_SHORTLIST_MIN`); see `search.rs`.
 pub(super) const FTS_SHORTLIST: u32 = 4;

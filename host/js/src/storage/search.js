@@ -25,6 +25,36 @@ export function ftsMatch(terms) {
   return quoted.length ? quoted.join(' OR ') : undefined;
 }
 
+/// The terms of a BM25 query's two passes, from `[term, rows]` pairs and
+/// the index's rows (the native host's `query_passes`, `storage/sqlite.rs`,
+/// which says why): first the informative terms (those in at most
+/// FTS_TERM_MAX_DOCS rows and fewer than half of them), when there are any;
+/// then, if its terms differ and the first found too few, all but those
+/// above FTS_TERM_MAX_DOCS.
+export function queryPasses(counted, indexRows) {
+  const keep = (common) =>
+    counted.length < 2 || counted.every(([, n]) => common(n))
+      ? counted.map(([t]) => t)
+      : counted.filter(([, n]) => !common(n)).map(([t]) => t);
+  const wide = keep((n) => n > FTS_TERM_MAX_DOCS);
+  const first = keep((n) => n > FTS_TERM_MAX_DOCS || n * 2 >= indexRows);
+  return [first, wide.length !== first.length ? wide : undefined];
+}
+
+/// SQLite's variable-length integer (big-endian groups of 7 bits, the high
+/// bit set on all but the last; a ninth byte carries 8), as FTS5 writes
+/// its records.
+export function sqliteVarint(bytes) {
+  let v = 0n;
+  for (let i = 0; i < Math.min(bytes.length, 9); i++) {
+    const b = BigInt(bytes[i]);
+    if (i === 8) return Number((v << 8n) | b);
+    v = (v << 7n) | (b & 0x7fn);
+    if ((b & 0x80n) === 0n) return Number(v);
+  }
+  return Number(v);
+}
+
 /// sqlite-vec's `distance_cosine_float`: f32 accumulation (each product and
 /// sum rounded to f32, as C does without fast-math), the rest in double,
 /// the result rounded to f32.
@@ -49,7 +79,17 @@ export const searchMethods = {
   ftsSearch(target, terms, f, limit, contextWeight) {
     const t = table(target);
     this.db.syncIndex();
-    const query = ftsMatch(this.withoutCommonTerms(t, terms));
+    const [first, second] = this.queryPasses(t, terms);
+    const hits = this.ftsRanked(target, first, f, limit, contextWeight);
+    return second !== undefined && hits.length < limit
+      ? this.ftsRanked(target, second, f, limit, contextWeight)
+      : hits;
+  },
+
+  /// BM25 over the rows matching any of `terms`.
+  ftsRanked(target, terms, f, limit, contextWeight) {
+    const t = table(target);
+    const query = ftsMatch(terms);
     if (query === undefined) return [];
     const weights = target === 'episodes' ? `1.0, ${Math.max(contextWeight, 0).toFixed(4)}` : '1.0, 1.0';
     const w = whereClause(target, 'x', f);
@@ -81,20 +121,30 @@ export const searchMethods = {
     return found > n;
   },
 
-  /// A query's terms without those matching more than FTS_TERM_MAX_DOCS
-  /// rows, when rarer ones remain (a bounded candidate list).
-  withoutCommonTerms(t, terms) {
-    if (terms.length < 2) return terms;
-    const rare = terms.filter((term) => {
+  /// The terms of the query's two passes (`queryPasses`): each term's rows
+  /// counted up to FTS_TERM_MAX_DOCS + 1, the index's rows from FTS5's own
+  /// record of them.
+  queryPasses(t, terms) {
+    if (terms.length < 2) return [terms, undefined];
+    const counted = [];
+    for (const term of terms) {
       const q = ftsMatch([term]);
-      if (q === undefined) return false;
+      if (q === undefined) continue;
       const n = this.db.one(`SELECT COUNT(*) FROM (SELECT 1 FROM ${t}_fts WHERE ${t}_fts MATCH ?1 LIMIT ?2)`, [
         q,
         FTS_TERM_MAX_DOCS + 1,
       ])[0];
-      return n <= FTS_TERM_MAX_DOCS;
-    });
-    return rare.length ? rare : terms;
+      counted.push([term, Number(n)]);
+    }
+    if (!counted.length) return [terms, undefined];
+    return queryPasses(counted, this.ftsIndexRows(t));
+  },
+
+  /// The rows of `t`'s FTS5 index as its bm25() counts them: the first
+  /// varint of the averages record (`%_data` row 1), so no scan.
+  ftsIndexRows(t) {
+    const row = this.db.one(`SELECT block FROM ${t}_fts_data WHERE id = 1`, []);
+    return row ? sqliteVarint(row[0]) : 0;
   },
 
   entitySearch(target, names, f, limit) {

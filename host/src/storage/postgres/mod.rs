@@ -46,6 +46,8 @@ pub struct PgStore {
     url: String,
     /// The embedding lock's verdict, shared by the writer and its readers.
     vectors: Arc<RwLock<VectorState>>,
+    /// Vectors per (table, namespace), shared likewise (`search.rs`).
+    sizes: search::Sizes,
     role: Role,
     /// Transactions open on the connection: 0, 1 (`BEGIN`), more (savepoints).
     depth: Cell<u32>,
@@ -82,6 +84,7 @@ impl PgStore {
             vectors: Arc::new(RwLock::new(VectorState::Disabled {
                 reason: "no embedder configured".into(),
             })),
+            sizes: search::Sizes::default(),
             role: Role::Writer,
             depth: Cell::new(0),
             leading: Cell::new(0),
@@ -94,6 +97,7 @@ impl PgStore {
             client: RefCell::new(connect(&self.url)?),
             url: self.url.clone(),
             vectors: Arc::clone(&self.vectors),
+            sizes: self.sizes.clone(),
             role,
             depth: Cell::new(0),
             leading: Cell::new(0),
