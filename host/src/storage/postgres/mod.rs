@@ -8,6 +8,7 @@
 //! read's effects for the writer as SQLite readers do (`reader.rs`).
 //! Namespaces partition every query, as in the SQLite store.
 
+mod conn;
 mod coordinate;
 mod host;
 pub mod lock_waits;
@@ -28,6 +29,7 @@ use mnemo_core::model::*;
 use mnemo_core::ports::Storage;
 use postgres::Client;
 
+use conn::Conn;
 pub use coordinate::Lead;
 
 use super::reader::{Effect, Role};
@@ -42,7 +44,7 @@ pub fn is_postgres_url(url: &str) -> bool {
 }
 
 pub struct PgStore {
-    client: RefCell<Client>,
+    client: RefCell<Conn>,
     url: String,
     /// The embedding lock's verdict, shared by the writer and its readers.
     vectors: Arc<RwLock<VectorState>>,
@@ -79,7 +81,7 @@ impl PgStore {
         let mut client = connect(url)?;
         schema::migrate(&mut client).context("migrating the Postgres schema")?;
         Ok(Self {
-            client: RefCell::new(client),
+            client: RefCell::new(Conn::new(client)),
             url: url.to_string(),
             vectors: Arc::new(RwLock::new(VectorState::Disabled {
                 reason: "no embedder configured".into(),
@@ -94,7 +96,7 @@ impl PgStore {
     /// Another connection to the same database, sharing the vector state.
     fn beside(&self, role: Role) -> anyhow::Result<Self> {
         Ok(Self {
-            client: RefCell::new(connect(&self.url)?),
+            client: RefCell::new(Conn::new(connect(&self.url)?)),
             url: self.url.clone(),
             vectors: Arc::clone(&self.vectors),
             sizes: self.sizes.clone(),
@@ -137,7 +139,7 @@ impl PgStore {
         super::reader::apply(self, effects)
     }
 
-    pub(super) fn db(&self) -> RefMut<'_, Client> {
+    fn db(&self) -> RefMut<'_, Conn> {
         self.client.borrow_mut()
     }
 
