@@ -298,27 +298,38 @@ fn the_hnsw_graph_answers_like_the_exact_search_and_follows_writes() {
     assert!(!ask(&mut m, "violins").contains(&new.id));
 }
 
-#[test]
-fn very_common_terms_do_not_drive_the_bm25_pass() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut m = common::open(dir.path());
+/// `n` memories of `default`, `mem_00000`…, their texts from `text`,
+/// inserted straight into the store in one transaction (no dedup).
+fn stored_as_is(m: &mut mnemo_host::Mnemo, n: usize, text: impl Fn(usize) -> String) {
     m.atomically(mnemo_host::runtime::Locks::All, |m| -> anyhow::Result<()> {
-        for i in 0..5_100 {
-            let text = if i % 1000 == 0 {
-                format!("weather report {i} mentions zephyr")
-            } else {
-                format!("weather report {i}")
-            };
-            let mem = Memory::new(format!("mem_{i:05}"), "default".into(), text, 0, 0);
+        for i in 0..n {
+            let mem = Memory::new(format!("mem_{i:05}"), "default".into(), text(i), 0, 0);
             m.ports().store.insert_memory(&mem)?;
         }
         Ok(())
     })
     .unwrap();
-    let filter = SearchFilter {
+}
+
+fn in_default() -> SearchFilter {
+    SearchFilter {
         namespaces: vec!["default".into()],
         ..Default::default()
-    };
+    }
+}
+
+#[test]
+fn very_common_terms_do_not_drive_the_bm25_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = common::open(dir.path());
+    stored_as_is(&mut m, 5_100, |i| {
+        if i % 1000 == 0 {
+            format!("weather report {i} mentions zephyr")
+        } else {
+            format!("weather report {i}")
+        }
+    });
+    let filter = in_default();
     let store = &m.ports().store;
     let terms = vec!["weather".to_string(), "zephyr".to_string()];
     let hits = store
@@ -343,23 +354,12 @@ fn very_common_terms_do_not_drive_the_bm25_pass() {
 fn terms_in_half_the_rows_do_not_drive_the_bm25_pass() {
     let dir = tempfile::tempdir().unwrap();
     let mut m = common::open(dir.path());
-    m.atomically(mnemo_host::runtime::Locks::All, |m| -> anyhow::Result<()> {
-        for i in 0..300 {
-            let text = match i {
-                0..150 => format!("alpha note {i}"),
-                150..299 => format!("beta note {i}"),
-                _ => "gamma note".to_string(),
-            };
-            let mem = Memory::new(format!("mem_{i:03}"), "default".into(), text, 0, 0);
-            m.ports().store.insert_memory(&mem)?;
-        }
-        Ok(())
-    })
-    .unwrap();
-    let filter = SearchFilter {
-        namespaces: vec!["default".into()],
-        ..Default::default()
-    };
+    stored_as_is(&mut m, 300, |i| match i {
+        0..150 => format!("alpha note {i}"),
+        150..299 => format!("beta note {i}"),
+        _ => "gamma note".to_string(),
+    });
+    let filter = in_default();
     let store = &m.ports().store;
     let search = |terms: &[&str], limit: u32| {
         let terms: Vec<String> = terms.iter().map(|t| t.to_string()).collect();
@@ -367,7 +367,7 @@ fn terms_in_half_the_rows_do_not_drive_the_bm25_pass() {
             .fts_search(Target::Memories, &terms, &filter, limit, 0.0)
             .unwrap()
     };
-    let beta = |id: &str| ("mem_150".."mem_299").contains(&id);
+    let beta = |id: &str| ("mem_00150".."mem_00299").contains(&id);
     // 149 `beta` rows fill a limit of 100: `alpha` is not searched.
     let hits = search(&["alpha", "beta"], 100);
     assert_eq!(hits.len(), 100);
@@ -376,14 +376,14 @@ fn terms_in_half_the_rows_do_not_drive_the_bm25_pass() {
     let hits = search(&["alpha", "beta"], 400);
     assert_eq!(hits.len(), 299);
     assert!(hits[..149].iter().all(|h| beta(&h.id)), "{hits:?}");
-    assert!(hits[149..].iter().all(|h| h.id.as_str() < "mem_150"));
+    assert!(hits[149..].iter().all(|h| h.id.as_str() < "mem_00150"));
     // `note` (every row) and `alpha` are both common: nothing informative
     // is left, so the query keeps them all.
     assert_eq!(search(&["note", "alpha"], 400).len(), 300);
     // One informative term of three, then the rest.
     let hits = search(&["note", "alpha", "gamma"], 1);
     assert_eq!(hits.len(), 1);
-    assert_eq!(hits[0].id, "mem_299");
+    assert_eq!(hits[0].id, "mem_00299");
     assert_eq!(search(&["note", "alpha", "gamma"], 400).len(), 300);
 }
 
