@@ -22,14 +22,9 @@ impl SqliteStore {
         context_weight: f32,
     ) -> R<Vec<ScoredId>> {
         let t = table(target);
-        let (first, second) = self.query_passes(t, terms)?;
-        let hits = self.fts_ranked(target, &first, f, limit, context_weight)?;
-        match second {
-            Some(terms) if (hits.len() as u32) < limit => {
-                self.fts_ranked(target, &terms, f, limit, context_weight)
-            }
-            _ => Ok(hits),
-        }
+        ranked_in_passes(self.query_passes(t, terms)?, limit, |terms| {
+            self.fts_ranked(target, terms, f, limit, context_weight)
+        })
     }
 
     /// BM25 over the rows matching any of `terms`.

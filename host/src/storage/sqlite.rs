@@ -86,6 +86,20 @@ pub(super) fn query_passes<T: Clone>(counted: Vec<(T, i64)>, index_rows: i64) ->
     (first, second)
 }
 
+/// Runs `rank` on the first pass's terms, and on the second's when there is
+/// one and the first found fewer than `limit` rows (`query_passes`).
+pub(super) fn ranked_in_passes<P>(
+    (first, second): (P, Option<P>),
+    limit: u32,
+    mut rank: impl FnMut(&P) -> R<Vec<ScoredId>>,
+) -> R<Vec<ScoredId>> {
+    let hits = rank(&first)?;
+    match second {
+        Some(terms) if (hits.len() as u32) < limit => rank(&terms),
+        _ => Ok(hits),
+    }
+}
+
 /// The FTS channel ranks this many times its limit by BM25 alone before
 /// filtering (at least `FTS_SHORTLIST_MIN`); see `search.rs`.
 pub(super) const FTS_SHORTLIST: u32 = 4;

@@ -23,7 +23,8 @@ use pgvector::Vector;
 use super::sql::{self, Args, junction, table};
 use super::{PgStore, R, fold, pg, unpoisoned};
 use crate::storage::sqlite::{
-    ANN_MIN_ROWS, FTS_SCAN_CAP, FTS_SHORTLIST, FTS_SHORTLIST_MIN, VEC_OVERFETCH, query_passes,
+    ANN_MIN_ROWS, FTS_SCAN_CAP, FTS_SHORTLIST, FTS_SHORTLIST_MIN, RECOUNT_EVERY, VEC_OVERFETCH,
+    query_passes, ranked_in_passes,
 };
 
 /// FTS5's BM25 parameters (`fts5_aux.c`: k1 = 1.2, b = 0.75); `schema.rs`'s
@@ -40,8 +41,6 @@ const BM25_MIN_IDF: f64 = 1e-6;
 /// ~2 µs a row, exact reaches the index's cost near 20,000 rows, the
 /// SQLite store's `ANN_MIN_ROWS`.
 const EXACT_MAX_ROWS: i64 = ANN_MIN_ROWS as i64;
-/// Searches of a namespace between two counts of its vectors.
-const RECOUNT_EVERY: u32 = 1_000;
 
 /// Vectors per (table, namespace), each with the searches since it was
 /// counted; shared by a server's connections.
@@ -49,10 +48,12 @@ const RECOUNT_EVERY: u32 = 1_000;
 pub(super) struct Sizes(Arc<Mutex<HashMap<(Target, String), Counted>>>);
 
 /// A namespace's vectors and the searches since they were counted.
-type Counted = (i64, u32);
+type Counted = (i64, usize);
 
 impl Sizes {
-    /// The count, unless it is due to be counted again.
+    /// The count, unless it is due to be counted again: after
+    /// `RECOUNT_EVERY` searches (the SQLite store counts its own writes
+    /// instead; on a shared Postgres the other servers write too).
     fn get(&self, key: &(Target, String)) -> Option<i64> {
         let mut sizes = unpoisoned(self.0.lock());
         let (n, used) = sizes.get_mut(key)?;
@@ -188,7 +189,7 @@ impl PgStore {
         // Document frequency of each term (a lexeme's from `fts_df`, a
         // phrase's counted) decides the passes' terms, as in the SQLite
         // store (`query_passes`).
-        let (first, second) = query_passes(self.frequencies(t, terms)?, rows);
+        let passes = query_passes(self.frequencies(t, terms)?, rows);
         let n_rows = rows.max(1) as f64;
         let corpus = Corpus {
             t,
@@ -199,13 +200,9 @@ impl PgStore {
                 Target::Memories => 0.0,
             },
         };
-        let hits = self.fts_pass(&corpus, target, &first, f, limit)?;
-        match second {
-            Some(terms) if (hits.len() as u32) < limit => {
-                self.fts_pass(&corpus, target, &terms, f, limit)
-            }
-            _ => Ok(hits),
-        }
+        ranked_in_passes(passes, limit, |terms| {
+            self.fts_pass(&corpus, target, terms, f, limit)
+        })
     }
 
     /// BM25 over the rows matching any of `counted`'s terms.
