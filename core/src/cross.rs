@@ -132,6 +132,7 @@ macro_rules! cross_contract {
         $crate::stored_records!(impl_cross);
         $crate::engine_records!(impl_cross);
         $crate::llm_records!(impl_cross);
+        $crate::topic_records!(impl_cross);
         $crate::enums!(impl_cross);
         $crate::variants!(impl_cross);
         $crate::impl_cross!(error types::Error);

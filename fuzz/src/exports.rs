@@ -45,6 +45,8 @@ enum Op {
     ConsolidateSessions(String, Vec<String>),
     Review(Option<String>, bool),
     RebuildTopics(Option<String>),
+    PlanTopics(String),
+    ApplyTopics(TopicPlan),
     Topics(String, Vec<String>),
     Resume(ResumeRequest),
     Context(String, String, Option<String>, u32),
@@ -92,6 +94,8 @@ impl Harness {
             Op::ConsolidateSessions(ns, ids) => done(&what, m.consolidate_sessions(ns, ids)),
             Op::Review(ns, dry) => done(&what, m.review(ns.as_deref(), *dry)),
             Op::RebuildTopics(ns) => done(&what, m.rebuild_topics(ns.as_deref())),
+            Op::PlanTopics(ns) => done(&what, m.plan_topics(ns)),
+            Op::ApplyTopics(plan) => done(&what, m.apply_topics(plan.clone())),
             Op::Topics(ns, ids) => done(&what, m.topics(ns, ids)),
             Op::Resume(req) => done(&what, m.resume(req.clone())),
             Op::Context(ns, prompt, session, limit) => {

@@ -37,6 +37,8 @@ pub struct Mnemo {
     /// The Buffer's cap and drop threshold (from the configuration).
     buffer_cap: Option<u32>,
     buffer_drop_below: Option<f32>,
+    /// The server's topic watcher rebuilds the trees cycles change.
+    topics_by_worker: bool,
     /// What each model's calls cost, for the usage report.
     prices: crate::ledger::Prices,
 }
@@ -160,6 +162,7 @@ impl Mnemo {
             session_idle_minutes: config.session_idle_minutes,
             buffer_cap: config.buffer_cap,
             buffer_drop_below: config.buffer_drop_below,
+            topics_by_worker: config.topics_by_worker,
             prices: config.prices.clone(),
         })
     }
@@ -205,6 +208,7 @@ impl Mnemo {
             session_idle_minutes: self.session_idle_minutes,
             buffer_cap: self.buffer_cap,
             buffer_drop_below: self.buffer_drop_below,
+            topics_by_worker: self.topics_by_worker,
             prices: self.prices.clone(),
         })
     }
@@ -292,6 +296,7 @@ impl Mnemo {
         req.session_idle_minutes = req.session_idle_minutes.or(self.session_idle_minutes);
         req.buffer_cap = req.buffer_cap.or(self.buffer_cap);
         req.buffer_drop_below = req.buffer_drop_below.or(self.buffer_drop_below);
+        req.topics_by_worker |= self.topics_by_worker;
         self.core.consolidate(req)
     }
 

@@ -6,24 +6,9 @@
 
 use crate::common;
 
-use std::time::{Duration, Instant};
-
 use common::cli::mnemo;
 use common::server::*;
-use serde_json::{Value, json};
-
-/// The topics the server lists, once there are some (or after 60 s, none).
-fn topics_eventually(s: &Server) -> Vec<Value> {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let (_, v) = call(ureq::get(&format!("{}/topics", s.base)), None);
-        let topics = v["topics"].as_array().cloned().unwrap_or_default();
-        if !topics.is_empty() || Instant::now() > deadline {
-            return topics;
-        }
-        std::thread::sleep(Duration::from_millis(250));
-    }
-}
+use serde_json::json;
 
 #[test]
 fn writes_rebuild_the_topic_trees_after_a_quiet_window() {

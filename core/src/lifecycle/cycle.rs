@@ -87,7 +87,7 @@ impl<P: Ports> Engine<P> {
         };
         let (cycle, namespaces) = self.plan(namespace.as_deref(), now, limits, &mut report)?;
         if !req.dry {
-            report.topics = self.apply(&cycle, &namespaces, now)?;
+            report.topics = self.apply(&cycle, &namespaces, now, req.topics_by_worker)?;
             for ns in &namespaces {
                 report.warnings.extend(self.summarise_core(ns)?);
             }
@@ -184,9 +184,16 @@ impl<P: Ports> Engine<P> {
     /// Applying a plan: the changed rows, new memories and their vectors,
     /// the pairs judged distinct, one decision per action, the new epoch and
     /// watermark, then the topic trees of the namespaces that changed (the
-    /// others keep theirs). Returns the number of topics. The
-    /// host runs the whole call in one transaction.
-    fn apply(&self, cycle: &Cycle, namespaces: &BTreeSet<String>, now: Millis) -> CoreResult<u32> {
+    /// others keep theirs; with `by_worker` the host's topic worker
+    /// rebuilds them, after the cycle, with no write waiting). Returns the
+    /// number of topics. The host runs the whole call in one transaction.
+    fn apply(
+        &self,
+        cycle: &Cycle,
+        namespaces: &BTreeSet<String>,
+        now: Millis,
+        by_worker: bool,
+    ) -> CoreResult<u32> {
         let storage = self.ports().storage();
         let mut reembed = cycle.reembed.clone();
         let mut topics = 0;
@@ -247,7 +254,8 @@ impl<P: Ports> Engine<P> {
         }
         for ns in namespaces {
             topics += match self.cached_topic_count(ns)? {
-                Some(n) if !cycle.changed.contains(ns) => n,
+                Some(n) if by_worker || !cycle.changed.contains(ns) => n,
+                None if by_worker => 0,
                 _ => self.rebuild_topics_in(ns)?,
             };
         }

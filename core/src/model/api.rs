@@ -71,6 +71,10 @@ macro_rules! engine_records {
             /// the trash (default `DECAY_DROP_THRESHOLD`, 0.01).
             #[serde(default)]
             buffer_drop_below: Option<f32>,
+            /// Set by a host whose topic worker rebuilds the changed
+            /// namespaces' trees (the server); not a request field.
+            #[serde(skip)]
+            topics_by_worker: bool,
         }
 
         /// One lifecycle decision of a consolidation cycle.

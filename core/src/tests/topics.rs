@@ -174,3 +174,70 @@ fn close_leaves_share_a_parent_that_drills_down_to_all_of_them() {
         block.topics
     );
 }
+
+/// A host's topic worker (the server) plans a tree where no write waits
+/// and applies it apart; the plan is skipped while nothing changed, and a
+/// cycle run for such a host leaves the changed trees to it.
+#[test]
+fn a_plan_is_computed_apart_applied_later_and_skipped_when_nothing_changed() {
+    let e = engine();
+    remember(
+        &e,
+        "The deploy pipeline runs on Jenkins every night",
+        &[],
+        Kind::Semantic,
+    );
+    e.ports().clock.advance_hours(1);
+    let plan = e
+        .plan_topics("default")
+        .expect("plan")
+        .expect("a first plan");
+    assert_eq!(plan.namespace, "default");
+    assert_eq!(plan.unnamed.len(), 1, "{plan:?}");
+    assert!(
+        e.topics("default", &[]).expect("topics").is_empty(),
+        "a plan writes nothing"
+    );
+    assert_eq!(e.apply_topics(plan).expect("apply"), 1);
+    assert_eq!(e.topics("default", &[]).expect("topics").len(), 1);
+    assert_eq!(
+        e.plan_topics("default").expect("plan"),
+        None,
+        "nothing changed since"
+    );
+
+    remember(
+        &e,
+        "Grandma's apple pie needs cinnamon and butter",
+        &[],
+        Kind::Semantic,
+    );
+    let report = e
+        .consolidate(ConsolidateRequest {
+            namespace: Some("default".into()),
+            session_idle_minutes: Some(0),
+            topics_by_worker: true,
+            ..Default::default()
+        })
+        .expect("cycle");
+    assert_eq!(
+        report.topics, 1,
+        "the cached tree, not rebuilt by the cycle"
+    );
+    assert_eq!(e.topics("default", &[]).expect("topics").len(), 1);
+    let plan = e
+        .plan_topics("default")
+        .expect("plan")
+        .expect("a change to plan");
+    assert_eq!(
+        plan.unnamed.len(),
+        1,
+        "only the new leaf lacks a name: {plan:?}"
+    );
+    assert_eq!(e.apply_topics(plan).expect("apply"), 2);
+
+    assert!(
+        e.plan_topics("nope/../x").is_err(),
+        "a bad namespace is a typed error"
+    );
+}

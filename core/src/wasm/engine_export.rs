@@ -98,6 +98,12 @@ impl api::Guest for Component {
     fn rebuild_topics(namespace: Option<String>) -> Out<u32> {
         out(engine().rebuild_topics(namespace.as_deref()))
     }
+    fn plan_topics(namespace: String) -> Out<Option<api::TopicPlan>> {
+        out(engine().plan_topics(&namespace))
+    }
+    fn apply_topics(plan: api::TopicPlan) -> Out<u32> {
+        out(engine().apply_topics(plan.cross()))
+    }
     fn topics(namespace: String, ids: Vec<String>) -> Out<Vec<api::Topic>> {
         out(engine().topics(&namespace, &ids))
     }

@@ -175,6 +175,8 @@ export function consolidate(r) {
     sessionIdleMinutes: r.sessionIdleMinutes === undefined ? undefined : whole(r.sessionIdleMinutes, 'sessionIdleMinutes', 0),
     bufferCap: r.bufferCap === undefined ? undefined : whole(r.bufferCap, 'bufferCap', 0),
     bufferDropBelow: num(r.bufferDropBelow, 'bufferDropBelow'),
+    // This host has no topic worker: a cycle rebuilds the trees it changed.
+    topicsByWorker: false,
   };
 }
 

@@ -84,6 +84,9 @@ pub struct Config {
     /// Importance under which a Buffer memory goes to the trash (`None`:
     /// the core's default, 0.01).
     pub buffer_drop_below: Option<f32>,
+    /// A topic worker rebuilds the trees the cycles change (set by the
+    /// server, whose watcher does; a CLI cycle rebuilds them itself).
+    pub topics_by_worker: bool,
     /// The core's clock: the wall clock, or one a simulation drives.
     pub clock: crate::clock::HostClock,
     /// Reader instances `serve` runs beside its writer.
@@ -240,6 +243,7 @@ impl Config {
             session_idle_minutes: s.session_idle_minutes,
             buffer_cap: s.buffer_cap,
             buffer_drop_below: s.buffer_drop_below,
+            topics_by_worker: false,
             clock: Default::default(),
             readers: s.readers.unwrap_or_else(default_readers).max(1),
             writers: s.writers.unwrap_or(DEFAULT_PG_WRITERS).max(1),
@@ -287,6 +291,7 @@ impl Config {
             session_idle_minutes: None,
             buffer_cap: None,
             buffer_drop_below: None,
+            topics_by_worker: false,
             clock: Default::default(),
             readers: default_readers(),
             writers: DEFAULT_PG_WRITERS,

@@ -156,6 +156,23 @@ impl CoreInstance {
         })
     }
 
+    /// A namespace's new topic tree, computed without writing (`None`: its
+    /// cached tree is current). Runs on a reader.
+    pub fn plan_topics(&mut self, namespace: &str) -> Result<Option<TopicPlan>, CallError> {
+        self.call(Mode::Read, |a, s| {
+            a.mnemo_core_engine().call_plan_topics(s, namespace)
+        })
+    }
+
+    /// Names a plan's new leaves and stores its tree.
+    pub fn apply_topics(&mut self, plan: TopicPlan) -> Result<u32, CallError> {
+        let locks = Locks::of(Some(plan.namespace.as_str()));
+        let plan = plan.cross();
+        self.call(Mode::Write(locks), |a, s| {
+            a.mnemo_core_engine().call_apply_topics(s, &plan)
+        })
+    }
+
     pub fn topics(&mut self, namespace: &str, ids: &[String]) -> Result<Vec<Topic>, CallError> {
         self.call(Mode::Read, |a, s| {
             a.mnemo_core_engine().call_topics(s, namespace, ids)

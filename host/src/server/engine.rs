@@ -29,7 +29,10 @@
 //!   004's background batches, off the request path).
 //!
 //! - **The topic watcher** looks at the write counter and, once writes have
-//!   been quiet for `TOPIC_DEBOUNCE`, asks for a (planned) topic rebuild.
+//!   been quiet for `TOPIC_DEBOUNCE` (or went on for `TOPIC_MAX_WAIT`),
+//!   plans each changed namespace's topic tree on the planner and applies
+//!   it on the namespace's writer. Cycles leave the trees to it
+//!   (`Config::topics_by_worker`), so no write waits for a clustering.
 //!
 //! A database that cannot be written (`storage::open_connection`) is served
 //! read-only: the readers answer as usual (without counting accesses), every
@@ -40,7 +43,7 @@
 //! jobs and await replies; the async executor never blocks.
 
 use std::sync::{Arc, Mutex, mpsc};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::embedding::Embeddings;
 use crate::llm::rehearsal::{Answers, Script};
@@ -52,7 +55,7 @@ use mnemo_core::model::ConsolidateReport;
 use super::effects::PendingEffects;
 use super::error::ApiError;
 use super::stop::{Closed, Stop};
-use super::writers::{Job, WRITER_TICK, more_writers, spawn_writer, spawn_writer_with, writer_of};
+use super::writers::{Job, more_writers, spawn_writer, spawn_writer_with, writer_of};
 
 /// How often the embedding worker looks for rows without a vector.
 const BACKFILL_EVERY: Duration = Duration::from_millis(500);
@@ -64,9 +67,6 @@ const BACKFILL_THREADS: usize = 1;
 /// The background embedding's nice value: on the core it shares with
 /// requests, a recall preempts it instead of waiting out its time slice.
 const BACKFILL_NICE: i32 = 10;
-/// Seed 004 §6.4: the topic trees are rebuilt after a 5-second quiet window
-/// following writes (each write restarts it), and at start when none is cached.
-const TOPIC_DEBOUNCE: Duration = Duration::from_secs(5);
 
 /// A write that may call the LLM: run once as a rehearsal (`true`), then
 /// for real (`false`).
@@ -88,7 +88,11 @@ pub(super) struct Engines {
 }
 
 impl Engines {
-    pub(super) fn spawn(config: Config) -> anyhow::Result<Self> {
+    /// The engines, and (on a database that can be written) a reader
+    /// connection for the topic watcher (`topics.rs`), which the server
+    /// starts beside them and which rebuilds the trees the cycles change.
+    pub(super) fn spawn(mut config: Config) -> anyhow::Result<(Self, Option<Store>)> {
+        config.topics_by_worker = true;
         let stop = Stop::default();
         let closed = Arc::new(Closed(stop.clone()));
         let writer_tx = spawn_writer(&config, Arc::clone(&closed))?;
@@ -145,10 +149,8 @@ impl Engines {
             read_only: made.read_only,
             stop,
         };
-        if !made.read_only {
-            spawn_topic_watcher(made.watcher, engines.clone())?;
-        }
-        Ok(engines)
+        let watcher = (!made.read_only).then_some(made.watcher);
+        Ok((engines, watcher))
     }
 
     /// How these engines are stopped.
@@ -231,6 +233,12 @@ impl Engines {
         }
         rx.await
             .map_err(|_| ApiError::unavailable("the engine dropped the request"))
+    }
+
+    /// Queues a background job on the planner (work that reads a while and
+    /// writes nothing, such as a topic plan); `false` once it stopped.
+    pub(super) fn background(&self, job: Job) -> bool {
+        self.planner.send(job).is_ok()
     }
 
     /// Runs `f` on the planner, live (a dry run that may call the LLM but
@@ -382,60 +390,6 @@ fn spawn_planner(mut mnemo: Mnemo) -> anyhow::Result<mpsc::Sender<Job>> {
             }
         })?;
     Ok(tx)
-}
-
-/// Seed 004 §6.4: once writes have been quiet for `TOPIC_DEBOUNCE` (each
-/// write restarts the wait), and at start when no tree is cached, a planned
-/// rebuild of the topic trees (its naming calls rehearsed).
-fn spawn_topic_watcher(store: Store, engines: Engines) -> anyhow::Result<()> {
-    std::thread::Builder::new()
-        .name("mnemo-topics".into())
-        .spawn(move || {
-            let mut due = store.needs_topic_tree().unwrap_or(false).then(Instant::now);
-            let mut seen = store.memories_changed();
-            while engines.stop.pause(WRITER_TICK) {
-                let changes = store.memories_changed();
-                if changes != seen {
-                    seen = changes;
-                    due = Some(Instant::now() + TOPIC_DEBOUNCE);
-                }
-                if due.is_none_or(|d| d > Instant::now()) {
-                    continue;
-                }
-                // On a shared Postgres, one server rebuilds for all (the
-                // trees are stored, so every server serves them).
-                if !store.lead(crate::storage::Lead::Topics) {
-                    continue;
-                }
-                due = None;
-                // On Postgres one rebuild per namespace, each holding only
-                // that namespace's write lock; a SQLite file's one writer
-                // rebuilds them all in one call.
-                let scopes: Vec<Option<String>> = match store.is_postgres() {
-                    true => match store.namespaces() {
-                        Ok(namespaces) => namespaces.into_iter().map(Some).collect(),
-                        Err(e) => {
-                            tracing::warn!(error = %format!("{e:#}"), "could not list the namespaces for the topic rebuild");
-                            continue;
-                        }
-                    },
-                    false => vec![None],
-                };
-                for scope in scopes {
-                    let written = scope.clone();
-                    let rebuild: Planned<_> =
-                        Arc::new(move |m, _| m.rebuild_topics(scope.as_deref()));
-                    let sent = engines.planned(written.as_deref(), rebuild, |outcome| match outcome {
-                        Ok(n) => tracing::info!(topics = n, "topic trees rebuilt after writes"),
-                        Err(e) => tracing::warn!(error = %e, "topic rebuild failed; the next write or cycle retries"),
-                    });
-                    if !sent {
-                        return;
-                    }
-                }
-            }
-        })?;
-    Ok(())
 }
 
 /// A reader's thread: takes the next read job, runs it, and hands the

@@ -22,6 +22,7 @@ mod reply;
 mod routes;
 mod stop;
 pub mod table;
+mod topics;
 mod writers;
 
 pub use writers::writer_of;
@@ -109,12 +110,14 @@ impl Embedded {
 }
 
 /// The engines (`engine.rs`) and, on a database that can be written, the
-/// scheduler thread: what `mnemo serve` and `mnemo mcp` both run.
+/// topic watcher and the scheduler thread: what `mnemo serve` and `mnemo
+/// mcp` both run.
 fn start(engine_config: Config) -> anyhow::Result<Engines> {
     let schedule = engine_config.schedule.clone();
     let db = engine_config.db_path.clone();
-    let engine = Engines::spawn(engine_config)?;
-    if !engine.read_only() {
+    let (engine, watcher) = Engines::spawn(engine_config)?;
+    if let Some(store) = watcher {
+        topics::spawn_topic_watcher(store, engine.clone())?;
         spawn_scheduler(engine.clone(), schedule, &db)?;
     }
     Ok(engine)

@@ -161,3 +161,17 @@ pub fn post(s: &Server, path: &str, body: Value) -> (u16, Value) {
         Some(&body.to_string()),
     )
 }
+
+/// The topics the server lists, once its topic watcher built some (a
+/// bounded poll: after 60 s, none).
+pub fn topics_eventually(s: &Server) -> Vec<Value> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let (_, v) = call(ureq::get(&format!("{}/topics", s.base)), None);
+        let topics = v["topics"].as_array().cloned().unwrap_or_default();
+        if !topics.is_empty() || std::time::Instant::now() > deadline {
+            return topics;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+}

@@ -63,6 +63,12 @@ fn meta_key(namespace: &str) -> String {
     format!("topics:{namespace}")
 }
 
+/// When a namespace's cached tree was planned (`plan_topics` skips a
+/// namespace whose memories did not change since).
+fn topics_at_key(namespace: &str) -> String {
+    format!("topics_at:{namespace}")
+}
+
 /// In how many leaves each content word occurs.
 fn document_frequency(leaves: &[Vec<&str>]) -> BTreeMap<String, usize> {
     let mut df: BTreeMap<String, usize> = BTreeMap::new();
@@ -123,8 +129,49 @@ impl<P: Ports> Engine<P> {
         Ok(total)
     }
 
+    /// Rebuilds one namespace's tree now: its plan, applied.
     pub(crate) fn rebuild_topics_in(&self, namespace: &str) -> CoreResult<u32> {
+        let plan = self.plan_topics_in(namespace)?;
+        self.store_plan(plan)
+    }
+
+    /// A namespace's new tree, computed without writing, for a host's topic
+    /// worker: `None` when its cached tree was planned after the last change
+    /// of its memories (a seek in the `(namespace, layer, modified_at)`
+    /// index per layer, not a walk).
+    pub fn plan_topics(&self, namespace: &str) -> CoreResult<Option<TopicPlan>> {
+        let namespace = validate::namespace(namespace)?;
         let storage = self.ports().storage();
+        if let Some(at) = self.meta_number::<Millis>(&topics_at_key(&namespace))?
+            && storage.get_meta(&meta_key(&namespace))?.is_some()
+        {
+            let touched = storage.list_memories(&ListQuery {
+                namespaces: vec![namespace.clone()],
+                layers: Layer::ALL.to_vec(),
+                state: ListState::All,
+                modified_since: Some(at),
+                by_modified: true,
+                limit: 1,
+                ..Default::default()
+            })?;
+            if touched.is_empty() {
+                return Ok(None);
+            }
+        }
+        self.plan_topics_in(&namespace).map(Some)
+    }
+
+    /// Names a plan's unnamed leaves and stores its tree (the write half of
+    /// a rebuild); returns its number of topics.
+    pub fn apply_topics(&self, plan: TopicPlan) -> CoreResult<u32> {
+        self.begin_llm_work();
+        validate::namespace(&plan.namespace)?;
+        self.store_plan(plan)
+    }
+
+    fn plan_topics_in(&self, namespace: &str) -> CoreResult<TopicPlan> {
+        let storage = self.ports().storage();
+        let at = self.now();
         let memories = storage.list_memories(&ListQuery {
             namespaces: vec![namespace.to_string()],
             limit: TOPIC_MAX_ENTRIES,
@@ -160,33 +207,35 @@ impl<P: Ports> Engine<P> {
                 (members, t.name)
             })
             .collect();
-        let kept: Vec<Option<String>> = leaves
-            .iter()
-            .map(|l| {
-                let mut members: Vec<String> = l.iter().map(|i| items[*i].id.clone()).collect();
-                members.sort();
-                previous.get(&members).cloned()
-            })
-            .collect();
-        let names = self.name_topics(namespace, &texts, &kept);
-        let mut topics: Vec<StoredTopic> = leaves
-            .iter()
-            .zip(names)
-            .enumerate()
-            .map(|(k, (leaf, name))| StoredTopic {
-                id: format!("kb{}", k + 1),
+        let df = document_frequency(&texts);
+        let mut unnamed = Vec::new();
+        let mut topics: Vec<StoredTopic> = Vec::with_capacity(leaves.len());
+        for (k, leaf) in leaves.iter().enumerate() {
+            let id = format!("kb{}", k + 1);
+            let members: Vec<String> = leaf.iter().map(|i| items[*i].id.clone()).collect();
+            let mut sorted = members.clone();
+            sorted.sort();
+            let name = match previous.get(&sorted) {
+                Some(kept) => kept.clone(),
+                None => {
+                    let samples = texts[k].iter().take(NAMING_SAMPLES);
+                    unnamed.push((id.clone(), samples.map(|s| s.to_string()).collect()));
+                    heuristic_name(&texts[k], &df, leaves.len())
+                }
+            };
+            topics.push(StoredTopic {
+                id,
                 name,
-                members: leaf.iter().map(|i| items[*i].id.clone()).collect(),
+                members,
                 parent: None,
                 children: Vec::new(),
-            })
-            .collect();
+            });
+        }
         let dim = vecs.first().map_or(0, Vec::len);
         let centroids: Vec<Vec<f32>> = leaves
             .iter()
             .map(|l| centroid(l.iter().map(|i| vecs[*i].as_slice()), dim))
             .collect();
-        let df = document_frequency(&texts);
         for (n, group) in hierarchy::parents(&centroids).into_iter().enumerate() {
             let id = format!("kp{}", n + 1);
             let all: Vec<&str> = group
@@ -206,33 +255,55 @@ impl<P: Ports> Engine<P> {
             }
             topics.push(parent);
         }
+        let tree = serde_json::to_string(&topics)
+            .map_err(|e| crate::CoreError::Storage(format!("cannot encode topics: {e}")))?;
+        Ok(TopicPlan {
+            namespace: namespace.to_string(),
+            at,
+            tree,
+            unnamed,
+        })
+    }
+
+    /// The LLM's names for the plan's unnamed leaves (where it answers),
+    /// then the tree and the time it was planned, stored.
+    fn store_plan(&self, plan: TopicPlan) -> CoreResult<u32> {
+        let mut topics: Vec<StoredTopic> = serde_json::from_str(&plan.tree)
+            .map_err(|e| crate::CoreError::invalid(format!("not a topic plan's tree: {e}")))?;
+        let fresh: std::collections::BTreeSet<&str> =
+            plan.unnamed.iter().map(|(id, _)| id.as_str()).collect();
+        let existing: Vec<String> = topics
+            .iter()
+            .filter(|t| t.is_leaf() && !fresh.contains(t.id.as_str()))
+            .map(|t| t.name.clone())
+            .collect();
+        for (id, name) in self.name_topics(&plan.namespace, &plan.unnamed, existing) {
+            if let Some(t) = topics.iter_mut().find(|t| t.id == id && t.is_leaf()) {
+                t.name = name;
+            }
+        }
         let json = serde_json::to_string(&topics)
             .map_err(|e| crate::CoreError::Storage(format!("cannot encode topics: {e}")))?;
-        storage.set_meta(&meta_key(namespace), &json)?;
+        let storage = self.ports().storage();
+        storage.set_meta(&meta_key(&plan.namespace), &json)?;
+        storage.set_meta(&topics_at_key(&plan.namespace), &plan.at.to_string())?;
         Ok(topics.len() as u32)
     }
 
-    /// A name per leaf: a kept name where the leaf did not change; for the
-    /// dirty ones the LLM's where it answers, the heuristic's otherwise.
+    /// The LLM's names for the leaves that did not keep one, by leaf id
+    /// (none where it does not answer: those keep their words' names).
     fn name_topics(
         &self,
         namespace: &str,
-        leaves: &[Vec<&str>],
-        kept: &[Option<String>],
-    ) -> Vec<String> {
-        let df = document_frequency(leaves);
-        let mut names: Vec<String> = leaves
-            .iter()
-            .zip(kept)
-            .map(|(l, k)| {
-                k.clone()
-                    .unwrap_or_else(|| heuristic_name(l, &df, leaves.len()))
-            })
-            .collect();
+        unnamed: &[(String, Vec<String>)],
+        mut existing: Vec<String>,
+    ) -> Vec<(String, String)> {
+        let mut names = Vec::new();
         // A tree whose naming failed keeps heuristic names until its
         // backoff has passed (the trees are rebuilt after every burst of
         // writes: a failing model is not asked at each).
-        if self.ports().llm().level() == LlmLevel::Off
+        if unnamed.is_empty()
+            || self.ports().llm().level() == LlmLevel::Off
             || !matches!(
                 self.waits(namespace, LlmComponent::Naming, NAMING_ITEM),
                 Ok(None)
@@ -240,24 +311,9 @@ impl<P: Ports> Engine<P> {
         {
             return names;
         }
-        let dirty: Vec<usize> = (0..leaves.len()).filter(|k| kept[*k].is_none()).collect();
-        let mut existing: Vec<String> = kept.iter().flatten().cloned().collect();
-        for batch in dirty.chunks(TOPIC_NAMING_BATCH) {
-            let clusters: Vec<(String, Vec<String>)> = batch
-                .iter()
-                .map(|&k| {
-                    (
-                        format!("kb{}", k + 1),
-                        leaves[k]
-                            .iter()
-                            .take(NAMING_SAMPLES)
-                            .map(|s| s.to_string())
-                            .collect(),
-                    )
-                })
-                .collect();
-            let ids: Vec<String> = clusters.iter().map(|c| c.0.clone()).collect();
-            let request = prompts::naming::request(&clusters, &existing);
+        for batch in unnamed.chunks(TOPIC_NAMING_BATCH) {
+            let ids: Vec<String> = batch.iter().map(|c| c.0.clone()).collect();
+            let request = prompts::naming::request(batch, &existing);
             let answer = self.ask_llm(namespace, &request, |c| prompts::naming::parse(c, &ids));
             // A failed batch keeps the heuristic names: never an unnamed
             // tree. (Recording the outcome is best effort: the names stand.)
@@ -267,12 +323,8 @@ impl<P: Ports> Engine<P> {
             };
             if let Ok(named) = answer {
                 for (id, name) in named {
-                    if let Some(k) = id.strip_prefix("kb").and_then(|n| n.parse::<usize>().ok())
-                        && let Some(slot) = k.checked_sub(1).and_then(|k| names.get_mut(k))
-                    {
-                        existing.push(name.clone());
-                        *slot = name;
-                    }
+                    existing.push(name.clone());
+                    names.push((id, name));
                 }
             }
         }
