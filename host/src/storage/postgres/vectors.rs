@@ -17,8 +17,33 @@ use crate::storage::vectors::{META_DIMENSION, META_MODEL, VectorState, verdict};
 const HNSW_M: u32 = 16;
 const HNSW_EF_CONSTRUCTION: u32 = 64;
 
+/// Postgres's largest btree entry (btree version 4: about a third of a page).
+const BTREE_MAX_TUPLE: u32 = 2704;
+/// A covering entry's bytes beside the vector's 4 a dimension: the tuple
+/// header, a namespace (at most 64 bytes, `NAMESPACE_PATTERN`), the row
+/// and the vector's header, with their alignment, rounded up.
+const COVER_OVERHEAD: u32 = 128;
+
+/// Whether a namespace's vectors fit in its index entries, so its exact
+/// search reads them from the index, in order, and not from heap pages
+/// shared with every other tenant: 6,407 vectors of a 100,000-row store
+/// sat on 3,666 of its pages (19 ms a search), and on 277 index pages
+/// (6 ms). Up to 644 dimensions (MiniLM's 384 fit; mpnet's 768 do not:
+/// their search reads the heap).
+fn covered(dimension: u32) -> bool {
+    4 * dimension + COVER_OVERHEAD <= BTREE_MAX_TUPLE
+}
+
 fn create_tables(db: &mut impl GenericClient, dimension: u32) -> Result<(), postgres::Error> {
     for t in ["memories", "episodes"] {
+        let namespace_index = if covered(dimension) {
+            format!(
+                "CREATE INDEX IF NOT EXISTS vec_{t}_namespace_cover ON vec_{t} (namespace) INCLUDE (row, embedding); \
+                 DROP INDEX IF EXISTS vec_{t}_namespace;"
+            )
+        } else {
+            format!("CREATE INDEX IF NOT EXISTS vec_{t}_namespace ON vec_{t} (namespace);")
+        };
         db.batch_execute(&format!(
             "CREATE TABLE IF NOT EXISTS vec_{t} (\
                  row BIGINT PRIMARY KEY, \
@@ -26,7 +51,7 @@ fn create_tables(db: &mut impl GenericClient, dimension: u32) -> Result<(), post
                  embedding vector({dimension}) NOT NULL); \
              CREATE INDEX IF NOT EXISTS vec_{t}_hnsw ON vec_{t} USING hnsw (embedding vector_cosine_ops) \
                  WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION}); \
-             CREATE INDEX IF NOT EXISTS vec_{t}_namespace ON vec_{t} (namespace);"
+             {namespace_index}"
         ))?;
     }
     Ok(())
