@@ -23,6 +23,9 @@ pub const TRIGGER_PREFIX: &str = "trigger:";
 pub const REFLECTION_TAG: &str = "reflection";
 /// Most memories a resume section reads before cutting to its budget.
 const SECTION_READ: u32 = 500;
+/// Recent's rows read at a time when no context filters them: a page holds
+/// the section's 1,000 tokens for texts of 16 tokens or more.
+const RECENT_PAGE: u32 = 64;
 const MS_PER_HOUR: i64 = 3_600_000;
 
 /// The longest prefix of `items` whose texts fit in `budget` tokens.
@@ -52,6 +55,38 @@ pub(crate) fn date(ms: Millis) -> String {
 }
 
 impl<P: Ports> Engine<P> {
+    /// Recent's candidates, newest change first. With a context every one
+    /// `query` admits (the context picks among them); without, pages of
+    /// `RECENT_PAGE` until their texts pass the section's budget, which is
+    /// all `within_budget` keeps of them: the same prefix as one read of
+    /// `SECTION_READ` rows, without reading hundreds to show a few dozen.
+    fn recent_section(&self, query: ListQuery, context: bool) -> CoreResult<Vec<Memory>> {
+        let storage = self.ports().storage();
+        if context {
+            return storage.list_memories(&query);
+        }
+        let mut out: Vec<Memory> = Vec::new();
+        let mut tokens = 0;
+        while out.len() < SECTION_READ as usize && tokens <= RESUME_RECENT_TOKENS {
+            let page = storage.list_memories(&ListQuery {
+                limit: RECENT_PAGE.min(SECTION_READ - out.len() as u32),
+                after_time: out.last().map(|m| m.modified_at),
+                after_id: out.last().map(|m| m.id.clone()),
+                ..query.clone()
+            })?;
+            let full = page.len() == RECENT_PAGE as usize;
+            tokens += page
+                .iter()
+                .map(|m| text::estimate_tokens(&m.content))
+                .sum::<usize>();
+            out.extend(page);
+            if !full {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
     pub fn resume(&self, req: ResumeRequest) -> CoreResult<ResumeBlock> {
         let namespace = validate::namespace(&req.namespace)?;
         let namespaces = readable_namespaces(&namespace);
@@ -74,20 +109,23 @@ impl<P: Ports> Engine<P> {
         let core_all_ids = super::summary::fingerprint(&core);
         let core_total = core.len();
 
-        let mut recent = storage.list_memories(&ListQuery {
-            namespaces: namespaces.clone(),
-            layers: vec![Layer::Buffer, Layer::Working],
-            modified_since: Some(now - i64::from(hours) * MS_PER_HOUR),
-            by_modified: true,
-            limit: SECTION_READ,
-            ..Default::default()
-        })?;
-        if let Some(context) = req
+        let context = req
             .context
             .as_deref()
             .map(str::trim)
-            .filter(|c| !c.is_empty())
-        {
+            .filter(|c| !c.is_empty());
+        let mut recent = self.recent_section(
+            ListQuery {
+                namespaces: namespaces.clone(),
+                layers: vec![Layer::Buffer, Layer::Working],
+                modified_since: Some(now - i64::from(hours) * MS_PER_HOUR),
+                by_modified: true,
+                limit: SECTION_READ,
+                ..Default::default()
+            },
+            context.is_some(),
+        )?;
+        if let Some(context) = context {
             self.keep_relevant(context, &mut core, &mut recent)?;
         }
         let core_all = core.len();
@@ -124,7 +162,6 @@ impl<P: Ports> Engine<P> {
         });
         let triggers: Vec<String> = triggers.into_iter().map(|(t, _)| t).collect();
 
-        let stats = storage.stats(&namespaces)?;
         let mut out = format!("=== Core ({}) ===\n", core.len());
         match (
             core_all > core.len(),
@@ -153,6 +190,8 @@ impl<P: Ports> Engine<P> {
             out.push_str(&format!("[{}] {}\n", date(m.modified_at), m.content));
         }
         if !topics.is_empty() {
+            // The layers' sizes head the topics (counted only to show them).
+            let stats = storage.stats(&namespaces)?;
             out.push_str(&format!(
                 "\n=== Topics (Working: {}, Buffer: {}) ===\n",
                 stats.working, stats.buffer

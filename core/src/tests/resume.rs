@@ -132,3 +132,56 @@ fn a_core_over_its_budget_is_shown_as_its_summary_while_unchanged() {
     assert!(!stale.text.contains("rules 0-79"), "{}", stale.text);
     assert!(stale.text.contains("more in Core"));
 }
+
+/// Without a context, Recent is read a page at a time until the section's
+/// budget is passed: across several pages (and rows of the same time, in
+/// id order) it shows exactly the prefix one read of every row would.
+#[test]
+fn recent_read_in_pages_shows_the_prefix_that_fits() {
+    let e = engine();
+    for i in 0..200 {
+        in_layer(
+            &e,
+            &format!("Memo {i:03} of the weekly notes"),
+            &[],
+            Layer::Working,
+        );
+    }
+    let all = crate::ports::Storage::list_memories(
+        &e.ports().storage,
+        &ListQuery {
+            namespaces: vec!["default".into()],
+            layers: vec![Layer::Buffer, Layer::Working],
+            by_modified: true,
+            limit: 500,
+            ..Default::default()
+        },
+    )
+    .expect("list");
+    let mut used = 0;
+    let expected: Vec<&str> = all
+        .iter()
+        .take_while(|m| {
+            used += crate::text::estimate_tokens(&m.content);
+            used <= crate::thresholds::RESUME_RECENT_TOKENS
+        })
+        .map(|m| m.content.as_str())
+        .collect();
+    assert!(
+        expected.len() > 64,
+        "the budget spans pages: {}",
+        expected.len()
+    );
+    assert!(expected.len() < all.len(), "and cuts the list");
+    let text = resume(&e, None).text;
+    let section = text
+        .split("=== Recent (24h) ===\n")
+        .nth(1)
+        .expect("a Recent section");
+    let shown: Vec<&str> = section
+        .lines()
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split_once("] ").map_or(l, |(_, t)| t))
+        .collect();
+    assert_eq!(shown, expected);
+}
