@@ -277,24 +277,29 @@ impl<P: Ports> Engine<P> {
         {
             return Ok(true);
         }
-        // One namespace and every layer named, newest change first: a seek
-        // per layer in the (namespace, layer, modified_at) index, not a walk
-        // of the store.
         for ns in self.covered(namespace)? {
-            let touched = storage.list_memories(&ListQuery {
-                namespaces: vec![ns],
-                layers: Layer::ALL.to_vec(),
-                state: ListState::All,
-                modified_since: Some(last + 1),
-                by_modified: true,
-                limit: 1,
-                ..Default::default()
-            })?;
-            if !touched.is_empty() {
+            if self.modified_since(&ns, last + 1)? {
                 return Ok(true);
             }
         }
         Ok(false)
+    }
+
+    /// Whether a memory of `namespace`, in any layer or state, was modified
+    /// at or after `at`: one namespace and every layer named, newest change
+    /// first, so a seek per layer in the (namespace, layer, modified_at)
+    /// index, not a walk of the store.
+    pub(crate) fn modified_since(&self, namespace: &str, at: Millis) -> CoreResult<bool> {
+        let touched = self.ports().storage().list_memories(&ListQuery {
+            namespaces: vec![namespace.to_string()],
+            layers: Layer::ALL.to_vec(),
+            state: ListState::All,
+            modified_since: Some(at),
+            by_modified: true,
+            limit: 1,
+            ..Default::default()
+        })?;
+        Ok(!touched.is_empty())
     }
 
     /// The namespaces a cycle over `namespace` covers: that one, or (`None`)

@@ -28,13 +28,8 @@ const TOPIC_MAX_WAIT: Duration = Duration::from_secs(60);
 /// millisecond) still gets its tree within the debounce.
 const TOPIC_SPACING: u32 = 20;
 
-/// Seed 004 §6.4: once writes have been quiet for `TOPIC_DEBOUNCE` (each
-/// write restarts the wait) or have gone on for `TOPIC_MAX_WAIT`, and at
-/// start when no tree is cached, each namespace's tree is planned on the
-/// planner, where no write waits for the clustering, and a tree that
-/// changed is applied on the namespace's writer (a short write; its naming
-/// calls rehearsed). A namespace whose memories did not change since its
-/// tree was planned costs one index seek.
+/// The watcher's thread (see the module doc); at start, a store without
+/// a tree gets one at once.
 pub(super) fn spawn_topic_watcher(store: Store, engines: Engines) -> anyhow::Result<()> {
     std::thread::Builder::new()
         .name("mnemo-topics".into())

@@ -63,6 +63,12 @@ fn meta_key(namespace: &str) -> String {
     format!("topics:{namespace}")
 }
 
+/// A tree in its stored form.
+fn encode(topics: &[StoredTopic]) -> CoreResult<String> {
+    serde_json::to_string(topics)
+        .map_err(|e| crate::CoreError::Storage(format!("cannot encode topics: {e}")))
+}
+
 /// When a namespace's cached tree was planned (`plan_topics` skips a
 /// namespace whose memories did not change since).
 fn topics_at_key(namespace: &str) -> String {
@@ -141,22 +147,15 @@ impl<P: Ports> Engine<P> {
     /// index per layer, not a walk).
     pub fn plan_topics(&self, namespace: &str) -> CoreResult<Option<TopicPlan>> {
         let namespace = validate::namespace(namespace)?;
-        let storage = self.ports().storage();
         if let Some(at) = self.meta_number::<Millis>(&topics_at_key(&namespace))?
-            && storage.get_meta(&meta_key(&namespace))?.is_some()
+            && self
+                .ports()
+                .storage()
+                .get_meta(&meta_key(&namespace))?
+                .is_some()
+            && !self.modified_since(&namespace, at)?
         {
-            let touched = storage.list_memories(&ListQuery {
-                namespaces: vec![namespace.clone()],
-                layers: Layer::ALL.to_vec(),
-                state: ListState::All,
-                modified_since: Some(at),
-                by_modified: true,
-                limit: 1,
-                ..Default::default()
-            })?;
-            if touched.is_empty() {
-                return Ok(None);
-            }
+            return Ok(None);
         }
         self.plan_topics_in(&namespace).map(Some)
     }
@@ -255,8 +254,7 @@ impl<P: Ports> Engine<P> {
             }
             topics.push(parent);
         }
-        let tree = serde_json::to_string(&topics)
-            .map_err(|e| crate::CoreError::Storage(format!("cannot encode topics: {e}")))?;
+        let tree = encode(&topics)?;
         Ok(TopicPlan {
             namespace: namespace.to_string(),
             at,
@@ -282,8 +280,7 @@ impl<P: Ports> Engine<P> {
                 t.name = name;
             }
         }
-        let json = serde_json::to_string(&topics)
-            .map_err(|e| crate::CoreError::Storage(format!("cannot encode topics: {e}")))?;
+        let json = encode(&topics)?;
         let storage = self.ports().storage();
         storage.set_meta(&meta_key(&plan.namespace), &json)?;
         storage.set_meta(&topics_at_key(&plan.namespace), &plan.at.to_string())?;
