@@ -23,6 +23,9 @@
 //!   reads its own writes. The access counts and renewals a read causes
 //!   come back as effects the writer applies just after (`storage/reader.rs`),
 //!   every read's effects pending at that moment in one transaction.
+//! - **Embedding ahead**: the texts a write stores are embedded on the
+//!   blocking pool (`AHEAD_PER_CPU` writes per CPU at once) before it
+//!   queues on its writer, which then finds the vectors in its cache.
 //! - **The embedding worker** finds rows without a vector through a reader
 //!   connection, embeds them with no lock held, and hands the vectors to the
 //!   writer, which stores those whose text has not changed meanwhile (seed
@@ -61,6 +64,11 @@ use super::writers::{Job, more_writers, spawn_writer, spawn_writer_with, writer_
 const BACKFILL_EVERY: Duration = Duration::from_millis(500);
 /// Rows per embedding batch (one short write to store them).
 const BACKFILL_BATCH: usize = 32;
+/// Writes whose texts are embedded at once, ahead of the write, per CPU
+/// (`Engines::embed_ahead`): a local model's batch keeps a core busy, so
+/// more would only share the cores; a remote provider's call waits on the
+/// network, and one per CPU already overlaps the writers' work.
+const AHEAD_PER_CPU: usize = 1;
 /// Cores the background embedding may use: a local model otherwise takes
 /// every core for each batch and recalls wait behind it.
 const BACKFILL_THREADS: usize = 1;
@@ -80,6 +88,8 @@ pub(super) struct Engines {
     writers: Arc<Vec<mpsc::Sender<Job>>>,
     readers: mpsc::Sender<Job>,
     planner: mpsc::Sender<Job>,
+    /// Embeds a write's texts before it reaches its writer.
+    ahead: Arc<Ahead>,
     /// Whether LLM steps run at all; without them nothing is rehearsed.
     llm_on: bool,
     /// The database cannot be written: writes are refused.
@@ -116,6 +126,7 @@ impl Engines {
                         store: m.ports().store.reader()?,
                         watcher: m.ports().store.reader()?,
                         embeddings: m.ports().embeddings.share(),
+                        ahead: m.ports().embeddings.share(),
                         llm_on: m.llm_on(),
                         read_only: m.ports().store.is_read_only(),
                     })
@@ -145,6 +156,7 @@ impl Engines {
             writers: Arc::new(writers),
             readers: read_tx,
             planner: spawn_planner(made.planner)?,
+            ahead: Arc::new(Ahead::new(made.ahead)),
             llm_on: made.llm_on,
             read_only: made.read_only,
             stop,
@@ -301,20 +313,27 @@ impl Engines {
         on(&self.readers, f).await
     }
 
-    /// The vectors of the texts a write is about to store, computed on a
-    /// reader (in parallel with the writer) and primed into the writer's
-    /// cache by [`Primed::prime`]. `None` when the provider fails: the
-    /// write then embeds by itself and reports the failure as usual.
+    /// The vectors of the texts a write is about to store, computed apart
+    /// from the writer (in parallel with it) and primed into its cache by
+    /// [`Primed::prime`]. `None` when the provider fails: the write then
+    /// embeds by itself and reports the failure as usual.
+    ///
+    /// Not on a reader: a write waiting there for its vector queued behind
+    /// every recall before it (on Postgres under 32 clients, most of a
+    /// remember's ~300 ms).
     pub(super) async fn embed_ahead(&self, texts: Vec<String>) -> Primed {
         let texts: Vec<String> = texts.iter().map(|t| t.trim().to_string()).collect();
-        let vectors = self
-            .read(move |m| {
-                let v = m.ports().embeddings.embed_batch(&texts);
-                v.ok().map(|v| (texts, v))
-            })
-            .await
-            .ok()
-            .flatten();
+        let Ok(_slot) = self.ahead.slots.acquire().await else {
+            return Primed(None);
+        };
+        let ahead = Arc::clone(&self.ahead);
+        let vectors = tokio::task::spawn_blocking(move || {
+            let v = ahead.embeddings.embed_batch(&texts);
+            v.ok().map(|v| (texts, v))
+        })
+        .await
+        .ok()
+        .flatten();
         Primed(vectors)
     }
 
@@ -341,6 +360,23 @@ impl Engines {
     }
 }
 
+/// The provider (shared with every instance) and the slots of
+/// [`Engines::embed_ahead`].
+struct Ahead {
+    embeddings: Embeddings,
+    slots: tokio::sync::Semaphore,
+}
+
+impl Ahead {
+    fn new(embeddings: Embeddings) -> Self {
+        let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+        Self {
+            embeddings,
+            slots: tokio::sync::Semaphore::new(cpus * AHEAD_PER_CPU),
+        }
+    }
+}
+
 /// Vectors computed ahead of a write (see [`Engines::embed_ahead`]).
 pub(super) struct Primed(Option<(Vec<String>, Vec<Vec<f32>>)>);
 
@@ -361,6 +397,7 @@ struct Made {
     store: Store,
     watcher: Store,
     embeddings: Embeddings,
+    ahead: Embeddings,
     llm_on: bool,
     read_only: bool,
 }
