@@ -48,8 +48,9 @@ pub trait EmbeddingProvider: Send + Sync {
 /// The provider the host runs, with a cache for single-text (query) calls;
 /// every call that reaches the provider goes to the usage ledger.
 pub struct Embeddings {
-    /// Shared by the writer, the readers and the embedding worker: one
-    /// model in memory however many instances run.
+    /// Shared by the writers, the readers, the embedding worker and the
+    /// server's embedding ahead of writes: one model in memory however many
+    /// instances run.
     provider: Arc<dyn EmbeddingProvider>,
     /// Behind a mutex only so the worker can lend it to a rayon pool.
     cache: Mutex<HashMap<String, Vec<f32>>>,
@@ -104,8 +105,9 @@ impl Embeddings {
         }
     }
 
-    /// Puts vectors computed elsewhere (on a reader, before a write) into
-    /// the cache, so the write finds them instead of calling the provider.
+    /// Puts vectors computed elsewhere (beside the writer, before a write:
+    /// the server's `embed_ahead`) into the cache, so the write finds them
+    /// instead of calling the provider.
     pub fn prime(&self, texts: &[String], vectors: Vec<Vec<f32>>) {
         let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
         if cache.len() + texts.len() > QUERY_CACHE_ENTRIES {
