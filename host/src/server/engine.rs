@@ -323,12 +323,15 @@ impl Engines {
     /// remember's ~300 ms).
     pub(super) async fn embed_ahead(&self, texts: Vec<String>) -> Primed {
         let texts: Vec<String> = texts.iter().map(|t| t.trim().to_string()).collect();
-        let Ok(_slot) = self.ahead.slots.acquire().await else {
+        // The slot goes with the task: a request given up on (its client
+        // gone) still holds it until the provider answers.
+        let Ok(slot) = Arc::clone(&self.ahead.slots).acquire_owned().await else {
             return Primed(None);
         };
         let ahead = Arc::clone(&self.ahead);
         let vectors = tokio::task::spawn_blocking(move || {
             let v = ahead.embeddings.embed_batch(&texts);
+            drop(slot);
             v.ok().map(|v| (texts, v))
         })
         .await
@@ -364,7 +367,7 @@ impl Engines {
 /// [`Engines::embed_ahead`].
 struct Ahead {
     embeddings: Embeddings,
-    slots: tokio::sync::Semaphore,
+    slots: Arc<tokio::sync::Semaphore>,
 }
 
 impl Ahead {
@@ -372,7 +375,7 @@ impl Ahead {
         let cpus = std::thread::available_parallelism().map_or(1, usize::from);
         Self {
             embeddings,
-            slots: tokio::sync::Semaphore::new(cpus * AHEAD_PER_CPU),
+            slots: Arc::new(tokio::sync::Semaphore::new(cpus * AHEAD_PER_CPU)),
         }
     }
 }
