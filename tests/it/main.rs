@@ -33,6 +33,7 @@ mod llm_bounds;
 mod llm_plugins;
 mod mcp;
 mod metrics;
+mod pg_graph;
 mod pg_locks;
 mod pg_tls;
 mod plugins;

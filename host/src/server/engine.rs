@@ -486,12 +486,16 @@ fn spawn_embedder(
             while stop.pause(BACKFILL_EVERY) {
                 loop {
                     // On a shared Postgres, one server embeds for all, and
-                // folds the full-text counts the writes left pending.
+                // folds the full-text counts the writes left pending, and
+                // moves the large namespaces' vectors into the HNSW graph.
                 if !store.lead(crate::storage::Lead::Backfill) {
                     break;
                 }
                 if let Err(e) = store.fold_counts() {
                     tracing::warn!(error = %format!("{e:#}"), "folding the full-text counts failed; will retry");
+                }
+                if let Err(e) = store.grow_graphs() {
+                    tracing::warn!(error = %format!("{e:#}"), "moving vectors into the HNSW graph failed; will retry");
                 }
                 let batch = match crate::backfill::pending(&store, BACKFILL_BATCH) {
                         Ok(b) if b.is_empty() => break,

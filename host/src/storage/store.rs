@@ -184,6 +184,16 @@ impl Store {
         }
     }
 
+    /// Moves a batch of the large namespaces' vectors into Postgres's HNSW
+    /// graph (in the background: `server/engine.rs`; `postgres/graph.rs`
+    /// says why); nothing to do on SQLite, whose graphs are its own.
+    pub fn grow_graphs(&self) -> anyhow::Result<u64> {
+        match self {
+            Store::Sqlite(_) => Ok(0),
+            Store::Postgres(p) => p.grow_graphs(),
+        }
+    }
+
     pub fn memories_changed(&self) -> u64 {
         both!(self, s => s.memories_changed())
     }

@@ -10,6 +10,7 @@
 
 mod conn;
 mod coordinate;
+mod graph;
 mod host;
 pub mod lock_waits;
 mod memories;
@@ -50,12 +51,19 @@ pub struct PgStore {
     vectors: Arc<RwLock<VectorState>>,
     /// Vectors per (table, namespace), shared likewise (`search.rs`).
     sizes: search::Sizes,
+    /// The namespaces known to be listed in the HNSW graph, shared likewise (`graph.rs`).
+    listed: Listed,
+    /// The backfill leader's counts of vectors outside the graph (`graph.rs`).
+    surveys: graph::Surveys,
     role: Role,
     /// Transactions open on the connection: 0, 1 (`BEGIN`), more (savepoints).
     depth: Cell<u32>,
     /// The background jobs this connection leads (`coordinate.rs`).
     leading: Cell<u8>,
 }
+
+/// Namespaces (per table) listed in the HNSW graph.
+type Listed = Arc<std::sync::Mutex<std::collections::HashSet<(Target, String)>>>;
 
 fn unpoisoned<T>(r: Result<T, std::sync::PoisonError<T>>) -> T {
     r.unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -87,6 +95,8 @@ impl PgStore {
                 reason: "no embedder configured".into(),
             })),
             sizes: search::Sizes::default(),
+            listed: Listed::default(),
+            surveys: graph::Surveys::default(),
             role: Role::Writer,
             depth: Cell::new(0),
             leading: Cell::new(0),
@@ -100,6 +110,8 @@ impl PgStore {
             url: self.url.clone(),
             vectors: Arc::clone(&self.vectors),
             sizes: self.sizes.clone(),
+            listed: Arc::clone(&self.listed),
+            surveys: graph::Surveys::default(),
             role,
             depth: Cell::new(0),
             leading: Cell::new(0),

@@ -40,7 +40,7 @@ const BM25_MIN_IDF: f64 = 1e-6;
 /// exactly and 44–52 ms through the shared HNSW index filtered to it; at
 /// ~2 µs a row, exact reaches the index's cost near 20,000 rows, the
 /// SQLite store's `ANN_MIN_ROWS`.
-const EXACT_MAX_ROWS: i64 = ANN_MIN_ROWS as i64;
+pub(super) const EXACT_MAX_ROWS: i64 = ANN_MIN_ROWS as i64;
 
 /// Vectors per (table, namespace), each with the searches since it was
 /// counted; shared by a server's connections.
@@ -342,10 +342,12 @@ impl PgStore {
         Ok(self.matches(t, query, Some(n + 1))? > n)
     }
 
-    /// Cosine KNN. Per namespace of the filter (one query each, the hits
-    /// merged, as the SQLite store searches its partitions): a namespace
-    /// of fewer than `EXACT_MAX_ROWS` vectors is searched exactly, over its
-    /// own rows alone; a larger one through the HNSW index.
+    /// Cosine KNN. Per namespace of the filter (one search each, the hits
+    /// merged, as the SQLite store searches its partitions): the rows
+    /// outside the HNSW graph exactly, from their covering index — every
+    /// row of a namespace under `EXACT_MAX_ROWS` vectors — and, for a
+    /// namespace listed in the graph (`graph.rs`), its rows there through
+    /// the HNSW index. An empty filter searches every namespace alike.
     pub fn vector_search(
         &self,
         target: Target,
@@ -356,29 +358,36 @@ impl PgStore {
         if !self.vectors_on() || limit == 0 {
             return Ok(Vec::new());
         }
-        if f.namespaces.is_empty() {
-            return self.vector_search_indexed(target, v, f, None, limit);
-        }
         let mut hits = Vec::new();
-        for ns in &f.namespaces {
-            let rows = self.vectors_in(target, ns)?;
-            let found = if rows < EXACT_MAX_ROWS {
-                self.vector_search_exact(target, v, f, (ns, rows), limit)?
-            } else {
-                self.vector_search_indexed(target, v, f, Some(ns), limit)?
-            };
+        let mut searches = 0;
+        if f.namespaces.is_empty() {
+            hits.extend(self.vector_search_indexed(target, v, f, None, limit)?);
+            let (found, _) = self.vector_search_exact(target, v, f, (None, i64::MAX), limit)?;
             hits.extend(found);
+            searches = 2;
         }
-        if f.namespaces.len() > 1 {
+        for ns in &f.namespaces {
+            // Even at a count of 0: the count may be older than the rows.
+            let rows = self.vectors_in(target, ns)?;
+            let (found, listed) =
+                self.vector_search_exact(target, v, f, (Some(ns), rows), limit)?;
+            hits.extend(found);
+            searches += 1;
+            if listed {
+                hits.extend(self.vector_search_indexed(target, v, f, Some(ns), limit)?);
+                searches += 1;
+            }
+        }
+        if searches > 1 {
             hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
             hits.truncate(limit as usize);
         }
         Ok(hits)
     }
 
-    /// Through the HNSW index, which orders by distance; iterative scans
-    /// (set per connection) keep reading it until the filter leaves
-    /// `limit` rows.
+    /// Through the HNSW index over the graph's rows, which orders by
+    /// distance; iterative scans (set per connection) keep reading it
+    /// until the filter leaves `limit` rows.
     fn vector_search_indexed(
         &self,
         target: Target,
@@ -399,57 +408,91 @@ impl PgStore {
         let rows = pg(self.db().query(
             &format!(
                 "SELECT x.id, 1 - (v.embedding <=> {q}) AS s FROM vec_{t} v JOIN {t} x ON x.seq = v.row \
-                 WHERE {ns}{filter} ORDER BY v.embedding <=> {q}, x.id LIMIT {limit}"
+                 WHERE v.graph AND {ns}{filter} ORDER BY v.embedding <=> {q}, x.id LIMIT {limit}"
             ),
             &args.refs(),
         ))?;
         Ok(scored(&rows))
     }
 
-    /// Exactly, over namespace `ns`'s `rows` vectors (by its index on
-    /// `namespace`): the nearest `limit × VEC_OVERFETCH` first, then the
-    /// filter on those; if that leaves too few and the namespace has more,
-    /// every row of it through the filter. The CTE is materialised so the
-    /// planner cannot walk the whole store's HNSW graph instead.
+    /// Exactly, over the `rows` vectors of namespace `ns` (of every
+    /// namespace: `None`) outside the graph, from their covering index:
+    /// the nearest `limit × VEC_OVERFETCH` first, then the filter on those;
+    /// if that leaves too few and there are more, every such row through
+    /// the filter. The CTE is materialised so the planner cannot walk the
+    /// HNSW graph instead. Also says whether `ns` is listed in the graph
+    /// (`graph.rs`), asked in the same statement until it is known to be.
     fn vector_search_exact(
         &self,
         target: Target,
         v: &[f32],
         f: &SearchFilter,
-        (ns, rows): (&str, i64),
+        (ns, rows): (Option<&String>, i64),
         limit: u32,
-    ) -> R<Vec<ScoredId>> {
+    ) -> R<(Vec<ScoredId>, bool)> {
         let t = table(target);
         let nearest = limit.saturating_mul(VEC_OVERFETCH);
+        let known = match ns {
+            Some(ns) => self.known_in_graph(target, ns),
+            None => false,
+        };
         let mut cut = Some(nearest);
         loop {
             let mut args = Args::default();
             let q = args.add(Vector::from(v.to_vec()));
-            let n = args.add(ns.to_string());
+            let (only, listed) = match ns {
+                Some(ns) => {
+                    let n = args.add(ns.clone());
+                    let listed = if known {
+                        "true".to_string()
+                    } else {
+                        let t = args.add(t.to_string());
+                        format!(
+                            "EXISTS (SELECT 1 FROM vec_graph WHERE target = {t} AND namespace = {n})"
+                        )
+                    };
+                    (format!(" AND v.namespace = {n}"), listed)
+                }
+                None => (String::new(), "false".to_string()),
+            };
             let filter = sql::where_clause(target, "x", f, ListState::Active, &mut args);
             let order = match cut {
                 Some(k) => format!("ORDER BY d LIMIT {}", args.add(i64::from(k))),
                 None => String::new(),
             };
             let k = args.add(i64::from(limit));
+            // One row at least (the listing), with no hit when none is found.
             let found = pg(self.db().query(
                 &format!(
-                    "WITH c AS MATERIALIZED (SELECT v.row, v.embedding <=> {q} AS d FROM vec_{t} v WHERE v.namespace = {n}), \
-                     near AS (SELECT row, d FROM c {order}) \
-                     SELECT x.id, 1 - near.d AS s FROM near JOIN {t} x ON x.seq = near.row \
-                     WHERE {filter} ORDER BY near.d, x.id LIMIT {k}"
+                    "WITH c AS MATERIALIZED (SELECT v.row, v.embedding <=> {q} AS d FROM vec_{t} v WHERE NOT v.graph{only}), \
+                     near AS (SELECT row, d FROM c {order}), \
+                     hits AS (SELECT x.id, 1 - near.d AS s, near.d FROM near JOIN {t} x ON x.seq = near.row \
+                       WHERE {filter} ORDER BY near.d, x.id LIMIT {k}) \
+                     SELECT h.id, h.s, {listed} FROM (SELECT 1) one LEFT JOIN hits h ON true ORDER BY h.d, h.id"
                 ),
                 &args.refs(),
             ))?;
-            let hits = scored(&found);
+            let listed = known || found.first().is_some_and(|r| r.get::<_, bool>(2));
+            if listed && let Some(ns) = ns {
+                self.note_in_graph(target, ns);
+            }
+            let hits: Vec<ScoredId> = found
+                .iter()
+                .filter_map(|r| {
+                    Some(ScoredId {
+                        id: r.get::<_, Option<String>>(0)?,
+                        score: r.get::<_, f64>(1) as f32,
+                    })
+                })
+                .collect();
             if cut.is_none() || hits.len() as u32 >= limit || rows <= i64::from(nearest) {
-                return Ok(hits);
+                return Ok((hits, listed));
             }
             cut = None;
         }
     }
 
-    /// The vectors of namespace `ns` in `target`, counted again after
+    /// The vectors of namespace `ns` in `target` outside the graph, counted again after
     /// `RECOUNT_EVERY` searches (the SQLite store's partition counts).
     fn vectors_in(&self, target: Target, ns: &str) -> R<i64> {
         let key = (target, ns.to_string());
@@ -458,7 +501,7 @@ impl PgStore {
         }
         let t = table(target);
         let n: i64 = pg(self.db().query_one(
-            &format!("SELECT COUNT(*) FROM vec_{t} WHERE namespace = $1"),
+            &format!("SELECT COUNT(*) FROM vec_{t} WHERE namespace = $1 AND NOT graph"),
             &[&ns],
         ))?
         .get(0);

@@ -1,13 +1,16 @@
 //! Vectors in Postgres: pgvector tables (`vec_memories`, `vec_episodes`)
-//! under an HNSW cosine index, the embedding lock (the model and dimension
-//! the store was built with, in `metadata` as in the SQLite store), and the
-//! list of rows waiting for a vector.
+//! under an HNSW cosine index over the large namespaces' rows and a
+//! covering index over the others' (`graph.rs` says which are which), the
+//! embedding lock (the model and dimension the store was built with, in
+//! `metadata` as in the SQLite store), and the list of rows waiting for a
+//! vector.
 
 use mnemo_core::CoreError;
 use mnemo_core::model::Target;
 use pgvector::Vector;
 use postgres::GenericClient;
 
+use super::search::EXACT_MAX_ROWS;
 use super::sql::table;
 use super::{PgStore, R, pg};
 use crate::storage::vectors::{META_DIMENSION, META_MODEL, VectorState, verdict};
@@ -34,26 +37,88 @@ fn covered(dimension: u32) -> bool {
     4 * dimension + COVER_OVERHEAD <= BTREE_MAX_TUPLE
 }
 
+/// The vector tables, their indexes and the list of namespaces searched
+/// through the HNSW graph (`vec_graph`). Only the rows of those namespaces
+/// are in the graph (`graph`, the index's predicate): a namespace under
+/// `EXACT_MAX_ROWS` vectors is searched exactly, from the covering index
+/// of the rows outside the graph, and its writes do not pay the graph's
+/// insert (4.7 ms against 0.04 ms without it in a 100,000-vector store).
 fn create_tables(db: &mut impl GenericClient, dimension: u32) -> Result<(), postgres::Error> {
+    db.batch_execute(
+        "CREATE TABLE IF NOT EXISTS vec_graph (\
+             target TEXT NOT NULL, namespace TEXT NOT NULL, PRIMARY KEY (target, namespace))",
+    )?;
     for t in ["memories", "episodes"] {
-        let namespace_index = if covered(dimension) {
-            format!(
-                "CREATE INDEX IF NOT EXISTS vec_{t}_namespace_cover ON vec_{t} (namespace) INCLUDE (row, embedding); \
-                 DROP INDEX IF EXISTS vec_{t}_namespace;"
-            )
-        } else {
-            format!("CREATE INDEX IF NOT EXISTS vec_{t}_namespace ON vec_{t} (namespace);")
-        };
         db.batch_execute(&format!(
             "CREATE TABLE IF NOT EXISTS vec_{t} (\
                  row BIGINT PRIMARY KEY, \
                  namespace TEXT NOT NULL, \
-                 embedding vector({dimension}) NOT NULL); \
-             CREATE INDEX IF NOT EXISTS vec_{t}_hnsw ON vec_{t} USING hnsw (embedding vector_cosine_ops) \
-                 WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION}); \
+                 embedding vector({dimension}) NOT NULL, \
+                 graph BOOLEAN NOT NULL DEFAULT false)"
+        ))?;
+        // Asked first: an ALTER TABLE, even one with nothing to do, would
+        // wait for every statement on the table (each server's start).
+        let flagged: bool = db
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) \
+                 AND attname = 'graph' AND NOT attisdropped)",
+                &[&format!("vec_{t}")],
+            )?
+            .get(0);
+        if !flagged {
+            db.batch_execute(&format!(
+                "ALTER TABLE vec_{t} ADD COLUMN graph BOOLEAN NOT NULL DEFAULT false"
+            ))?;
+        }
+        let whole_graph: bool = db
+            .query_one(
+                &format!("SELECT to_regclass('vec_{t}_hnsw') IS NOT NULL"),
+                &[],
+            )?
+            .get(0);
+        if whole_graph {
+            upgrade(db, t)?;
+        }
+        let namespace_index = if covered(dimension) {
+            format!(
+                "CREATE INDEX IF NOT EXISTS vec_{t}_loose ON vec_{t} (namespace) INCLUDE (row, embedding) WHERE NOT graph;"
+            )
+        } else {
+            format!(
+                "CREATE INDEX IF NOT EXISTS vec_{t}_loose ON vec_{t} (namespace) WHERE NOT graph;"
+            )
+        };
+        db.batch_execute(&format!(
+            "CREATE INDEX IF NOT EXISTS vec_{t}_graph ON vec_{t} USING hnsw (embedding vector_cosine_ops) \
+                 WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION}) WHERE graph; \
              {namespace_index}"
         ))?;
     }
+    Ok(())
+}
+
+/// A store from before the graph held only large namespaces: every vector
+/// was in one HNSW index (`vec_{t}_hnsw`). The namespaces of
+/// `EXACT_MAX_ROWS` vectors or more are listed and their rows marked
+/// before the new index is built over them (one bulk build, faster than
+/// the row-by-row move); the others' rows leave the graph.
+fn upgrade(db: &mut impl GenericClient, t: &str) -> Result<(), postgres::Error> {
+    db.batch_execute(&format!(
+        "DROP INDEX vec_{t}_hnsw; DROP INDEX IF EXISTS vec_{t}_namespace_cover; DROP INDEX IF EXISTS vec_{t}_namespace;"
+    ))?;
+    db.execute(
+        &format!(
+            "INSERT INTO vec_graph SELECT $1, namespace FROM vec_{t} GROUP BY namespace HAVING COUNT(*) >= $2 \
+             ON CONFLICT DO NOTHING"
+        ),
+        &[&t, &EXACT_MAX_ROWS],
+    )?;
+    db.execute(
+        &format!(
+            "UPDATE vec_{t} v SET graph = true FROM vec_graph g WHERE g.target = $1 AND g.namespace = v.namespace"
+        ),
+        &[&t],
+    )?;
     Ok(())
 }
 
@@ -65,7 +130,7 @@ fn meta(db: &mut impl GenericClient, key: &str) -> Result<Option<String>, postgr
 
 fn reset(db: &mut impl GenericClient, model: &str, dimension: u32) -> Result<(), postgres::Error> {
     db.batch_execute(
-        "DROP TABLE IF EXISTS vec_memories; DROP TABLE IF EXISTS vec_episodes; \
+        "DROP TABLE IF EXISTS vec_memories; DROP TABLE IF EXISTS vec_episodes; DROP TABLE IF EXISTS vec_graph; \
          DELETE FROM vector_pending; \
          INSERT INTO vector_pending SELECT 'memories', seq FROM memories WHERE valid_until IS NULL; \
          INSERT INTO vector_pending SELECT 'episodes', seq FROM episodes WHERE valid_until IS NULL;",
@@ -123,6 +188,7 @@ impl PgStore {
             reset(&mut tx, model, dimension)?;
             tx.commit()?;
         }
+        self.forget_listings();
         self.set_vector_state(VectorState::Enabled {
             model: model.into(),
             dimension,
@@ -159,10 +225,11 @@ impl PgStore {
         let mut db = self.db();
         pg(db.execute(
             &format!(
-                "INSERT INTO vec_{t} (row, namespace, embedding) VALUES ($1, $2, $3) \
+                "INSERT INTO vec_{t} (row, namespace, embedding, graph) VALUES ($1, $2, $3, \
+                   EXISTS (SELECT 1 FROM vec_graph WHERE target = $4 AND namespace = $2)) \
                  ON CONFLICT (row) DO UPDATE SET embedding = excluded.embedding"
             ),
-            &[&row, &ns, &Vector::from(v.to_vec())],
+            &[&row, &ns, &Vector::from(v.to_vec()), &t],
         ))?;
         pg(db.execute(
             "DELETE FROM vector_pending WHERE target = $1 AND row = $2",

@@ -1,0 +1,258 @@
+//! Postgres's HNSW graph holds only the large namespaces' vectors
+//! (`host/src/storage/postgres/graph.rs`): a small namespace is searched
+//! exactly and never pays the graph's insert; a namespace that reaches
+//! `EXACT_MAX_ROWS` vectors is listed and moved in, in the background; a
+//! search answers the same before, during and after the move; a store
+//! from before (one graph over every vector) upgrades in place.
+
+#![allow(clippy::unwrap_used)]
+
+use crate::common;
+
+use mnemo_core::model::*;
+use mnemo_core::ports::Storage as _;
+use mnemo_host::Mnemo;
+
+/// The threshold the store lists a namespace at (`EXACT_MAX_ROWS`, the
+/// SQLite store's `ANN_MIN_ROWS`).
+const LARGE: i64 = 20_000;
+
+const BIG: [&str; 8] = [
+    "Alice's sister lives in Lisbon and teaches piano",
+    "The quarterly report is due on Friday",
+    "Our cat Miso hates the vacuum cleaner",
+    "The boiler was serviced in March by Tomas",
+    "Train to Porto leaves at 7:40 from platform 3",
+    "Grandma's recipe uses twice the butter",
+    "The Wi-Fi password is on the fridge",
+    "Carlos prefers window seats on long flights",
+];
+
+const QUERIES: [&str; 4] = [
+    "where does the sister live",
+    "when is the report due",
+    "what does the cat dislike",
+    "who serviced the boiler",
+];
+
+fn open_pg(url: &str, dir: &std::path::Path) -> Mnemo {
+    let mut c = common::config(dir);
+    c.db_path = url.into();
+    Mnemo::open(&c).unwrap()
+}
+
+/// The vector channel's hits for each query in `ns`.
+fn searches(m: &Mnemo, ns: &[&str]) -> Vec<Vec<String>> {
+    let texts: Vec<String> = QUERIES.iter().map(|q| q.to_string()).collect();
+    let vectors = m.ports().embeddings.embed_batch(&texts).unwrap();
+    let filter = SearchFilter {
+        namespaces: ns.iter().map(|n| n.to_string()).collect(),
+        ..Default::default()
+    };
+    vectors
+        .iter()
+        .map(|v| {
+            let hits = m
+                .ports()
+                .store
+                .vector_search(Target::Memories, v, &filter, 5)
+                .unwrap();
+            hits.into_iter().map(|h| h.id).collect()
+        })
+        .collect()
+}
+
+fn one_i64(db: &mut postgres::Client, sql: &str) -> i64 {
+    db.query_one(sql, &[]).unwrap().get(0)
+}
+
+/// Vectors of `ns` in the graph and outside it.
+fn sides(db: &mut postgres::Client, ns: &str) -> (i64, i64) {
+    let r = db
+        .query_one(
+            "SELECT COUNT(*) FILTER (WHERE graph), COUNT(*) FILTER (WHERE NOT graph) \
+             FROM vec_memories WHERE namespace = $1",
+            &[&ns],
+        )
+        .unwrap();
+    (r.get(0), r.get(1))
+}
+
+/// `n` vectors of `ns` that no memory owns (rows past any real one): they
+/// count toward the namespace's size, and no search can return them.
+fn crowd(db: &mut postgres::Client, ns: &str, n: i64) {
+    db.execute(
+        "INSERT INTO vec_memories (row, namespace, embedding) \
+         SELECT 1000000000 + i, $1, (SELECT array_agg(random()::real - 0.5) FROM generate_series(1, 384) WHERE i > 0)::vector \
+         FROM generate_series(1, $2::bigint) i",
+        &[&ns, &n],
+    )
+    .unwrap();
+}
+
+fn fill(m: &mut Mnemo) {
+    for text in BIG {
+        common::remember(m, "big", text);
+    }
+    for text in &BIG[..3] {
+        common::remember(m, "small", &format!("{text} (small)"));
+    }
+    m.backfill_all(16, |_| {}).unwrap();
+}
+
+#[test]
+fn a_namespace_moves_into_the_graph_and_answers_the_same_throughout() {
+    let url = common::postgres::fresh_database();
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = open_pg(&url, dir.path());
+    let mut db = common::postgres::connect(&url);
+    fill(&mut m);
+    let (big, small) = (searches(&m, &["big"]), searches(&m, &["small"]));
+    assert!(big.iter().all(|h| !h.is_empty()));
+    assert_eq!(sides(&mut db, "big"), (0, 8), "small namespaces stay out");
+
+    // Under the threshold nothing is listed; at it, the namespace is, and
+    // its rows start moving in, a batch at a time.
+    crowd(&mut db, "big", LARGE - 9);
+    m.ports().store.grow_graphs().unwrap();
+    assert_eq!(one_i64(&mut db, "SELECT COUNT(*) FROM vec_graph"), 0);
+    // The survey counts the rows past its watermark: one more row of `big`.
+    db.execute(
+        "INSERT INTO vec_memories (row, namespace, embedding) SELECT 2000000000, 'big', embedding \
+         FROM vec_memories WHERE row = 1000000001",
+        &[],
+    )
+    .unwrap();
+    let moved = m.ports().store.grow_graphs().unwrap();
+    assert!(moved > 0, "the first batch moved");
+    assert_eq!(
+        db.query_one(
+            "SELECT namespace FROM vec_graph WHERE target = 'memories'",
+            &[]
+        )
+        .unwrap()
+        .get::<_, String>(0),
+        "big"
+    );
+    let (inside, outside) = sides(&mut db, "big");
+    assert!(inside > 0 && outside > 0, "{inside} in, {outside} out");
+
+    // The crowd leaves; the real rows are split across both sides.
+    db.batch_execute("DELETE FROM vec_memories WHERE row >= 1000000000")
+        .unwrap();
+    db.batch_execute("VACUUM vec_memories").unwrap();
+    db.execute(
+        "UPDATE vec_memories SET graph = false WHERE namespace = 'big'",
+        &[],
+    )
+    .unwrap();
+    db.execute(
+        "UPDATE vec_memories SET graph = true WHERE row IN \
+         (SELECT row FROM vec_memories WHERE namespace = 'big' ORDER BY row LIMIT 4)",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(sides(&mut db, "big"), (4, 4));
+    assert_eq!(searches(&m, &["big"]), big, "half moved");
+
+    while m.ports().store.grow_graphs().unwrap() > 0 {}
+    assert_eq!(sides(&mut db, "big"), (8, 0));
+    assert_eq!(searches(&m, &["big"]), big, "all moved");
+    assert_eq!(searches(&m, &["small"]), small);
+
+    // A listed namespace's new vectors go straight into the graph; the
+    // others' stay out. Both are found, alone and with no filter.
+    let new_big = common::remember(&mut m, "big", "The dentist moved to Rua Augusta");
+    let new_small = common::remember(&mut m, "small", "The dentist moved to Rua Augusta");
+    m.backfill_all(16, |_| {}).unwrap();
+    assert_eq!(sides(&mut db, "big"), (9, 0));
+    assert_eq!(sides(&mut db, "small"), (0, 4));
+    let texts = vec!["where is the dentist now".to_string()];
+    let v = m.ports().embeddings.embed_batch(&texts).unwrap().remove(0);
+    let nearest = |namespaces: &[&str]| -> Vec<String> {
+        let f = SearchFilter {
+            namespaces: namespaces.iter().map(|n| n.to_string()).collect(),
+            ..Default::default()
+        };
+        let hits = m
+            .ports()
+            .store
+            .vector_search(Target::Memories, &v, &f, 2)
+            .unwrap();
+        hits.into_iter().map(|h| h.id).collect()
+    };
+    let (new_big, new_small) = (new_big.memory.id, new_small.memory.id);
+    assert_eq!(nearest(&["big"])[0], new_big);
+    assert_eq!(nearest(&["small"])[0], new_small);
+    let mut both = nearest(&[]);
+    both.sort();
+    let mut want = vec![new_big, new_small];
+    want.sort();
+    assert_eq!(both, want, "with no filter, both sides");
+}
+
+#[test]
+fn a_store_with_one_graph_over_every_vector_upgrades_in_place() {
+    let url = common::postgres::fresh_database();
+    let dir = tempfile::tempdir().unwrap();
+    let before = {
+        let mut m = open_pg(&url, dir.path());
+        fill(&mut m);
+        (searches(&m, &["big"]), searches(&m, &["small"]))
+    };
+    // The layout before: no `graph` flag, one HNSW index over every
+    // vector, a covering index over every row. A namespace of `LARGE`
+    // vectors (rows no memory owns: no search returns them), written
+    // before the old index is built over the real rows alone — the
+    // upgrade reads only its name, and a test need not build it twice.
+    let mut db = common::postgres::connect(&url);
+    db.batch_execute(
+        "DROP INDEX vec_memories_graph; DROP INDEX vec_memories_loose; DROP TABLE vec_graph; \
+         ALTER TABLE vec_memories DROP COLUMN graph;",
+    )
+    .unwrap();
+    crowd(&mut db, "big", LARGE);
+    db.batch_execute(
+        "CREATE INDEX vec_memories_hnsw ON vec_memories USING hnsw (embedding vector_cosine_ops) \
+           WHERE row < 1000000000; \
+         CREATE INDEX vec_memories_namespace_cover ON vec_memories (namespace) INCLUDE (row, embedding);",
+    )
+    .unwrap();
+
+    let m = open_pg(&url, dir.path());
+    assert_eq!(
+        sides(&mut db, "big"),
+        (LARGE + 8, 0),
+        "a large namespace is in"
+    );
+    assert_eq!(sides(&mut db, "small"), (0, 3), "a small one is out");
+    assert_eq!(
+        one_i64(
+            &mut db,
+            "SELECT COUNT(*) FROM vec_graph WHERE namespace = 'big'"
+        ),
+        1
+    );
+    let indexes: Vec<String> = db
+        .query(
+            "SELECT indexname FROM pg_indexes WHERE tablename = 'vec_memories' ORDER BY indexname",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(
+        indexes,
+        [
+            "vec_memories_graph",
+            "vec_memories_loose",
+            "vec_memories_pkey"
+        ]
+    );
+    db.batch_execute("DELETE FROM vec_memories WHERE row >= 1000000000")
+        .unwrap();
+    db.batch_execute("VACUUM vec_memories").unwrap();
+    assert_eq!(searches(&m, &["big"]), before.0);
+    assert_eq!(searches(&m, &["small"]), before.1);
+}
