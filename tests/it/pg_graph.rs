@@ -136,6 +136,12 @@ fn a_namespace_moves_into_the_graph_and_answers_the_same_throughout() {
     );
     let (inside, outside) = sides(&mut db, "big");
     assert!(inside > 0 && outside > 0, "{inside} in, {outside} out");
+    let status = m.ports().store.ann_status().unwrap();
+    assert_eq!(
+        (status.graphs, status.building, status.points, status.fresh),
+        (1, 1, inside as usize, outside as usize),
+        "/health and /metrics show the move"
+    );
 
     // The crowd leaves; the real rows are split across both sides.
     db.batch_execute("DELETE FROM vec_memories WHERE row >= 1000000000")
@@ -157,6 +163,11 @@ fn a_namespace_moves_into_the_graph_and_answers_the_same_throughout() {
 
     while m.ports().store.grow_graphs().unwrap() > 0 {}
     assert_eq!(sides(&mut db, "big"), (8, 0));
+    let status = m.ports().store.ann_status().unwrap();
+    assert_eq!(
+        (status.graphs, status.building, status.points, status.fresh),
+        (1, 0, 8, 0)
+    );
     assert_eq!(searches(&m, &["big"]), big, "all moved");
     assert_eq!(searches(&m, &["small"]), small);
 

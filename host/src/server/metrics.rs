@@ -10,7 +10,8 @@
 //! - background work pending: rows without a vector, LLM items waiting or
 //!   parked by step, open circuits;
 //! - the HNSW index: graphs, segments, points, vectors not yet in a
-//!   segment, builds running.
+//!   segment, builds running (on Postgres: the namespaces in the graph and
+//!   the vectors still moving in, `storage/postgres/graph.rs`).
 //!
 //! The endpoint sits behind the API key like every route but `/health`.
 

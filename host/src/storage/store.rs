@@ -169,10 +169,16 @@ impl Store {
         }
     }
 
-    /// The SQLite store's HNSW graphs at a glance (`None` on Postgres,
-    /// whose HNSW index lives in the database).
+    /// The HNSW graphs at a glance: the SQLite store's segments, or what
+    /// Postgres's graph holds (`None` when it cannot be read: logged).
     pub fn ann_status(&self) -> Option<super::ann::AnnStatus> {
-        self.sqlite().map(SqliteStore::ann_status)
+        match self {
+            Store::Sqlite(s) => Some(s.ann_status()),
+            Store::Postgres(p) => p
+                .graph_status()
+                .inspect_err(|e| tracing::warn!(error = %format!("{e:#}"), "reading the HNSW graph's state failed"))
+                .ok(),
+        }
     }
 
     /// Folds the pending changes of Postgres's full-text counts (in the

@@ -26,6 +26,7 @@ use mnemo_core::model::Target;
 use super::search::EXACT_MAX_ROWS;
 use super::sql::table;
 use super::{PgStore, unpoisoned};
+use crate::storage::ann::AnnStatus;
 
 /// Rows moved into the graph per statement: inserts into a graph of
 /// 100,000 vectors took 4.7 ms each (64-d, `EXPLAIN ANALYZE`), so a batch
@@ -125,6 +126,49 @@ impl PgStore {
 
     pub(super) fn note_in_graph(&self, target: Target, ns: &str) {
         unpoisoned(self.listed.lock()).insert((target, ns.to_string()));
+    }
+
+    /// The graph at a glance (`/health`, `/metrics`), in the SQLite
+    /// index's terms: `graphs` the listed namespaces, `segments` the tables
+    /// whose graph holds one, `points` the vectors in the graphs (counted:
+    /// a scan of the vector tables, as the health's integrity counts are),
+    /// `fresh` the listed namespaces' vectors not moved in yet, `building`
+    /// the listed namespaces with some.
+    pub fn graph_status(&self) -> anyhow::Result<AnnStatus> {
+        let mut status = AnnStatus {
+            enabled: self.vectors_on(),
+            graphs: 0,
+            segments: 0,
+            points: 0,
+            fresh: 0,
+            building: 0,
+        };
+        if !status.enabled {
+            return Ok(status);
+        }
+        for t in ["memories", "episodes"] {
+            let rows = self.db().query(
+                &format!(
+                    "SELECT g.namespace, (SELECT COUNT(*) FROM vec_{t} v WHERE v.namespace = g.namespace AND NOT v.graph) \
+                     FROM vec_graph g WHERE g.target = $1"
+                ),
+                &[&t],
+            )?;
+            if rows.is_empty() {
+                continue;
+            }
+            let points: i64 = self
+                .db()
+                .query_one(&format!("SELECT COUNT(*) FROM vec_{t} WHERE graph"), &[])?
+                .get(0);
+            let waiting: Vec<i64> = rows.iter().map(|r| r.get(1)).collect();
+            status.graphs += rows.len();
+            status.segments += 1;
+            status.points += points.max(0) as usize;
+            status.fresh += waiting.iter().sum::<i64>().max(0) as usize;
+            status.building += waiting.iter().filter(|n| **n > 0).count();
+        }
+        Ok(status)
     }
 
     /// Forgets the kept listings (the vectors were reset).
