@@ -361,9 +361,9 @@ impl PgStore {
         let mut hits = Vec::new();
         let mut searches = 0;
         if f.namespaces.is_empty() {
-            hits.extend(self.vector_search_indexed(target, v, f, None, limit)?);
             let (found, _) = self.vector_search_exact(target, v, f, (None, i64::MAX), limit)?;
             hits.extend(found);
+            hits.extend(self.vector_search_indexed(target, v, f, None, limit)?);
             searches = 2;
         }
         for ns in &f.namespaces {
@@ -380,6 +380,11 @@ impl PgStore {
         }
         if searches > 1 {
             hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+            // A row moved into the graph between the exact search and the
+            // graph's is found by both; never by neither, as the exact
+            // search goes first and rows only ever move into the graph.
+            let mut seen = std::collections::HashSet::new();
+            hits.retain(|h| seen.insert(h.id.clone()));
             hits.truncate(limit as usize);
         }
         Ok(hits)
