@@ -112,7 +112,7 @@ fn a_namespace_moves_into_the_graph_and_answers_the_same_throughout() {
     assert_eq!(sides(&mut db, "big"), (0, 8), "small namespaces stay out");
 
     // Under the threshold nothing is listed; at it, the namespace is, and
-    // its rows start moving in, a batch at a time.
+    // its rows start moving in, a round (of batches) at a time.
     crowd(&mut db, "big", LARGE - 9);
     m.ports().store.grow_graphs().unwrap();
     assert_eq!(one_i64(&mut db, "SELECT COUNT(*) FROM vec_graph"), 0);
@@ -124,7 +124,7 @@ fn a_namespace_moves_into_the_graph_and_answers_the_same_throughout() {
     )
     .unwrap();
     let moved = m.ports().store.grow_graphs().unwrap();
-    assert!(moved > 0, "the first batch moved");
+    assert!(moved > 0, "the first round moved rows");
     assert_eq!(
         db.query_one(
             "SELECT namespace FROM vec_graph WHERE target = 'memories'",

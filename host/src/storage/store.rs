@@ -190,9 +190,10 @@ impl Store {
         }
     }
 
-    /// Moves a batch of the large namespaces' vectors into Postgres's HNSW
-    /// graph (in the background: `server/engine.rs`; `postgres/graph.rs`
-    /// says why); nothing to do on SQLite, whose graphs are its own.
+    /// Moves the large namespaces' vectors into Postgres's HNSW graph, for
+    /// up to a second a call (in the background: `server/engine.rs`;
+    /// `postgres/graph.rs` says why); nothing to do on SQLite, whose graphs
+    /// are its own.
     pub fn grow_graphs(&self) -> anyhow::Result<u64> {
         match self {
             Store::Sqlite(_) => Ok(0),

@@ -24,13 +24,15 @@ use std::collections::HashMap;
 use mnemo_core::model::Target;
 
 use super::search::EXACT_MAX_ROWS;
-use super::sql::table;
 use super::{PgStore, unpoisoned};
 use crate::storage::ann::AnnStatus;
 
-/// Rows moved into the graph per statement: inserts into a graph of
-/// 100,000 vectors took 4.7 ms each (64-d, `EXPLAIN ANALYZE`), so a batch
-/// holds its rows for ~1–2 s.
+/// The vector tables, in the order of [`Surveys`].
+pub(super) const TABLES: [&str; 2] = ["memories", "episodes"];
+
+/// Rows moved into the graph per statement, so a statement holds its rows
+/// briefly: 256 took 0.2–0.5 s into a 64-d graph of 5,000–25,000 vectors
+/// (`\timing`, and the round measured below).
 const GRAPH_BATCH: i64 = 256;
 
 /// How long one round of the background move goes on (the server's
@@ -50,7 +52,7 @@ pub(super) struct Survey {
     counts: HashMap<String, i64>,
 }
 
-/// Surveys of the two vector tables (memories, episodes).
+/// Surveys of the two vector tables, in the order of [`TABLES`].
 pub(super) type Surveys = std::cell::RefCell<[Survey; 2]>;
 
 impl PgStore {
@@ -64,14 +66,13 @@ impl PgStore {
             return Ok(0);
         }
         let started = std::time::Instant::now();
-        for (i, target) in [Target::Memories, Target::Episodes].into_iter().enumerate() {
-            self.list_large(i, table(target))?;
+        for (i, t) in TABLES.into_iter().enumerate() {
+            self.list_large(i, t)?;
         }
         let mut moved = 0;
         loop {
             let mut round = 0;
-            for target in [Target::Memories, Target::Episodes] {
-                let t = table(target);
+            for t in TABLES {
                 round += self.db().execute(
                     &format!(
                         "UPDATE vec_{t} SET graph = true WHERE row IN (\
@@ -165,7 +166,7 @@ impl PgStore {
         if !status.enabled {
             return Ok(status);
         }
-        for t in ["memories", "episodes"] {
+        for t in TABLES {
             let rows = self.db().query(
                 &format!(
                     "SELECT g.namespace, (SELECT COUNT(*) FROM vec_{t} v WHERE v.namespace = g.namespace AND NOT v.graph) \

@@ -10,6 +10,7 @@ use mnemo_core::model::Target;
 use pgvector::Vector;
 use postgres::GenericClient;
 
+use super::graph::TABLES;
 use super::search::EXACT_MAX_ROWS;
 use super::sql::table;
 use super::{PgStore, R, pg};
@@ -48,7 +49,7 @@ fn create_tables(db: &mut impl GenericClient, dimension: u32) -> Result<(), post
         "CREATE TABLE IF NOT EXISTS vec_graph (\
              target TEXT NOT NULL, namespace TEXT NOT NULL, PRIMARY KEY (target, namespace))",
     )?;
-    for t in ["memories", "episodes"] {
+    for t in TABLES {
         db.batch_execute(&format!(
             "CREATE TABLE IF NOT EXISTS vec_{t} (\
                  row BIGINT PRIMARY KEY, \
