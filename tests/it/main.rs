@@ -43,5 +43,6 @@ mod read_only;
 mod reference;
 mod scenarios;
 mod structured_output;
+mod text_index;
 mod topics;
 mod traces;

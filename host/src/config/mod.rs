@@ -72,6 +72,8 @@ pub struct Config {
     /// Fresh vectors at which the HNSW index builds a segment (`None`: the
     /// index's default, `ANN_FLUSH_AT`).
     pub ann_flush_at: Option<usize>,
+    /// SQLite's derived full-text index (`storage/text/`); off, FTS5 ranks.
+    pub text_index: bool,
     /// The layers nightly fading applies to (empty: the core's default,
     /// Buffer and Working).
     pub fade_layers: Vec<mnemo_core::model::Layer>,
@@ -264,6 +266,11 @@ impl Config {
                 None => Some(crate::storage::ANN_MIN_ROWS),
             },
             ann_flush_at: s.ann_flush_at.map(|n| n as usize),
+            text_index: match s.text_index.as_deref() {
+                None | Some("on") => true,
+                Some("off") => false,
+                Some(v) => anyhow::bail!("MNEMO_TEXT_INDEX must be `on` or `off`, not `{v}`"),
+            },
         })
     }
 
@@ -287,6 +294,7 @@ impl Config {
             schedule: crate::scheduler::Schedule::default(),
             ann_min_rows: Some(crate::storage::ANN_MIN_ROWS),
             ann_flush_at: None,
+            text_index: true,
             fade_layers: Vec::new(),
             session_idle_minutes: None,
             buffer_cap: None,

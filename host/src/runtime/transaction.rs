@@ -32,8 +32,8 @@ impl Transaction {
     /// it asks for are kept as effects, never taken as a write lock.
     pub fn begin(store: &Store, mode: &Mode) -> anyhow::Result<Self> {
         let mode = if store.is_reader() { &Mode::Read } else { mode };
-        let conn = match store {
-            Store::Sqlite(s) => s.connection(),
+        let s = match store {
+            Store::Sqlite(s) => s,
             Store::Postgres(p) => {
                 let locks = match mode {
                     Mode::Read => None,
@@ -44,13 +44,18 @@ impl Transaction {
                 });
             }
         };
-        let nested = !conn.is_autocommit();
+        let nested = !s.connection().is_autocommit();
         let sql = match (nested, mode) {
             (true, _) => format!("SAVEPOINT {SAVEPOINT}"),
             (false, Mode::Read) => "BEGIN".to_string(),
-            (false, Mode::Write(_)) => "BEGIN IMMEDIATE".to_string(),
+            (false, Mode::Write(_)) => {
+                s.begin_immediate()
+                    .context("opening the call's transaction (`BEGIN IMMEDIATE`)")?;
+                return Ok(Self { nested });
+            }
         };
-        conn.execute_batch(&sql)
+        s.connection()
+            .execute_batch(&sql)
             .with_context(|| format!("opening the call's transaction (`{sql}`)"))?;
         Ok(Self { nested })
     }

@@ -497,6 +497,21 @@ fn spawn_embedder(
                 if let Err(e) = store.grow_graphs() {
                     tracing::warn!(error = %format!("{e:#}"), "moving vectors into the HNSW graph failed; will retry");
                 }
+                // SQLite's full-text index kept current, and its log of
+                // changes kept short by the writer.
+                if let Err(e) = store.text_catch_up_all() {
+                    tracing::warn!(error = %format!("{e:#}"), "applying text changes to the full-text index failed; will retry");
+                }
+                if store.text_prune_due() {
+                    let job: Job = Box::new(|m| {
+                        if let Err(e) = m.ports().store.prune_text_changes() {
+                            tracing::warn!(error = %format!("{e:#}"), "pruning the text change log failed; will retry");
+                        }
+                    });
+                    if writer.send(job).is_err() {
+                        return;
+                    }
+                }
                 let batch = match crate::backfill::pending(&store, BACKFILL_BATCH) {
                         Ok(b) if b.is_empty() => break,
                         Ok(b) => b,

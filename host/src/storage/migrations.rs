@@ -19,6 +19,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema/0010_keyset_paging.sql"),
     include_str!("schema/0011_cycle_indexes.sql"),
     include_str!("schema/0012_session_turns.sql"),
+    include_str!("schema/0013_text_changes.sql"),
 ];
 
 pub fn current_version() -> u32 {

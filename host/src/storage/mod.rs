@@ -19,6 +19,8 @@ mod rows;
 mod search;
 mod sqlite;
 mod store;
+pub mod text;
+mod text_store;
 mod usage;
 mod vectors;
 

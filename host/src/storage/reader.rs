@@ -113,6 +113,7 @@ impl SqliteStore {
             path: self.path.clone(),
             shared: Arc::clone(&self.shared),
             role,
+            write_horizon: std::cell::Cell::new(None),
         })
     }
 

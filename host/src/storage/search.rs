@@ -21,6 +21,9 @@ impl SqliteStore {
         limit: u32,
         context_weight: f32,
     ) -> R<Vec<ScoredId>> {
+        if let Some(hits) = self.text_search(target, terms, f, limit, context_weight)? {
+            return Ok(hits);
+        }
         let t = table(target);
         ranked_in_passes(self.query_passes(t, terms)?, limit, |terms| {
             self.fts_ranked(target, terms, f, limit, context_weight)

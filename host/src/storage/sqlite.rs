@@ -27,6 +27,10 @@ pub struct SqliteStore {
     pub(super) shared: Arc<Shared>,
     /// Writer, reader or rehearsal (`reader.rs`).
     pub(super) role: super::reader::Role,
+    /// The last text change committed when this connection's write
+    /// transaction began (`begin_immediate`): what it may apply to the
+    /// shared full-text index while the transaction is open (`text_store.rs`).
+    pub(super) write_horizon: std::cell::Cell<Option<i64>>,
 }
 
 /// The in-memory state beside the database that the writer and the readers
@@ -40,6 +44,8 @@ pub(super) struct Shared {
     partition_rows: Mutex<HashMap<(Target, String), (usize, usize)>>,
     /// The database could not be written when it was opened (`open_connection`).
     read_only: bool,
+    /// The derived full-text index's partitions (`text/`).
+    pub(super) text: Mutex<super::text::TextIndex>,
 }
 
 /// A lock whose holder panicked still guards consistent data here (every
@@ -150,6 +156,7 @@ impl SqliteStore {
                 ann: Mutex::new(AnnIndex::new(Some(ANN_MIN_ROWS))),
                 partition_rows: Mutex::new(HashMap::new()),
                 read_only,
+                text: Mutex::new(super::text::TextIndex::new()),
             }),
             // A read-only database is written by no one: its "writer" keeps a
             // read's effects aside like a reader (and they are dropped).
@@ -158,6 +165,7 @@ impl SqliteStore {
             } else {
                 super::reader::Role::Writer
             },
+            write_horizon: std::cell::Cell::new(None),
         })
     }
 

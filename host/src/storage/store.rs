@@ -161,6 +161,49 @@ impl Store {
         }
     }
 
+    /// Turns SQLite's derived full-text index on or off (`storage/text/`;
+    /// off, FTS5 answers every search). Postgres has none.
+    pub fn set_text_index(&self, on: bool) {
+        if let Store::Sqlite(s) = self {
+            s.set_text_index(on);
+        }
+    }
+
+    /// SQLite's derived full-text index at a glance; `None` on Postgres.
+    pub fn text_status(&self) -> Option<super::text::TextStatus> {
+        match self {
+            Store::Sqlite(s) => Some(s.text_status()),
+            Store::Postgres(_) => None,
+        }
+    }
+
+    /// Applies the committed text changes to SQLite's derived full-text
+    /// index (in the background: `server/engine.rs`).
+    pub fn text_catch_up_all(&self) -> anyhow::Result<()> {
+        match self {
+            Store::Sqlite(s) => Ok(s.text_catch_up_all()?),
+            Store::Postgres(_) => Ok(()),
+        }
+    }
+
+    /// Whether SQLite's `text_changes` holds more than it keeps (any
+    /// connection may ask; the writer prunes).
+    pub fn text_prune_due(&self) -> bool {
+        match self {
+            Store::Sqlite(s) => s.text_prune_due(),
+            Store::Postgres(_) => false,
+        }
+    }
+
+    /// Drops old entries of SQLite's `text_changes` (the writer, from time
+    /// to time); the entries dropped.
+    pub fn prune_text_changes(&self) -> anyhow::Result<usize> {
+        match self {
+            Store::Sqlite(s) => s.prune_text_changes(),
+            Store::Postgres(_) => Ok(0),
+        }
+    }
+
     /// Waits for HNSW builds in progress (SQLite; none in Postgres).
     pub fn ann_wait(&self) -> Vec<(usize, u128)> {
         match self {
@@ -250,7 +293,7 @@ impl Store {
     /// (`mnemo migrate`); end it with [`Self::end_batch`].
     pub fn begin_batch(&self) -> anyhow::Result<()> {
         match self {
-            Store::Sqlite(s) => Ok(s.connection().execute_batch("BEGIN IMMEDIATE")?),
+            Store::Sqlite(s) => s.begin_immediate(),
             Store::Postgres(p) => p.begin(Some(&super::Locks::All)).map(drop),
         }
     }

@@ -101,11 +101,25 @@ pub(super) fn xorshift(s: &mut u64) -> u64 {
 }
 
 pub(super) fn recall_once(agent: &ureq::Agent, base: &str, q: &str) -> anyhow::Result<Duration> {
+    recall_once_in(agent, base, q, None)
+}
+
+/// [`recall_once`] in namespace `ns` (`None`: the server's default).
+pub(super) fn recall_once_in(
+    agent: &ureq::Agent,
+    base: &str,
+    q: &str,
+    ns: Option<&str>,
+) -> anyhow::Result<Duration> {
     let started = Instant::now();
+    let mut body = json!({"query": q, "dry": true, "limit": 10});
+    if let Some(ns) = ns {
+        body["namespace"] = json!(ns);
+    }
     agent
         .post(&format!("{base}/recall"))
         .set("Content-Type", "application/json")
-        .send_string(&json!({"query": q, "dry": true, "limit": 10}).to_string())
+        .send_string(&body.to_string())
         .context("recall")?
         .into_string()?;
     Ok(started.elapsed())
@@ -164,7 +178,7 @@ pub(super) fn recall_load(
         std::thread::sleep(Duration::from_secs(seconds));
         timer.store(true, Ordering::SeqCst);
     });
-    recall_until(base, texts, clients, salt, &stop)
+    recall_until(base, texts, clients, salt, &stop, None)
 }
 
 /// `clients` threads recalling until `stop` is set.
@@ -174,18 +188,20 @@ pub(super) fn recall_until(
     clients: usize,
     salt: u64,
     stop: &Arc<AtomicBool>,
+    ns: Option<&str>,
 ) -> anyhow::Result<Load> {
     let started = Instant::now();
     let workers: Vec<_> = (0..clients)
         .map(|c| {
             let (base, texts, stop) = (base.to_string(), texts.clone(), stop.clone());
+            let ns = ns.map(str::to_string);
             std::thread::spawn(move || {
                 let agent = ureq::AgentBuilder::new().build();
                 let mut s = 0x9E37_79B9_7F4A_7C15u64 ^ ((c as u64 + 1) * 7919 + salt);
                 let (mut times, mut errors) = (Vec::new(), 0);
                 while !stop.load(Ordering::SeqCst) {
                     let q = query(&texts, xorshift(&mut s));
-                    match recall_once(&agent, &base, &q) {
+                    match recall_once_in(&agent, &base, &q, ns.as_deref()) {
                         Ok(d) => times.push(d),
                         Err(_) => errors += 1,
                     }

@@ -23,6 +23,7 @@ mod serve;
 mod serve_args;
 mod stalls;
 mod stubs;
+mod tenants;
 mod waves;
 
 #[derive(clap::Args)]

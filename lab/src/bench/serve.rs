@@ -31,7 +31,11 @@ pub fn run(base: &mnemo_host::Config, args: ServeBenchArgs) -> anyhow::Result<()
         args.clients, args.dimension, args.seconds
     ));
     for &n in &args.memories {
-        size_rows(&mut t, &dir, &stubs.base, &args, n)?;
+        if args.namespaces > 1 {
+            super::tenants::rows(&mut t, &dir, &stubs.base, &args, n)?;
+        } else {
+            size_rows(&mut t, &dir, &stubs.base, &args, n)?;
+        }
     }
     if args.stalls {
         super::stalls::run(&mut t, base, &dir, &stubs.base, &args)?;

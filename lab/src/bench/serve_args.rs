@@ -22,6 +22,11 @@ pub struct ServeBenchArgs {
     /// during an LLM consolidation cycle (the stall table).
     #[arg(long)]
     pub(super) stalls: bool,
+    /// Spread each size over this many namespaces and measure one tenant's
+    /// recall in it against the same tenant alone (`tenants.rs`); 1: one
+    /// namespace, the full table.
+    #[arg(long, default_value_t = 1)]
+    pub(super) namespaces: usize,
     /// Seed of the corpus.
     #[arg(long, default_value_t = 42)]
     pub(super) seed: u64,

@@ -137,7 +137,7 @@ fn background_embedding(
             Ok(started.elapsed())
         })
     };
-    let busy = recall_until(&server.base, texts, args.clients(), 3, &stop);
+    let busy = recall_until(&server.base, texts, args.clients(), 3, &stop, None);
     stop.store(true, Ordering::SeqCst);
     let took = watcher
         .join()
@@ -230,7 +230,7 @@ fn llm_cycle(
             times
         })
     };
-    let busy = recall_until(&server.base, texts, args.clients(), 4, &stop);
+    let busy = recall_until(&server.base, texts, args.clients(), 4, &stop, None);
     stop.store(true, Ordering::SeqCst);
     let (took, report) = cycle
         .join()

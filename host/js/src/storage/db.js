@@ -59,6 +59,10 @@ export class Db {
     this.connection = connection;
     connection.indexWith((text) => analysis.indexText(text));
     this.migrate();
+    // The native host's full-text index replays `text_changes` (schema 13);
+    // this host searches FTS5 itself, so the log its triggers fill is
+    // emptied at each open instead of growing.
+    this.connection.exec('DELETE FROM text_changes');
   }
 
   /// Applies the migrations this database has not seen, one transaction

@@ -31,12 +31,14 @@ pub(in crate::server) struct Health {
     vectors: crate::storage::VectorState,
     /// The HNSW index, when one is in use.
     ann: Option<crate::storage::ann::AnnStatus>,
+    /// SQLite's per-namespace full-text index (none on Postgres).
+    text: Option<crate::storage::text::TextStatus>,
     /// The LLM steps: open circuits and the items waiting.
     llm: LlmHealth,
 }
 
 pub(in crate::server) async fn health(State(s): State<AppState>) -> Answer<Health> {
-    let (version, integrity, vectors, ann, llm) = s
+    let (version, integrity, vectors, ann, text, llm) = s
         .engine
         .read(|m| {
             let version = m.version();
@@ -47,6 +49,7 @@ pub(in crate::server) async fn health(State(s): State<AppState>) -> Answer<Healt
                 store.integrity(),
                 m.vector_state(),
                 store.ann_status(),
+                store.text_status(),
                 llm,
             )
         })
@@ -61,6 +64,7 @@ pub(in crate::server) async fn health(State(s): State<AppState>) -> Answer<Healt
         integrity,
         vectors,
         ann,
+        text,
         llm: LlmHealth::of(llm?),
     })
 }

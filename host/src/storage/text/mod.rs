@@ -1,0 +1,223 @@
+//! The derived full-text index: BM25 over postings kept per namespace, in
+//! memory beside the SQLite store, so a search reads only its own
+//! namespace's postings of its own terms.
+//!
+//! FTS5 stays the store's full-text index of record (the JavaScript host
+//! searches it; it answers while a partition of this index builds). What it
+//! cannot do is rank without walking the store: its `bm25()` counts each
+//! query term's rows by reading the term's whole doclist — every tenant's —
+//! on every query, and scores every match. This index holds, per (table,
+//! namespace), each term's postings and the partition's row and token
+//! counts, so a term's document frequency is a length and a search touches
+//! one tenant's rows.
+//!
+//! It is derived, never a source of truth: a partition is built from the
+//! table on its first search, and kept exact by replaying `text_changes`
+//! (a log the schema's triggers append to in the writing transaction) from
+//! the last change it applied. A kill -9 loses nothing — the next process
+//! builds from the table — and another process's writes arrive through the
+//! log. The tokens are FTS5's own (`tokenizer.rs`), the arithmetic FTS5's
+//! (`partition.rs`); the statistics are the namespace's, not the whole
+//! table's, which is the only place a ranking can move (and it does not in
+//! a store of one namespace).
+
+mod partition;
+mod tokenizer;
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use mnemo_core::model::Target;
+use rmcp::schemars::{self, JsonSchema};
+use rusqlite::{Connection, OptionalExtension};
+
+pub use partition::{Overlay, Partition, Tokenized, score};
+pub use tokenizer::{Purpose, Tokenizer};
+
+/// A partition of at most this many rows is built on the search that first
+/// needs it, on the caller's connection; a larger one by the background
+/// builder, FTS5 answering until it is ready. Measured: 100,000 rows of
+/// `mnemo-lab bench serve`'s corpus built in 0.9 s (`MNEMO_LOG=info` logs
+/// each build), ~110,000 rows/s, so this bounds the wait to about 45 ms.
+pub(super) const TEXT_INLINE_BUILD_ROWS: i64 = 5_000;
+/// `text_changes` keeps at least this many of its newest entries; older
+/// ones are dropped by the writer (`SqliteStore::prune_text_changes`). A
+/// partition that fell further behind is rebuilt from its table.
+pub(super) const TEXT_CHANGES_KEEP: i64 = 100_000;
+
+/// The derived full-text index at a glance (`/health`).
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, JsonSchema)]
+pub struct TextStatus {
+    /// Whether searches of named namespaces are answered by the index.
+    pub enabled: bool,
+    /// (table, namespace) partitions held in memory.
+    pub partitions: usize,
+    /// Rows in them.
+    pub rows: i64,
+    /// Postings in them (a row's distinct terms): the index's size.
+    pub postings: usize,
+    /// Partitions being built (FTS5 answers their searches meanwhile).
+    pub building: usize,
+}
+
+/// One partition's state.
+pub(super) enum Entry {
+    Ready(Arc<RwLock<Partition>>),
+    /// Being built in the background; FTS5 answers meanwhile.
+    Building,
+}
+
+/// Every partition this process holds, by (table, namespace).
+pub(super) struct TextIndex {
+    pub(super) enabled: bool,
+    pub(super) parts: HashMap<(Target, String), Entry>,
+    /// The process's tokenizer for queries and changes (one at a time).
+    pub(super) tokenizer: Option<Tokenizer>,
+    /// The queue of the thread that builds large partitions.
+    pub(super) builder: Option<std::sync::mpsc::Sender<(Target, String)>>,
+}
+
+impl TextIndex {
+    pub(super) fn new() -> Self {
+        Self {
+            enabled: true,
+            parts: HashMap::new(),
+            tokenizer: None,
+            builder: None,
+        }
+    }
+
+    /// The shared tokenizer, made on first use; `None` (the index is then
+    /// off, FTS5 answers) if this SQLite cannot give one.
+    pub(super) fn tokenizer(&mut self) -> Option<&mut Tokenizer> {
+        if self.tokenizer.is_none() && self.enabled {
+            match Tokenizer::new() {
+                Ok(t) => self.tokenizer = Some(t),
+                Err(e) => {
+                    tracing::warn!(error = %format!("{e:#}"), "the full-text index is off: FTS5 answers every search");
+                    self.enabled = false;
+                }
+            }
+        }
+        self.tokenizer.as_mut()
+    }
+
+    pub(super) fn status(&self) -> TextStatus {
+        let mut out = TextStatus {
+            enabled: self.enabled,
+            ..TextStatus::default()
+        };
+        for entry in self.parts.values() {
+            match entry {
+                Entry::Ready(p) => {
+                    let p = p.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    out.partitions += 1;
+                    out.rows += p.rows();
+                    out.postings += p.postings();
+                }
+                Entry::Building => out.building += 1,
+            }
+        }
+        out
+    }
+}
+
+/// A row's two indexed columns as FTS5 receives them from the schema's
+/// triggers: memories `mnemo_index_text(content)` and `tags`; episodes
+/// `mnemo_index_text(content)` and the same of the turn before.
+fn columns(target: Target, first: &str, second: &str) -> [String; 2] {
+    let index = mnemo_core::search_text::index_text;
+    match target {
+        Target::Memories => [index(first), second.to_string()],
+        Target::Episodes => [index(first), index(second)],
+    }
+}
+
+/// The tokens of a row's columns.
+pub(super) fn tokenize(tok: &mut Tokenizer, cols: &[String; 2]) -> Tokenized {
+    let mut counts: HashMap<String, [u16; 2]> = HashMap::new();
+    let mut len: u32 = 0;
+    for (c, text) in cols.iter().enumerate() {
+        tok.tokens(text, Purpose::Document, |t| {
+            len = len.saturating_add(1);
+            let n = &mut counts.entry(t.to_string()).or_default()[c];
+            *n = n.saturating_add(1);
+        });
+    }
+    Tokenized {
+        len,
+        terms: counts.into_iter().collect(),
+    }
+}
+
+/// The previous turn's words for an episode (`e`), as the FTS5 trigger
+/// finds them: the session's turn before it by (event time, rowid).
+const EPISODE_CONTEXT: &str = "COALESCE((SELECT p.content FROM episodes p \
+    WHERE p.namespace = e.namespace AND p.session_id = e.session_id \
+      AND (p.event_time, p.rowid) < (e.event_time, e.rowid) \
+    ORDER BY p.event_time DESC, p.rowid DESC LIMIT 1), '')";
+
+fn row_sql(target: Target, filter: &str) -> String {
+    match target {
+        Target::Memories => {
+            format!(
+                "SELECT e.rowid, e.namespace, e.content, COALESCE(e.tags, '') FROM memories e WHERE {filter}"
+            )
+        }
+        Target::Episodes => format!(
+            "SELECT e.rowid, e.namespace, e.content, {EPISODE_CONTEXT} FROM episodes e WHERE {filter}"
+        ),
+    }
+}
+
+/// One row's namespace and columns now, if it exists.
+pub(super) fn read_row(
+    conn: &Connection,
+    target: Target,
+    row: i64,
+) -> rusqlite::Result<Option<(String, [String; 2])>> {
+    let mut stmt = conn.prepare_cached(&row_sql(target, "e.rowid = ?1"))?;
+    stmt.query_row([row], |r| {
+        let cols = columns(target, &r.get::<_, String>(2)?, &r.get::<_, String>(3)?);
+        Ok((r.get(1)?, cols))
+    })
+    .optional()
+}
+
+/// The last change number `conn` sees: AUTOINCREMENT's counter, which
+/// pruning the log never takes back.
+pub(super) fn last_change(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row(
+        "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'text_changes'), 0)",
+        [],
+        |r| r.get(0),
+    )
+}
+
+/// The newest change number dropped from the log (0: none).
+pub(super) fn pruned_through(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row(
+        "SELECT COALESCE((SELECT CAST(value AS INTEGER) FROM metadata WHERE key = 'text_changes_pruned'), 0)",
+        [],
+        |r| r.get(0),
+    )
+}
+
+/// Builds the partition of `ns` from its table in one read transaction,
+/// which must be open on `conn`: every row, and the last change they
+/// include.
+pub(super) fn build(
+    conn: &Connection,
+    tok: &mut Tokenizer,
+    target: Target,
+    ns: &str,
+) -> rusqlite::Result<Partition> {
+    let mut part = Partition::new(last_change(conn)?);
+    let mut stmt = conn.prepare(&row_sql(target, "e.namespace = ?1"))?;
+    let mut rows = stmt.query([ns])?;
+    while let Some(r) = rows.next()? {
+        let cols = columns(target, &r.get::<_, String>(2)?, &r.get::<_, String>(3)?);
+        part.put(r.get(0)?, &tokenize(tok, &cols));
+    }
+    Ok(part)
+}

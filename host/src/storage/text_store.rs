@@ -1,0 +1,490 @@
+//! The derived full-text index (`text/`) on a SQLite connection: which
+//! searches it answers, building a partition, replaying `text_changes`
+//! into it, and the filtered top `limit` of its scores.
+//!
+//! It answers a search of named namespaces (a project's and `default`, as
+//! recall reads them) whose every term is one FTS5 token; a quoted term
+//! FTS5 would read as a phrase of several goes to FTS5, as does a search
+//! of every namespace. The statistics are those of the namespaces searched
+//! together. Inside a
+//! transaction with writes of its own, the caller's uncommitted changes
+//! are scored beside the partition (`Overlay`) and never applied to it:
+//! a rollback must not leave them in the shared index, and their change
+//! numbers are not final until commit.
+
+use std::sync::{Arc, MutexGuard, PoisonError, RwLock};
+
+use mnemo_core::model::*;
+use rusqlite::types::Value;
+use rusqlite::{ffi, params};
+
+use super::filter::{table, where_clause};
+use super::sqlite::Shared;
+use super::sqlite::*;
+use super::text::{self, Entry, Overlay, Partition, Purpose, TextIndex, Tokenized, Tokenizer};
+
+type Part = Arc<RwLock<Partition>>;
+
+impl SqliteStore {
+    pub(super) fn text(&self) -> MutexGuard<'_, TextIndex> {
+        self.shared
+            .text
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Turns the derived full-text index on or off (off: FTS5 answers every
+    /// search, as before the index existed); turning it off drops it.
+    pub fn set_text_index(&self, on: bool) {
+        let mut index = self.text();
+        index.enabled = on;
+        index.parts.clear();
+    }
+
+    /// The derived index at a glance.
+    pub fn text_status(&self) -> text::TextStatus {
+        self.text().status()
+    }
+
+    /// Runs `f` with the process's tokenizer (taken out of the shared
+    /// state for the call, so searches do not queue behind a tokenizing).
+    fn with_tokenizer<T>(&self, f: impl FnOnce(&mut Tokenizer) -> T) -> Option<T> {
+        let mut tok = {
+            let mut index = self.text();
+            index.tokenizer()?;
+            index.tokenizer.take()?
+        };
+        let out = f(&mut tok);
+        let mut index = self.text();
+        if index.tokenizer.is_none() {
+            index.tokenizer = Some(tok);
+        }
+        Some(out)
+    }
+
+    /// BM25's top `limit` of `terms` from the derived index; `None` when
+    /// FTS5 must answer (see the module doc).
+    pub(super) fn text_search(
+        &self,
+        target: Target,
+        terms: &[String],
+        f: &SearchFilter,
+        limit: u32,
+        context_weight: f32,
+    ) -> R<Option<Vec<ScoredId>>> {
+        if f.namespaces.is_empty() || !self.text().enabled {
+            return Ok(None);
+        }
+        // Each term FTS5 would quote (`fts_match`), with its one token
+        // (none: the phrase matches nothing and scores nothing).
+        let quoted: Vec<String> = terms
+            .iter()
+            .map(|t| t.replace('\0', " ").trim().to_string())
+            .filter(|t| !t.is_empty())
+            .collect();
+        let Some(tokens) = self.with_tokenizer(|tok| {
+            quoted
+                .iter()
+                .map(|t| tok.split(t, Purpose::Query))
+                .collect::<Vec<_>>()
+        }) else {
+            return Ok(None);
+        };
+        if tokens.iter().any(|t| t.len() > 1) {
+            return Ok(None);
+        }
+        let phrases: Vec<Option<String>> =
+            tokens.into_iter().map(|t| t.into_iter().next()).collect();
+        // Every namespace searched, each caught up (or FTS5 answers all).
+        let mut parts = Vec::with_capacity(f.namespaces.len());
+        for ns in &f.namespaces {
+            let Some(part) = self.text_partition(target, ns)? else {
+                return Ok(None);
+            };
+            let Some(overlay) = self.text_catch_up(target, ns, &part)? else {
+                return Ok(None);
+            };
+            parts.push((part, overlay));
+        }
+        if phrases.is_empty() {
+            return Ok(Some(Vec::new()));
+        }
+        let weights = match target {
+            // As `fts_ranked` writes them into its SQL, and SQLite reads them.
+            Target::Episodes => [
+                1.0,
+                format!("{:.4}", context_weight.max(0.0))
+                    .parse()
+                    .unwrap_or(0.0),
+            ],
+            Target::Memories => [1.0, 1.0],
+        };
+        let guards: Vec<_> = parts
+            .iter()
+            .map(|(p, o)| (p.read().unwrap_or_else(PoisonError::into_inner), o))
+            .collect();
+        let views: Vec<(&Partition, &Overlay)> = guards.iter().map(|(p, o)| (&**p, *o)).collect();
+        let counted: Vec<(Option<String>, i64)> = phrases
+            .into_iter()
+            .map(|t| {
+                let df = t
+                    .as_deref()
+                    .map_or(0, |t| views.iter().map(|(p, o)| p.df(t, o)).sum());
+                (t, df)
+            })
+            .collect();
+        let passes = if counted.len() < 2 {
+            (counted, None)
+        } else {
+            query_passes(counted, views.iter().map(|(p, o)| p.rows_with(o)).sum())
+        };
+        let hits = ranked_in_passes(passes, limit, |pass| {
+            let phrases: Vec<String> = pass.iter().filter_map(|(t, _)| t.clone()).collect();
+            self.filtered_top(target, text::score(&views, &phrases, weights), f, limit)
+        })?;
+        Ok(Some(hits))
+    }
+
+    /// The partition of `ns`, built now when small; `None` while it builds
+    /// in the background (or cannot be built here).
+    fn text_partition(&self, target: Target, ns: &str) -> R<Option<Part>> {
+        let key = (target, ns.to_string());
+        match self.text().parts.get(&key) {
+            Some(Entry::Ready(p)) => return Ok(Some(Arc::clone(p))),
+            Some(Entry::Building) => return Ok(None),
+            None => {}
+        }
+        // A build starts from a committed change number: inside a write
+        // transaction, whose own changes are not, it is built elsewhere.
+        let state = self.txn_state();
+        let t = table(target);
+        let rows: i64 = sql(self.conn.query_row(
+            &format!("SELECT COUNT(*) FROM {t} WHERE namespace = ?1"),
+            [ns],
+            |r| r.get(0),
+        ))?;
+        // An in-memory database has no second connection to build on.
+        let in_memory = self.path.to_str() == Some(":memory:");
+        if state == ffi::SQLITE_TXN_WRITE && in_memory {
+            return Ok(None);
+        }
+        if state == ffi::SQLITE_TXN_WRITE || (rows > text::TEXT_INLINE_BUILD_ROWS && !in_memory) {
+            let mut index = self.text();
+            if !index.parts.contains_key(&key) {
+                index.parts.insert(key.clone(), Entry::Building);
+                drop(index);
+                self.build_in_background(key);
+            }
+            return Ok(None);
+        }
+        // One snapshot: the caller's read transaction, or one of its own.
+        let tx = if self.conn.is_autocommit() {
+            Some(sql(self.conn.unchecked_transaction())?)
+        } else {
+            None
+        };
+        let built = self.with_tokenizer(|tok| text::build(&self.conn, tok, target, ns));
+        drop(tx);
+        let Some(part) = built.transpose().map_err(super::storage_err)? else {
+            return Ok(None);
+        };
+        let mut index = self.text();
+        let entry = index
+            .parts
+            .entry(key)
+            .or_insert_with(|| Entry::Ready(Arc::new(RwLock::new(part))));
+        Ok(match entry {
+            Entry::Ready(p) => Some(Arc::clone(p)),
+            Entry::Building => None,
+        })
+    }
+
+    /// Queues `key` for the process's one builder thread (started on first
+    /// use), which builds partitions one at a time through a connection of
+    /// its own, and installs them.
+    fn build_in_background(&self, key: (Target, String)) {
+        let mut index = self.text();
+        if index.builder.is_none() {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let (path, shared) = (self.path.clone(), Arc::clone(&self.shared));
+            match std::thread::Builder::new()
+                .name("mnemo-text-build".into())
+                .spawn(move || builder(&path, &shared, &rx))
+            {
+                Ok(_) => index.builder = Some(tx),
+                Err(e) => {
+                    tracing::warn!(error = %e, "no thread to build full-text partitions; FTS5 answers");
+                    index.parts.remove(&key);
+                    return;
+                }
+            }
+        }
+        if let Some(tx) = &index.builder
+            && tx.send(key.clone()).is_err()
+        {
+            index.builder = None;
+            index.parts.remove(&key);
+        }
+    }
+
+    /// Brings `part` up to the last change this connection sees. Every
+    /// change known committed is applied; inside a write transaction the
+    /// changes after its horizon (its own, uncommitted) come back as an
+    /// overlay — and so do the committed ones from the first that touches
+    /// a row it also wrote, whose committed version it cannot read.
+    /// `None`: the log no longer reaches back to the partition (it is
+    /// dropped, rebuilt on a later search).
+    fn text_catch_up(&self, target: Target, ns: &str, part: &Part) -> R<Option<Overlay>> {
+        let state = self.txn_state();
+        // Outside a transaction, one snapshot for the mark, the changes and
+        // their rows.
+        let tx = if self.conn.is_autocommit() {
+            Some(sql(self.conn.unchecked_transaction())?)
+        } else {
+            None
+        };
+        let since = part.read().unwrap_or_else(PoisonError::into_inner).seq;
+        if since < sql(text::pruned_through(&self.conn))? {
+            self.text().parts.remove(&(target, ns.to_string()));
+            return Ok(None);
+        }
+        let mut stmt = sql(self.conn.prepare_cached(
+            "SELECT seq, row FROM text_changes WHERE target = ?1 AND namespace = ?2 AND seq > ?3 ORDER BY seq",
+        ))?;
+        let changes: Vec<(i64, i64)> = sql(sql(stmt
+            .query_map(params![table(target), ns, since], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            }))?
+        .collect())?;
+        if changes.is_empty() {
+            return Ok(Some(Overlay::default()));
+        }
+        let horizon = if state == ffi::SQLITE_TXN_WRITE {
+            self.write_horizon.get().unwrap_or(since)
+        } else {
+            i64::MAX
+        };
+        let own: std::collections::HashSet<i64> = changes
+            .iter()
+            .filter(|(seq, _)| *seq > horizon)
+            .map(|(_, row)| *row)
+            .collect();
+        let cut = changes
+            .iter()
+            .position(|(seq, row)| *seq > horizon || own.contains(row))
+            .unwrap_or(changes.len());
+        let mut current: Vec<(i64, i64, Option<Tokenized>)> = Vec::with_capacity(changes.len());
+        for (seq, row) in changes {
+            let now = sql(text::read_row(&self.conn, target, row))?;
+            let doc = match now {
+                Some((row_ns, cols)) if row_ns == ns => {
+                    match self.with_tokenizer(|tok| text::tokenize(tok, &cols)) {
+                        Some(doc) => Some(doc),
+                        None => return Ok(None),
+                    }
+                }
+                _ => None,
+            };
+            current.push((seq, row, doc));
+        }
+        drop(tx);
+        let pending = current.split_off(cut);
+        if !current.is_empty() {
+            let mut p = part.write().unwrap_or_else(PoisonError::into_inner);
+            for (seq, row, doc) in current {
+                // Another connection may have applied some meanwhile; each
+                // change reads the row as it is now, so applying it twice is
+                // harmless, but the mark only moves forward.
+                if seq <= p.seq {
+                    continue;
+                }
+                match doc {
+                    Some(doc) => p.put(row, &doc),
+                    None => p.remove(row),
+                }
+                p.seq = seq;
+            }
+        }
+        let p = part.read().unwrap_or_else(PoisonError::into_inner);
+        Ok(Some(p.overlay(
+            pending.into_iter().map(|(_, r, d)| (r, d)).collect(),
+        )))
+    }
+
+    /// The connection's transaction state (`sqlite3_txn_state`): none,
+    /// read or write.
+    fn txn_state(&self) -> std::ffi::c_int {
+        // SAFETY: the live connection's handle; a null schema asks for the
+        // most advanced state over all of them.
+        unsafe { ffi::sqlite3_txn_state(self.conn.handle(), std::ptr::null()) }
+    }
+
+    /// `BEGIN IMMEDIATE`, noting the last text change committed before it:
+    /// while the transaction is open, every change up to it is someone
+    /// else's, committed, and may be applied to the shared index.
+    pub fn begin_immediate(&self) -> anyhow::Result<()> {
+        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        self.write_horizon.set(Some(text::last_change(&self.conn)?));
+        Ok(())
+    }
+
+    /// The best `limit` of `scored` that pass `f`, by score then id, as
+    /// FTS5's statement orders them: candidates are read best first, a
+    /// shortlist at a time, until no later one can enter the top.
+    fn filtered_top(
+        &self,
+        target: Target,
+        mut scored: Vec<(i64, f64)>,
+        f: &SearchFilter,
+        limit: u32,
+    ) -> R<Vec<ScoredId>> {
+        let limit = limit as usize;
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let t = table(target);
+        let w = where_clause(target, "x", f);
+        let mut stmt = sql(self.conn.prepare_cached(&format!(
+            "SELECT x.rowid, x.id FROM {t} x WHERE x.rowid IN (SELECT value FROM json_each(?)) AND {}",
+            w.clause
+        )))?;
+        let chunk = limit
+            .saturating_mul(FTS_SHORTLIST as usize)
+            .max(FTS_SHORTLIST_MIN as usize);
+        let best_first = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1);
+        let mut out: Vec<(String, f64)> = Vec::new();
+        let mut rest = scored.as_mut_slice();
+        while !rest.is_empty() {
+            let n = chunk.min(rest.len());
+            if n < rest.len() {
+                rest.select_nth_unstable_by(n - 1, best_first);
+            }
+            let (head, tail) = rest.split_at_mut(n);
+            head.sort_unstable_by(best_first);
+            if out.len() >= limit && head[0].1 < out[limit - 1].1 {
+                break;
+            }
+            let rows: Vec<i64> = head.iter().map(|(r, _)| *r).collect();
+            let mut p = vec![Value::Text(
+                serde_json::to_string(&rows).unwrap_or_default(),
+            )];
+            p.extend(w.params.iter().cloned());
+            let passed: std::collections::HashMap<i64, String> = sql(sql(stmt
+                .query_map(rusqlite::params_from_iter(p), |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                }))?
+            .collect())?;
+            out.extend(
+                head.iter()
+                    .filter_map(|(r, s)| passed.get(r).map(|id| (id.clone(), *s))),
+            );
+            out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            rest = tail;
+        }
+        out.truncate(limit);
+        Ok(out
+            .into_iter()
+            .map(|(id, s)| ScoredId {
+                id,
+                score: s as f32,
+            })
+            .collect())
+    }
+
+    /// Applies the committed changes to every partition this process holds
+    /// (the background worker, twice a second), so a search's own catch-up
+    /// is short and an idle partition does not fall behind the pruned log.
+    pub fn text_catch_up_all(&self) -> R<()> {
+        let parts: Vec<((Target, String), Part)> = self
+            .text()
+            .parts
+            .iter()
+            .filter_map(|(k, e)| match e {
+                Entry::Ready(p) => Some((k.clone(), Arc::clone(p))),
+                Entry::Building => None,
+            })
+            .collect();
+        for ((target, ns), part) in parts {
+            self.text_catch_up(target, &ns, &part)?;
+        }
+        Ok(())
+    }
+
+    /// Whether `text_changes` holds entries older than the newest
+    /// `TEXT_CHANGES_KEEP` (an error reads as no).
+    pub fn text_prune_due(&self) -> bool {
+        let due = || -> rusqlite::Result<bool> {
+            let cut = text::last_change(&self.conn)? - text::TEXT_CHANGES_KEEP;
+            Ok(cut > text::pruned_through(&self.conn)?)
+        };
+        due().unwrap_or(false)
+    }
+
+    /// Drops `text_changes` entries older than the newest
+    /// `TEXT_CHANGES_KEEP` (the writer, from time to time), noting through
+    /// which number, so a partition that needed them is rebuilt instead.
+    pub fn prune_text_changes(&self) -> anyhow::Result<usize> {
+        if !self.role.is_writer() || self.is_read_only() || !self.text_prune_due() {
+            return Ok(0);
+        }
+        let cut = text::last_change(&self.conn)? - text::TEXT_CHANGES_KEEP;
+        let tx = self.conn.unchecked_transaction()?;
+        let n = tx.execute("DELETE FROM text_changes WHERE seq <= ?1", [cut])?;
+        tx.execute(
+            "INSERT OR REPLACE INTO metadata(key, value) VALUES ('text_changes_pruned', ?1)",
+            [cut.to_string()],
+        )?;
+        tx.commit()?;
+        Ok(n)
+    }
+}
+
+/// The builder thread: each queued partition read in one snapshot through
+/// its own connection (a small page cache: it reads each row once).
+fn builder(
+    path: &std::path::Path,
+    shared: &Shared,
+    queue: &std::sync::mpsc::Receiver<(Target, String)>,
+) {
+    let open = || -> anyhow::Result<(rusqlite::Connection, Tokenizer)> {
+        let conn = super::connect(path)?;
+        conn.pragma_update(None, "query_only", true)?;
+        conn.pragma_update(None, "cache_size", -BUILDER_CACHE_KIB)?;
+        Ok((conn, Tokenizer::new()?))
+    };
+    let mut held: Option<(rusqlite::Connection, Tokenizer)> = None;
+    while let Ok(key) = queue.recv() {
+        let started = std::time::Instant::now();
+        let built = (|| -> anyhow::Result<Partition> {
+            if held.is_none() {
+                held = Some(open()?);
+            }
+            let Some((conn, tok)) = held.as_mut() else {
+                anyhow::bail!("no connection");
+            };
+            let tx = conn.unchecked_transaction()?;
+            Ok(text::build(&tx, tok, key.0, &key.1)?)
+        })();
+        let mut index = shared.text.lock().unwrap_or_else(PoisonError::into_inner);
+        match built {
+            Ok(part) if index.enabled => {
+                tracing::info!(table = table(key.0), namespace = %key.1, rows = part.rows(),
+                    ms = started.elapsed().as_millis() as u64, "full-text partition built");
+                index
+                    .parts
+                    .insert(key, Entry::Ready(Arc::new(RwLock::new(part))));
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(error = %format!("{e:#}"), namespace = %key.1,
+                    "building a full-text partition failed; FTS5 answers its searches, the next one retries");
+                index.parts.remove(&key);
+                held = None;
+            }
+        }
+    }
+}
+
+/// The builder connection's page cache, in KiB: a build reads each row
+/// once, so a cache the size of the readers' would only hold memory.
+const BUILDER_CACHE_KIB: i64 = 2048;

@@ -1,0 +1,151 @@
+//! `mnemo-lab bench serve --namespaces N`: the cost of one tenant inside a
+//! store of many. A store of `--memories` memories spread over `N`
+//! namespaces (`tenant-0`…, memory `i` in `tenant-(i mod N)`) is imported
+//! with vectors, then `--clients` clients recall in `tenant-0` only, with
+//! queries from its own texts. Then the same tenant's memories alone in a
+//! store of their own take the same load. The ratio of the two p50s is the
+//! figure: a tenant's recall should cost what its own rows cost, not what
+//! the store holds. Prints rows; asserts nothing.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use super::child::{Load, Server, db_files, query, recall_once_in, recall_until, stub_env};
+use super::fill::{import, spread};
+use super::serve_args::ServeBenchArgs;
+use super::{Corpus, Table};
+
+/// The tenant the load recalls in.
+const TENANT: &str = "tenant-0";
+
+pub(super) fn rows(
+    t: &mut Table,
+    dir: &Path,
+    stub: &str,
+    args: &ServeBenchArgs,
+    n: usize,
+) -> anyhow::Result<()> {
+    let tenants = args.namespaces.max(2);
+    let mut corpus = Corpus::new(args.seed());
+    let texts: Vec<String> = (0..n).map(|_| corpus.sentence(8, 30)).collect();
+    let own: Arc<Vec<String>> = Arc::new(
+        texts
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| spread(*i, tenants) == TENANT)
+            .map(|(_, t)| t.clone())
+            .collect(),
+    );
+    let label = format!("{n} memories in {tenants} namespaces");
+    let shared = measure(
+        t,
+        dir,
+        stub,
+        args,
+        &format!("serve-{n}-in-{tenants}.db"),
+        &texts,
+        tenants,
+        &own,
+        TENANT,
+        &label,
+    )?;
+    let alone_label = format!("the same tenant's {} memories alone", own.len());
+    let alone = measure(
+        t,
+        dir,
+        stub,
+        args,
+        &format!("serve-{n}-tenant-alone.db"),
+        &own,
+        1,
+        &own,
+        "default",
+        &alone_label,
+    )?;
+    t.row(
+        &format!("{label}: tenant recall p50 / alone"),
+        format!("{:.2}", shared.p(0.5) / alone.p(0.5)),
+        "×",
+        "the tenant's recall p50 in the shared store over the same tenant's alone",
+    );
+    Ok(())
+}
+
+/// Imports `texts` over `namespaces` into `name` (unless `--reuse` finds
+/// it), then recalls in `ns` with queries from `asked`; prints the rows.
+#[allow(clippy::too_many_arguments)]
+fn measure(
+    t: &mut Table,
+    dir: &Path,
+    stub: &str,
+    args: &ServeBenchArgs,
+    name: &str,
+    texts: &[String],
+    namespaces: usize,
+    asked: &Arc<Vec<String>>,
+    ns: &str,
+    label: &str,
+) -> anyhow::Result<Load> {
+    let db = dir.join(name);
+    let reused = args.reuse && db.exists();
+    if !reused {
+        for f in db_files(&db) {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+    let server = Server::start(&db, dir, &stub_env(stub, args.dimension()))?;
+    if reused {
+        t.note(&format!("{label}: the store in {} is reused", db.display()));
+    } else {
+        let started = Instant::now();
+        import(&server.base, texts, 0, args.dimension(), namespaces)?;
+        t.row(
+            &format!("{label}: import"),
+            format!(
+                "{:.0}",
+                texts.len() as f64 / started.elapsed().as_secs_f64()
+            ),
+            "mem/s",
+            "POST /import with vectors",
+        );
+    }
+    // The first recall of a namespace builds what it searches with.
+    let agent = ureq::AgentBuilder::new().build();
+    let first = recall_once_in(&agent, &server.base, &query(asked, 1), Some(ns))?;
+    t.row(
+        &format!("{label}: first recall in the tenant"),
+        format!("{:.1}", first.as_secs_f64() * 1e3),
+        "ms",
+        "after the server started",
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let timer = stop.clone();
+    let seconds = args.seconds();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(seconds));
+        timer.store(true, Ordering::SeqCst);
+    });
+    let load = recall_until(&server.base, asked, args.clients(), 5, &stop, Some(ns))?;
+    load.rows(t, &format!("{label}: tenant recall"), args.clients());
+    let (rss, _peak, anon) = server.rss_mb();
+    t.row(
+        &format!("{label}: server RSS (anonymous)"),
+        format!("{rss:.0} ({anon:.0})"),
+        "MB",
+        "VmRSS (RssAnon) after the load",
+    );
+    let size: u64 = db_files(&db)
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    t.row(
+        &format!("{label}: database size"),
+        format!("{:.1}", size as f64 / 1e6),
+        "MB",
+        "the .db, -wal and -shm files",
+    );
+    Ok(load)
+}
