@@ -95,9 +95,16 @@ impl SqliteStore {
         }
         let phrases: Vec<Option<String>> =
             tokens.into_iter().map(|t| t.into_iter().next()).collect();
-        // Every namespace searched, each caught up (or FTS5 answers all).
-        let mut parts = Vec::with_capacity(f.namespaces.len());
+        // Every namespace searched (each once), each caught up — or FTS5
+        // answers for all of them.
+        let mut namespaces: Vec<&String> = Vec::with_capacity(f.namespaces.len());
         for ns in &f.namespaces {
+            if !namespaces.contains(&ns) {
+                namespaces.push(ns);
+            }
+        }
+        let mut parts = Vec::with_capacity(namespaces.len());
+        for ns in namespaces {
             let Some(part) = self.text_partition(target, ns)? else {
                 return Ok(None);
             };
