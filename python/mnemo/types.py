@@ -384,6 +384,8 @@ class Health(TypedDict, total=False):
     """The database cannot be written: reads answer, writes are 503."""
     status: Required[str]
     """`ok` while the store can be read."""
+    text: NotRequired[TextStatus | None]
+    """SQLite's per-namespace full-text index (none on Postgres)."""
     vectors: Required[VectorState]
     """Whether vector search runs, and on which model."""
 
@@ -938,6 +940,20 @@ class Stats(TypedDict, total=False):
     """Active memories (round 1's name for `active`)."""
     working: Required[int]
     """Active memories in Working."""
+
+
+class TextStatus(TypedDict, total=False):
+    """The derived full-text index at a glance (`/health`)."""
+    building: Required[int]
+    """Partitions being built (FTS5 answers their searches meanwhile)."""
+    enabled: Required[bool]
+    """Whether searches of named namespaces are answered by the index."""
+    partitions: Required[int]
+    """(table, namespace) partitions held in memory."""
+    postings: Required[int]
+    """Postings in them (a row's distinct terms): the index's size."""
+    rows: Required[int]
+    """Rows in them."""
 
 
 class TopicArgs(TypedDict, total=False):
