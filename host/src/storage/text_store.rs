@@ -213,7 +213,9 @@ impl SqliteStore {
         let mut index = self.text();
         if index.builder.is_none() {
             let (tx, rx) = std::sync::mpsc::channel();
-            let (path, shared) = (self.path.clone(), Arc::clone(&self.shared));
+            // A weak handle: when the store closes, the index and the queue's
+            // sender go with it, and the thread ends.
+            let (path, shared) = (self.path.clone(), Arc::downgrade(&self.shared));
             match std::thread::Builder::new()
                 .name("mnemo-text-build".into())
                 .spawn(move || builder(&path, &shared, &rx))
@@ -450,7 +452,7 @@ impl SqliteStore {
 /// its own connection (a small page cache: it reads each row once).
 fn builder(
     path: &std::path::Path,
-    shared: &Shared,
+    shared: &std::sync::Weak<Shared>,
     queue: &std::sync::mpsc::Receiver<(Target, String)>,
 ) {
     let open = || -> anyhow::Result<(rusqlite::Connection, Tokenizer)> {
@@ -472,6 +474,9 @@ fn builder(
             let tx = conn.unchecked_transaction()?;
             Ok(text::build(&tx, tok, key.0, &key.1)?)
         })();
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
         let mut index = shared.text.lock().unwrap_or_else(PoisonError::into_inner);
         match built {
             Ok(part) if index.enabled => {
