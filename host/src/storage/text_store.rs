@@ -220,7 +220,10 @@ impl SqliteStore {
                 .name("mnemo-text-build".into())
                 .spawn(move || builder(&path, &shared, &rx))
             {
-                Ok(_) => index.builder = Some(tx),
+                Ok(thread) => {
+                    index.builder = Some(tx);
+                    index.builder_thread = Some(thread);
+                }
                 Err(e) => {
                     tracing::warn!(error = %e, "no thread to build full-text partitions; FTS5 answers");
                     index.parts.remove(&key);

@@ -73,8 +73,22 @@ pub(super) struct TextIndex {
     pub(super) parts: HashMap<(Target, String), Entry>,
     /// The process's tokenizer for queries and changes (one at a time).
     pub(super) tokenizer: Option<Tokenizer>,
-    /// The queue of the thread that builds large partitions.
+    /// The queue of the thread that builds large partitions, and the thread.
     pub(super) builder: Option<std::sync::mpsc::Sender<(Target, String)>>,
+    pub(super) builder_thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for TextIndex {
+    /// Closing the store ends the builder: its queue closes, and the thread
+    /// is waited for (unless this is it, dropping the last handle).
+    fn drop(&mut self) {
+        self.builder = None;
+        if let Some(thread) = self.builder_thread.take()
+            && thread.thread().id() != std::thread::current().id()
+        {
+            let _ = thread.join();
+        }
+    }
 }
 
 impl TextIndex {
@@ -84,6 +98,7 @@ impl TextIndex {
             parts: HashMap::new(),
             tokenizer: None,
             builder: None,
+            builder_thread: None,
         }
     }
 
