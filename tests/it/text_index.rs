@@ -274,14 +274,17 @@ fn follows_writes_from_every_connection_and_forgets_a_rollback() {
     check(&s);
     // Inside a transaction, its own writes count; after a rollback, they
     // never did.
-    conn.execute_batch("BEGIN").unwrap();
-    s.insert_memory(&memory(900, "a", "zephyr zephyr chess".into(), vec![]))
+    let zephyr = || {
+        s.insert_memory(&memory(900, "a", "zephyr zephyr chess".into(), vec![]))
+            .unwrap();
+        conn.execute(
+            "UPDATE memories SET content = 'zephyr' WHERE id = 'a_00011'",
+            [],
+        )
         .unwrap();
-    conn.execute(
-        "UPDATE memories SET content = 'zephyr' WHERE id = 'a_00011'",
-        [],
-    )
-    .unwrap();
+    };
+    conn.execute_batch("BEGIN").unwrap();
+    zephyr();
     let hits = s
         .fts_search(Target::Memories, &["zephyr".into()], &filter("a"), 5, 0.0)
         .unwrap();
@@ -304,13 +307,7 @@ fn follows_writes_from_every_connection_and_forgets_a_rollback() {
     conn.execute_batch("ROLLBACK").unwrap();
     answers(&s, Target::Memories, &qs, &filter("a"));
     conn.execute_batch("BEGIN").unwrap();
-    s.insert_memory(&memory(900, "a", "zephyr zephyr chess".into(), vec![]))
-        .unwrap();
-    conn.execute(
-        "UPDATE memories SET content = 'zephyr' WHERE id = 'a_00011'",
-        [],
-    )
-    .unwrap();
+    zephyr();
     let indexed = s
         .fts_search(
             Target::Memories,

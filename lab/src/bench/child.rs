@@ -66,6 +66,15 @@ pub(super) fn fresh(dir: &Path, name: &str) -> PathBuf {
     db
 }
 
+/// Bytes of the database's files (the .db, -wal and -shm).
+pub(super) fn db_bytes(db: &Path) -> u64 {
+    db_files(db)
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum()
+}
+
 pub(super) fn db_files(db: &Path) -> Vec<PathBuf> {
     let name = db.file_name().map(|n| n.to_string_lossy().to_string());
     let Some(name) = name else {
@@ -172,13 +181,25 @@ pub(super) fn recall_load(
     seconds: u64,
     salt: u64,
 ) -> anyhow::Result<Load> {
+    recall_load_in(base, texts, clients, seconds, salt, None)
+}
+
+/// [`recall_load`] in namespace `ns` (`None`: the server's default).
+pub(super) fn recall_load_in(
+    base: &str,
+    texts: &Arc<Vec<String>>,
+    clients: usize,
+    seconds: u64,
+    salt: u64,
+    ns: Option<&str>,
+) -> anyhow::Result<Load> {
     let stop = Arc::new(AtomicBool::new(false));
     let timer = stop.clone();
     std::thread::spawn(move || {
         std::thread::sleep(Duration::from_secs(seconds));
         timer.store(true, Ordering::SeqCst);
     });
-    recall_until(base, texts, clients, salt, &stop, None)
+    recall_until(base, texts, clients, salt, &stop, ns)
 }
 
 /// `clients` threads recalling until `stop` is set.

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::child::{Server, db_files, query, recall_load, recall_once, stub_env};
+use super::child::{Server, db_bytes, db_files, query, recall_load, recall_once, stub_env};
 use super::fill::{cycle_rows, ingest_rows};
 pub use super::serve_args::ServeBenchArgs;
 use super::{Corpus, Table, work_dir};
@@ -101,11 +101,7 @@ fn size_rows(
         "MB",
         "VmHWM",
     );
-    let size: u64 = db_files(&db)
-        .iter()
-        .filter_map(|f| std::fs::metadata(f).ok())
-        .map(|m| m.len())
-        .sum();
+    let size = db_bytes(&db);
     t.row(
         &label("database size"),
         format!("{:.1}", size as f64 / 1e6),

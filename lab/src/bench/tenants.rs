@@ -9,10 +9,11 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use super::child::{Load, Server, db_files, query, recall_once_in, recall_until, stub_env};
+use super::child::{
+    Load, Server, db_bytes, db_files, query, recall_load_in, recall_once_in, stub_env,
+};
 use super::fill::{import, spread};
 use super::serve_args::ServeBenchArgs;
 use super::{Corpus, Table};
@@ -120,14 +121,14 @@ fn measure(
         "ms",
         "after the server started",
     );
-    let stop = Arc::new(AtomicBool::new(false));
-    let timer = stop.clone();
-    let seconds = args.seconds();
-    std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_secs(seconds));
-        timer.store(true, Ordering::SeqCst);
-    });
-    let load = recall_until(&server.base, asked, args.clients(), 5, &stop, Some(ns))?;
+    let load = recall_load_in(
+        &server.base,
+        asked,
+        args.clients(),
+        args.seconds(),
+        5,
+        Some(ns),
+    )?;
     load.rows(t, &format!("{label}: tenant recall"), args.clients());
     let (rss, _peak, anon) = server.rss_mb();
     t.row(
@@ -136,11 +137,7 @@ fn measure(
         "MB",
         "VmRSS (RssAnon) after the load",
     );
-    let size: u64 = db_files(&db)
-        .iter()
-        .filter_map(|f| std::fs::metadata(f).ok())
-        .map(|m| m.len())
-        .sum();
+    let size = db_bytes(&db);
     t.row(
         &format!("{label}: database size"),
         format!("{:.1}", size as f64 / 1e6),
