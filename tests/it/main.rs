@@ -21,6 +21,7 @@ mod disk_full;
 mod e2e;
 mod e2e_store;
 mod embedding;
+mod exact_vectors;
 mod faults;
 mod history;
 mod http;

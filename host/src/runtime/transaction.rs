@@ -70,6 +70,10 @@ impl Transaction {
         }
         let (ended, outermost) = match &ports.store {
             Store::Sqlite(s) => {
+                if !ok {
+                    // What the exact vector partitions applied of the call is undone.
+                    s.forget_exact();
+                }
                 let conn = s.connection();
                 let sql = match (self.nested, ok) {
                     (true, true) => format!("RELEASE {SAVEPOINT}"),

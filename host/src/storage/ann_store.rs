@@ -32,12 +32,12 @@ impl SqliteStore {
     }
 
     /// The last change number this connection sees.
-    pub(super) fn last_vector_change(&self) -> anyhow::Result<i64> {
-        Ok(self.conn.query_row(
+    pub(super) fn last_vector_change(&self) -> rusqlite::Result<i64> {
+        self.conn.query_row(
             "SELECT COALESCE(MAX(seq), 0) FROM vector_changes",
             [],
             |r| r.get(0),
-        )?)
+        )
     }
 
     /// Replays, for every graph installed since the last look, the changes
@@ -138,6 +138,9 @@ impl SqliteStore {
             [],
         )?;
         tx.commit()?;
+        self.shared
+            .vector_log_epoch
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         Ok(())
     }
 
@@ -147,6 +150,9 @@ impl SqliteStore {
             ann_file::remove_all(&dir);
         }
         self.conn.execute("DELETE FROM vector_changes", [])?;
+        self.shared
+            .vector_log_epoch
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         Ok(())
     }
 }

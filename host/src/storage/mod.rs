@@ -5,6 +5,8 @@
 pub mod ann;
 mod ann_store;
 mod dialogue;
+mod exact;
+mod exact_store;
 mod export;
 mod filter;
 mod graph;

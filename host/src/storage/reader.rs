@@ -114,6 +114,8 @@ impl SqliteStore {
             shared: Arc::clone(&self.shared),
             role,
             write_horizon: std::cell::Cell::new(None),
+            text_docs: Default::default(),
+            exact: Default::default(),
         })
     }
 

@@ -123,6 +123,17 @@ impl SqliteStore {
                 hits.extend(found);
                 continue;
             }
+            if let Some(ns) = ns
+                && let Some(near) = self.exact_search(target, ns, v, k)?
+            {
+                // sqlite-vec's score: `1.0 - distance` in SQL's double.
+                let near: Vec<(i64, f32)> = near
+                    .into_iter()
+                    .map(|(row, d)| (row, (1.0 - f64::from(d)) as f32))
+                    .collect();
+                hits.extend(self.admitted(target, f, &near)?);
+                continue;
+            }
             let ns_clause = if ns.is_some() {
                 "AND namespace = ?"
             } else {
@@ -390,6 +401,45 @@ impl SqliteStore {
         Ok((rows.collect::<rusqlite::Result<Vec<_>>>()?, seq))
     }
 
+    /// The candidates (rowid, score) that pass `f`, as ids, in order.
+    pub(super) fn admitted(
+        &self,
+        target: Target,
+        f: &SearchFilter,
+        candidates: &[(i64, f32)],
+    ) -> R<Vec<ScoredId>> {
+        if candidates.is_empty() {
+            return Ok(Vec::new());
+        }
+        let t = table(target);
+        let w = where_clause(target, "x", f);
+        let mut params: Vec<Value> = candidates
+            .iter()
+            .map(|(id, _)| Value::Integer(*id))
+            .collect();
+        params.extend(w.params);
+        // NOT INDEXED: the candidates are rowid lookups. Left to itself the
+        // planner walks the (namespace, valid_until) index instead, every
+        // active row of the namespace (100,000 at 100k) for ~100 candidates.
+        let mut stmt = sql(self.conn.prepare_cached(&format!(
+            "SELECT x.rowid, x.id FROM {t} x NOT INDEXED WHERE x.rowid IN ({}) AND {}",
+            in_list(candidates.len()),
+            w.clause
+        )))?;
+        let admitted: std::collections::HashMap<i64, String> = sql(stmt
+            .query_map(params_from_iter(params), |r| Ok((r.get(0)?, r.get(1)?)))
+            .and_then(|rows| rows.collect()))?;
+        Ok(candidates
+            .iter()
+            .filter_map(|(rowid, score)| {
+                admitted.get(rowid).map(|id| ScoredId {
+                    id: id.clone(),
+                    score: *score,
+                })
+            })
+            .collect())
+    }
+
     /// Graph candidates for one partition, filtered and mapped to ids; `None`
     /// when the partition must be searched exactly.
     pub(super) fn ann_search(
@@ -428,33 +478,7 @@ impl SqliteStore {
                 return Ok(None);
             }
         };
-        let t = table(target);
-        let w = where_clause(target, "x", f);
-        let mut params: Vec<Value> = candidates
-            .iter()
-            .map(|(id, _)| Value::Integer(*id))
-            .collect();
-        params.extend(w.params);
-        // NOT INDEXED: the candidates are rowid lookups. Left to itself the
-        // planner walks the (namespace, valid_until) index instead, every
-        // active row of the namespace (100,000 at 100k) for ~100 candidates.
-        let mut stmt = sql(self.conn.prepare_cached(&format!(
-            "SELECT x.rowid, x.id FROM {t} x NOT INDEXED WHERE x.rowid IN ({}) AND {}",
-            in_list(candidates.len()),
-            w.clause
-        )))?;
-        let admitted: std::collections::HashMap<i64, String> = sql(stmt
-            .query_map(params_from_iter(params), |r| Ok((r.get(0)?, r.get(1)?)))
-            .and_then(|rows| rows.collect()))?;
-        let hits: Vec<ScoredId> = candidates
-            .iter()
-            .filter_map(|(rowid, score)| {
-                admitted.get(rowid).map(|id| ScoredId {
-                    id: id.clone(),
-                    score: *score,
-                })
-            })
-            .collect();
+        let hits = self.admitted(target, f, &candidates)?;
         // A selective filter left too few: the exact search finds the rest.
         if (hits.len() as u32) < limit && candidates.len() as u32 >= k {
             return Ok(None);

@@ -31,6 +31,10 @@ pub struct SqliteStore {
     /// transaction began (`begin_immediate`): what it may apply to the
     /// shared full-text index while the transaction is open (`text_store.rs`).
     pub(super) write_horizon: std::cell::Cell<Option<i64>>,
+    /// The tokens of the rows this connection's index catch-ups read last.
+    pub(super) text_docs: std::cell::RefCell<super::text::DocCache>,
+    /// This connection's small vector partitions, in memory (`exact.rs`).
+    pub(super) exact: std::cell::RefCell<super::exact::ExactVectors>,
 }
 
 /// The in-memory state beside the database that the writer and the readers
@@ -46,6 +50,9 @@ pub(super) struct Shared {
     read_only: bool,
     /// The derived full-text index's partitions (`text/`).
     pub(super) text: Mutex<super::text::TextIndex>,
+    /// Bumped when `vector_changes` loses entries (`ann_store.rs`): each
+    /// connection's exact partitions (`exact.rs`) then start over.
+    pub(super) vector_log_epoch: std::sync::atomic::AtomicU64,
 }
 
 /// A lock whose holder panicked still guards consistent data here (every
@@ -157,6 +164,7 @@ impl SqliteStore {
                 partition_rows: Mutex::new(HashMap::new()),
                 read_only,
                 text: Mutex::new(super::text::TextIndex::new()),
+                vector_log_epoch: Default::default(),
             }),
             // A read-only database is written by no one: its "writer" keeps a
             // read's effects aside like a reader (and they are dropped).
@@ -166,6 +174,8 @@ impl SqliteStore {
                 super::reader::Role::Writer
             },
             write_horizon: std::cell::Cell::new(None),
+            text_docs: Default::default(),
+            exact: Default::default(),
         })
     }
 

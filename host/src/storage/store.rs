@@ -19,7 +19,7 @@ use super::{DecisionFilter, Integrity, SqliteStore, UsageSummary, VectorState};
 use crate::storage::Usage;
 
 pub enum Store {
-    Sqlite(SqliteStore),
+    Sqlite(Box<SqliteStore>),
     Postgres(Box<PgStore>),
 }
 
@@ -38,7 +38,7 @@ impl Store {
     pub fn open(location: &Path) -> anyhow::Result<Self> {
         match location.to_str().filter(|l| is_postgres_url(l)) {
             Some(url) => Ok(Store::Postgres(Box::new(PgStore::open(url)?))),
-            None => Ok(Store::Sqlite(SqliteStore::open(location)?)),
+            None => Ok(Store::Sqlite(Box::new(SqliteStore::open(location)?))),
         }
     }
 
@@ -56,7 +56,7 @@ impl Store {
 
     pub fn reader(&self) -> anyhow::Result<Store> {
         Ok(match self {
-            Store::Sqlite(s) => Store::Sqlite(s.reader()?),
+            Store::Sqlite(s) => Store::Sqlite(Box::new(s.reader()?)),
             Store::Postgres(p) => Store::Postgres(Box::new(p.reader()?)),
         })
     }
@@ -72,7 +72,7 @@ impl Store {
 
     pub fn rehearsal(&self) -> anyhow::Result<Store> {
         Ok(match self {
-            Store::Sqlite(s) => Store::Sqlite(s.rehearsal()?),
+            Store::Sqlite(s) => Store::Sqlite(Box::new(s.rehearsal()?)),
             Store::Postgres(p) => Store::Postgres(Box::new(p.rehearsal()?)),
         })
     }
@@ -301,6 +301,9 @@ impl Store {
     pub fn end_batch(&self, commit: bool) -> anyhow::Result<()> {
         match self {
             Store::Sqlite(s) => {
+                if !commit {
+                    s.forget_exact();
+                }
                 Ok(s.connection()
                     .execute_batch(if commit { "COMMIT" } else { "ROLLBACK" })?)
             }

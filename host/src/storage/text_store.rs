@@ -290,7 +290,8 @@ impl SqliteStore {
             let now = sql(text::read_row(&self.conn, target, row))?;
             let doc = match now {
                 Some((row_ns, cols)) if row_ns == ns => {
-                    match self.with_tokenizer(|tok| text::tokenize(tok, &cols)) {
+                    let docs = &self.text_docs;
+                    match self.with_tokenizer(|tok| docs.borrow_mut().tokens(tok, cols)) {
                         Some(doc) => Some(doc),
                         None => return Ok(None),
                     }
@@ -356,13 +357,15 @@ impl SqliteStore {
         }
         let t = table(target);
         let w = where_clause(target, "x", f);
+        // NOT INDEXED, as in `ann_search`: left to itself the planner walks
+        // the (namespace, valid_until) index, every active row of the
+        // namespace, for a few candidates (a quarter of the writer's time
+        // in `bench serve`'s remember).
         let mut stmt = sql(self.conn.prepare_cached(&format!(
-            "SELECT x.rowid, x.id FROM {t} x WHERE x.rowid IN (SELECT value FROM json_each(?)) AND {}",
+            "SELECT x.rowid, x.id FROM {t} x NOT INDEXED WHERE x.rowid IN (SELECT value FROM json_each(?)) AND {}",
             w.clause
         )))?;
-        let chunk = limit
-            .saturating_mul(FTS_SHORTLIST as usize)
-            .max(FTS_SHORTLIST_MIN as usize);
+        let mut chunk = limit.saturating_mul(text::TEXT_FIRST_CHECK);
         let best_first = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1);
         let mut out: Vec<(String, f64)> = Vec::new();
         let mut rest = scored.as_mut_slice();
@@ -392,6 +395,7 @@ impl SqliteStore {
             );
             out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
             rest = tail;
+            chunk = chunk.saturating_mul(2);
         }
         out.truncate(limit);
         Ok(out

@@ -209,7 +209,8 @@ export const searchMethods = {
       if (!near.length) continue;
       const admitted = new Map(
         this.db
-          .all(`SELECT x.rowid, x.id FROM ${t} x WHERE x.rowid IN ${IN_JSON} AND ${w.clause}`, [
+          // NOT INDEXED: rowid lookups, not a walk of the namespace's index.
+          .all(`SELECT x.rowid, x.id FROM ${t} x NOT INDEXED WHERE x.rowid IN ${IN_JSON} AND ${w.clause}`, [
             JSON.stringify(near.map((n) => n[0])),
             ...w.params,
           ])

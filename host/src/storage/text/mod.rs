@@ -44,6 +44,17 @@ pub(super) const TEXT_INLINE_BUILD_ROWS: i64 = 5_000;
 /// ones are dropped by the writer (`SqliteStore::prune_text_changes`). A
 /// partition that fell further behind is rebuilt from its table.
 pub(super) const TEXT_CHANGES_KEEP: i64 = 100_000;
+/// The index's best-scored rows are checked against a search's filter
+/// this many times its limit at first, twice as many each round after
+/// (the answer is the same for any size: a round only ends the search when
+/// no row left can enter the top). Most filters pass most rows, so the
+/// first round usually ends it. Profiled: the fixed shortlist of 200 rows
+/// that FTS5's path reads was a quarter of the writer's time in
+/// `bench serve`'s remember (dedup asks for 5).
+pub(super) const TEXT_FIRST_CHECK: usize = 2;
+/// Rows whose tokens a connection keeps (`DocCache`): more than a
+/// transaction's own writes usually are (`bench serve` batches 100).
+pub(super) const TEXT_DOC_CACHE: usize = 1_024;
 
 /// The derived full-text index at a glance (`/health`).
 #[derive(Debug, Clone, Copy, Default, serde::Serialize, JsonSchema)]
@@ -145,6 +156,29 @@ fn columns(target: Target, first: &str, second: &str) -> [String; 2] {
     match target {
         Target::Memories => [index(first), second.to_string()],
         Target::Episodes => [index(first), index(second)],
+    }
+}
+
+/// A connection's most recent rows' tokens, by their columns' text. Inside
+/// a write transaction every search scores the transaction's own rows
+/// again (`Overlay`): a batch of 100 remembers tokenized each row up to 99
+/// times, 8% of the writer's time in `bench serve`'s remember (`perf`).
+/// Keyed by the text itself, an entry is never stale.
+#[derive(Default)]
+pub struct DocCache(HashMap<[String; 2], Tokenized>);
+
+impl DocCache {
+    /// The tokens of `cols`, from the cache or tokenized now.
+    pub(super) fn tokens(&mut self, tok: &mut Tokenizer, cols: [String; 2]) -> Tokenized {
+        if let Some(doc) = self.0.get(&cols) {
+            return doc.clone();
+        }
+        let doc = tokenize(tok, &cols);
+        if self.0.len() >= TEXT_DOC_CACHE {
+            self.0.clear();
+        }
+        self.0.insert(cols, doc.clone());
+        doc
     }
 }
 
