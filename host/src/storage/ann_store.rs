@@ -33,11 +33,9 @@ impl SqliteStore {
 
     /// The last change number this connection sees.
     pub(super) fn last_vector_change(&self) -> rusqlite::Result<i64> {
-        self.conn.query_row(
-            "SELECT COALESCE(MAX(seq), 0) FROM vector_changes",
-            [],
-            |r| r.get(0),
-        )
+        self.conn
+            .prepare_cached("SELECT COALESCE(MAX(seq), 0) FROM vector_changes")?
+            .query_row([], |r| r.get(0))
     }
 
     /// Replays, for every graph installed since the last look, the changes

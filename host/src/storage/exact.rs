@@ -18,7 +18,8 @@
 //! connection's copy (`forget_exact`), and so does a pruned log (the
 //! shared `vector_log_epoch`). At most `EXACT_MAX_FLOATS` per connection,
 //! the least recently searched partition dropped first; a partition larger
-//! than that is left to sqlite-vec, as are the HNSW index's partitions.
+//! than that is left to sqlite-vec, and one the HNSW index serves is
+//! dropped (`release_exact`).
 
 use std::collections::HashMap;
 
@@ -93,7 +94,7 @@ impl ExactVectors {
 }
 
 impl Table {
-    fn drop_part(&mut self, ns: &str) {
+    pub(super) fn drop_part(&mut self, ns: &str) {
         if let Some(p) = self.parts.remove(ns) {
             for row in p.rows {
                 self.home.remove(&row);

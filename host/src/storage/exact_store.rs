@@ -20,6 +20,13 @@ impl SqliteStore {
         *self.exact.borrow_mut() = Default::default();
     }
 
+    /// Drops this connection's copy of `ns`'s partition, if it holds one.
+    pub(super) fn release_exact(&self, target: Target, ns: &str) {
+        if let Some(tab) = self.exact.borrow_mut().tables.get_mut(&target) {
+            tab.drop_part(ns);
+        }
+    }
+
     /// The `k` nearest rows of `ns`'s partition to `v`, with their
     /// sqlite-vec distance; `None` when the partition is left to
     /// sqlite-vec (larger than `EXACT_MAX_FLOATS`, or no vectors).
@@ -39,6 +46,8 @@ impl SqliteStore {
         }
         let rows = self.partition_size(target, ns)?;
         if rows.saturating_mul(dimension) > EXACT_MAX_FLOATS {
+            // Grown past the bound since it was read: sqlite-vec's now.
+            self.release_exact(target, ns);
             return Ok(None);
         }
         // One snapshot for the cursor, the changes and the rows.

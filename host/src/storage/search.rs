@@ -120,6 +120,8 @@ impl SqliteStore {
             if let Some(ns) = ns
                 && let Some(found) = self.ann_search(target, ns, v, f, limit, k)?
             {
+                // The graph serves it: an exact copy would only hold memory.
+                self.release_exact(target, ns);
                 hits.extend(found);
                 continue;
             }
