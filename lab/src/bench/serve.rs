@@ -3,7 +3,8 @@
 //! vectors of `--dimension` from an embedding stub, also on 127.0.0.1) is
 //! filled (`fill.rs`) by `--clients` threads with a seeded corpus (8–30
 //! Zipf-distributed words per memory), then queried by the same clients
-//! for `--seconds` (3 words of a stored text, dry recall, limit 10), then
+//! for `--seconds` (3 words of a stored text, dry recall, limit 10) at
+//! once, while the HNSW graph builds, and again once it is built; then
 //! consolidated twice. Then it is killed (SIGKILL) and restarted, and the
 //! time until its HNSW index serves again is measured. Prints a table;
 //! asserts nothing.
@@ -72,6 +73,14 @@ fn size_rows(
         ));
     } else {
         ingest_rows(t, &server.base, args, &texts, &label)?;
+        // The cliff after bulk writes: the same load at once, while the
+        // HNSW graph that its first search starts is built.
+        let fresh = recall_load(&server.base, &texts, args.clients(), args.seconds(), 3)?;
+        fresh.rows(t, &label("recall right after ingest"), args.clients());
+        t.note(&format!(
+            "{n} memories: HNSW builds still running when that load ended: {}",
+            ann_building(&server.base)?
+        ));
     }
     let ann_built = ann_ready(&server.base, &texts)?;
     t.row(
@@ -138,6 +147,12 @@ fn size_rows(
     )?;
     after.rows(t, &label("recall after restart"), args.clients());
     Ok(())
+}
+
+/// HNSW builds running now (`/health`).
+fn ann_building(base: &str) -> anyhow::Result<u64> {
+    let health: Value = ureq::get(&format!("{base}/health")).call()?.into_json()?;
+    Ok(health["ann"]["building"].as_u64().unwrap_or(0))
 }
 
 /// Recalls until the HNSW index is settled: no build running, and a graph
