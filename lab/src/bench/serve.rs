@@ -5,7 +5,7 @@
 //! Zipf-distributed words per memory), then queried by the same clients
 //! for `--seconds` (3 words of a stored text, dry recall, limit 10) at
 //! once, while the HNSW graph builds, and again once it is built; then
-//! consolidated twice. Then it is killed (SIGKILL) and restarted, and the
+//! consolidated twice, and given 2,000 more memories through remember. Then it is killed (SIGKILL) and restarted, and the
 //! time until its HNSW index serves again is measured. Prints a table;
 //! asserts nothing.
 
@@ -16,9 +16,12 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::child::{Server, db_bytes, db_files, query, recall_load, recall_once, stub_env};
-use super::fill::{cycle_rows, ingest_rows};
+use super::fill::{cycle_rows, fill, ingest_rows};
 pub use super::serve_args::ServeBenchArgs;
 use super::{Corpus, Table, work_dir};
+
+/// Memories remembered into the filled store, after its other rows.
+const REMEMBERED_AFTER: usize = 2_000;
 
 pub fn run(base: &mnemo_host::Config, args: ServeBenchArgs) -> anyhow::Result<()> {
     let (dir, _tmp) = work_dir(args.dir.as_ref())?;
@@ -119,6 +122,27 @@ fn size_rows(
     );
 
     cycle_rows(t, &server.base, &label)?;
+
+    // Remember into the full store (a fresh one only: a kept store would
+    // grow each run): dedup now searches a partition of `n`.
+    if !reused {
+        let more: Arc<Vec<String>> = Arc::new(
+            (0..REMEMBERED_AFTER)
+                .map(|_| corpus.sentence(8, 30))
+                .collect(),
+        );
+        let started = Instant::now();
+        fill(&server.base, &more, args.clients())?;
+        t.row(
+            &label("remember into the full store"),
+            format!("{:.0}", more.len() as f64 / started.elapsed().as_secs_f64()),
+            "mem/s",
+            &format!(
+                "{REMEMBERED_AFTER} more: POST /memories/batch of 100, {} clients, after the consolidation",
+                args.clients()
+            ),
+        );
+    }
 
     // A restart after kill -9: how long until the graphs serve again.
     server.kill();
