@@ -82,9 +82,7 @@ impl SqliteStore {
         }
         if !tab.parts.contains_key(ns) {
             let read = self.read_partition(target, ns)?;
-            drop(exact);
-            self.exact.borrow_mut().make_room(read.len() * dimension);
-            exact = self.exact.borrow_mut();
+            exact.make_room(read.len() * dimension);
             let tab = exact.tables.entry(target).or_default();
             let mut part = Part::new(dimension);
             for (row, vector) in read {

@@ -5,8 +5,9 @@
 //! Zipf-distributed words per memory), then queried by the same clients
 //! for `--seconds` (3 words of a stored text, dry recall, limit 10) at
 //! once, while the HNSW graph builds, and again once it is built; then
-//! consolidated twice, and given 2,000 more memories through remember. Then it is killed (SIGKILL) and restarted, and the
-//! time until its HNSW index serves again is measured. Prints a table;
+//! consolidated twice, and given 2,000 more memories through remember.
+//! Then it is killed (SIGKILL) and restarted, and the time until its HNSW
+//! index serves again is measured. Prints a table;
 //! asserts nothing.
 
 use std::path::Path;
@@ -173,10 +174,16 @@ fn size_rows(
     Ok(())
 }
 
-/// HNSW builds running now (`/health`).
+/// The HNSW index as `/health` shows it now.
+fn ann_health(agent: &ureq::Agent, base: &str) -> anyhow::Result<Value> {
+    let health: Value = agent.get(&format!("{base}/health")).call()?.into_json()?;
+    Ok(health["ann"].clone())
+}
+
+/// HNSW builds running now.
 fn ann_building(base: &str) -> anyhow::Result<u64> {
-    let health: Value = ureq::get(&format!("{base}/health")).call()?.into_json()?;
-    Ok(health["ann"]["building"].as_u64().unwrap_or(0))
+    let ann = ann_health(&ureq::AgentBuilder::new().build(), base)?;
+    Ok(ann["building"].as_u64().unwrap_or(0))
 }
 
 /// Recalls until the HNSW index is settled: no build running, and a graph
@@ -191,9 +198,9 @@ fn ann_ready(base: &str, texts: &Arc<Vec<String>>) -> anyhow::Result<Duration> {
     for round in 0.. {
         recall_once(&agent, base, &query(texts, round))?;
         let ann = loop {
-            let health: Value = agent.get(&format!("{base}/health")).call()?.into_json()?;
-            if health["ann"]["building"].as_u64() == Some(0) {
-                break health["ann"].clone();
+            let ann = ann_health(&agent, base)?;
+            if ann["building"].as_u64() == Some(0) {
+                break ann;
             }
             anyhow::ensure!(
                 Instant::now() < deadline,

@@ -48,9 +48,9 @@ pub(super) const TEXT_CHANGES_KEEP: i64 = 100_000;
 /// this many times its limit at first, twice as many each round after
 /// (the answer is the same for any size: a round only ends the search when
 /// no row left can enter the top). Most filters pass most rows, so the
-/// first round usually ends it. Profiled: the fixed shortlist of 200 rows
-/// that FTS5's path reads was a quarter of the writer's time in
-/// `bench serve`'s remember (dedup asks for 5).
+/// first round usually ends it, with a few rows read instead of the 200
+/// FTS5's path reads at least (dedup asks for 5). Not measured apart from
+/// the same commit's `NOT INDEXED` (`filtered_top`).
 pub(super) const TEXT_FIRST_CHECK: usize = 2;
 /// Rows whose tokens a connection keeps (`DocCache`): more than a
 /// transaction's own writes usually are (`bench serve` batches 100).
