@@ -9,7 +9,7 @@
 use mnemo_core::model::*;
 use mnemo_host::storage::SqliteStore;
 
-const WORDS: [&str; 24] = [
+pub(crate) const WORDS: [&str; 24] = [
     "garden",
     "gardens",
     "gardening",
@@ -37,10 +37,10 @@ const WORDS: [&str; 24] = [
 ];
 
 /// A deterministic generator (an LCG), so every run stores the same texts.
-struct Seq(u64);
+pub(crate) struct Seq(pub(crate) u64);
 
 impl Seq {
-    fn next(&mut self, n: usize) -> usize {
+    pub(crate) fn next(&mut self, n: usize) -> usize {
         self.0 = self
             .0
             .wrapping_mul(6364136223846793005)
@@ -48,7 +48,7 @@ impl Seq {
         ((self.0 >> 33) % n as u64) as usize
     }
 
-    fn words(&mut self, n: usize, vocab: &[&str]) -> String {
+    pub(crate) fn words(&mut self, n: usize, vocab: &[&str]) -> String {
         (0..n)
             .map(|_| vocab[self.next(vocab.len())])
             .collect::<Vec<_>>()
@@ -79,7 +79,7 @@ fn fill(s: &SqliteStore, ns: &str, n: usize, seed: u64, vocab: &[&str]) {
     s.connection().execute_batch("COMMIT").unwrap();
 }
 
-fn queries(seed: u64, vocab: &[&str]) -> Vec<Vec<String>> {
+pub(crate) fn queries(seed: u64, vocab: &[&str]) -> Vec<Vec<String>> {
     let mut g = Seq(seed);
     let mut out: Vec<Vec<String>> = (0..120)
         .map(|_| {
@@ -95,7 +95,7 @@ fn queries(seed: u64, vocab: &[&str]) -> Vec<Vec<String>> {
     out
 }
 
-fn filter(ns: &str) -> SearchFilter {
+pub(crate) fn filter(ns: &str) -> SearchFilter {
     SearchFilter {
         namespaces: vec![ns.into()],
         ..Default::default()

@@ -485,6 +485,10 @@ fn spawn_embedder(
             yield_to_requests();
             while stop.pause(BACKFILL_EVERY) {
                 loop {
+                // Every server keeps its own derived full-text index current.
+                if let Err(e) = store.text_catch_up_all() {
+                    tracing::warn!(error = %format!("{e:#}"), "applying text changes to the full-text index failed; will retry");
+                }
                     // On a shared Postgres, one server embeds for all, and
                 // folds the full-text counts the writes left pending, and
                 // moves the large namespaces' vectors into the HNSW graph.
@@ -497,11 +501,8 @@ fn spawn_embedder(
                 if let Err(e) = store.grow_graphs() {
                     tracing::warn!(error = %format!("{e:#}"), "moving vectors into the HNSW graph failed; will retry");
                 }
-                // SQLite's full-text index kept current, and its log of
-                // changes kept short by the writer.
-                if let Err(e) = store.text_catch_up_all() {
-                    tracing::warn!(error = %format!("{e:#}"), "applying text changes to the full-text index failed; will retry");
-                }
+                // The log of text changes kept short by the writer (one
+                // server's, on a shared Postgres).
                 if store.text_prune_due() {
                     let job: Job = Box::new(|m| {
                         if let Err(e) = m.ports().store.prune_text_changes() {

@@ -161,46 +161,47 @@ impl Store {
         }
     }
 
-    /// Turns SQLite's derived full-text index on or off (`storage/text/`;
-    /// off, FTS5 answers every search). Postgres has none.
+    /// Turns the derived full-text index on or off (`storage/text/`,
+    /// `storage/postgres/text.rs`; off, FTS5 or SQL answers every search).
     pub fn set_text_index(&self, on: bool) {
-        if let Store::Sqlite(s) = self {
-            s.set_text_index(on);
+        match self {
+            Store::Sqlite(s) => s.set_text_index(on),
+            Store::Postgres(s) => s.set_text_index(on),
         }
     }
 
-    /// SQLite's derived full-text index at a glance; `None` on Postgres.
+    /// The derived full-text index at a glance.
     pub fn text_status(&self) -> Option<super::text::TextStatus> {
         match self {
             Store::Sqlite(s) => Some(s.text_status()),
-            Store::Postgres(_) => None,
+            Store::Postgres(s) => Some(s.text_status()),
         }
     }
 
-    /// Applies the committed text changes to SQLite's derived full-text
-    /// index (in the background: `server/engine.rs`).
+    /// Applies the committed text changes to the derived full-text index
+    /// (in the background: `server/engine.rs`).
     pub fn text_catch_up_all(&self) -> anyhow::Result<()> {
         match self {
             Store::Sqlite(s) => Ok(s.text_catch_up_all()?),
-            Store::Postgres(_) => Ok(()),
+            Store::Postgres(s) => Ok(s.text_catch_up_all()?),
         }
     }
 
-    /// Whether SQLite's `text_changes` holds more than it keeps (any
-    /// connection may ask; the writer prunes).
+    /// Whether `text_changes` holds more than it keeps (any connection may
+    /// ask; the writer prunes).
     pub fn text_prune_due(&self) -> bool {
         match self {
             Store::Sqlite(s) => s.text_prune_due(),
-            Store::Postgres(_) => false,
+            Store::Postgres(s) => s.text_prune_due(),
         }
     }
 
-    /// Drops old entries of SQLite's `text_changes` (the writer, from time
-    /// to time); the entries dropped.
+    /// Drops old entries of `text_changes` (the writer, from time to
+    /// time); the entries dropped.
     pub fn prune_text_changes(&self) -> anyhow::Result<usize> {
         match self {
             Store::Sqlite(s) => s.prune_text_changes(),
-            Store::Postgres(_) => Ok(0),
+            Store::Postgres(s) => s.prune_text_changes(),
         }
     }
 

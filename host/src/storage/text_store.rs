@@ -341,20 +341,14 @@ impl SqliteStore {
         Ok(())
     }
 
-    /// The best `limit` of `scored` that pass `f`, by score then id, as
-    /// FTS5's statement orders them: candidates are read best first, a
-    /// shortlist at a time, until no later one can enter the top.
+    /// The best `limit` of `scored` that pass `f` (`text::top_admitted`).
     fn filtered_top(
         &self,
         target: Target,
-        mut scored: Vec<(i64, f64)>,
+        scored: Vec<(i64, f64)>,
         f: &SearchFilter,
         limit: u32,
     ) -> R<Vec<ScoredId>> {
-        let limit = limit as usize;
-        if limit == 0 {
-            return Ok(Vec::new());
-        }
         let t = table(target);
         let w = where_clause(target, "x", f);
         // NOT INDEXED, as in `ann_search`: left to itself the planner walks
@@ -365,46 +359,14 @@ impl SqliteStore {
             "SELECT x.rowid, x.id FROM {t} x NOT INDEXED WHERE x.rowid IN (SELECT value FROM json_each(?)) AND {}",
             w.clause
         )))?;
-        let mut chunk = limit.saturating_mul(text::TEXT_FIRST_CHECK);
-        let best_first = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1);
-        let mut out: Vec<(String, f64)> = Vec::new();
-        let mut rest = scored.as_mut_slice();
-        while !rest.is_empty() {
-            let n = chunk.min(rest.len());
-            if n < rest.len() {
-                rest.select_nth_unstable_by(n - 1, best_first);
-            }
-            let (head, tail) = rest.split_at_mut(n);
-            head.sort_unstable_by(best_first);
-            if out.len() >= limit && head[0].1 < out[limit - 1].1 {
-                break;
-            }
-            let rows: Vec<i64> = head.iter().map(|(r, _)| *r).collect();
-            let mut p = vec![Value::Text(
-                serde_json::to_string(&rows).unwrap_or_default(),
-            )];
+        text::top_admitted(scored, limit, |rows| {
+            let mut p = vec![Value::Text(serde_json::to_string(rows).unwrap_or_default())];
             p.extend(w.params.iter().cloned());
-            let passed: std::collections::HashMap<i64, String> = sql(sql(stmt
-                .query_map(rusqlite::params_from_iter(p), |r| {
-                    Ok((r.get(0)?, r.get(1)?))
-                }))?
-            .collect())?;
-            out.extend(
-                head.iter()
-                    .filter_map(|(r, s)| passed.get(r).map(|id| (id.clone(), *s))),
-            );
-            out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-            rest = tail;
-            chunk = chunk.saturating_mul(2);
-        }
-        out.truncate(limit);
-        Ok(out
-            .into_iter()
-            .map(|(id, s)| ScoredId {
-                id,
-                score: s as f32,
-            })
+            sql(sql(stmt.query_map(rusqlite::params_from_iter(p), |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            }))?
             .collect())
+        })
     }
 
     /// Applies the committed changes to every partition this process holds

@@ -18,6 +18,7 @@ mod meta;
 pub mod schema;
 mod search;
 mod sql;
+mod text;
 pub mod tls;
 mod vectors;
 
@@ -55,6 +56,8 @@ pub struct PgStore {
     listed: Listed,
     /// The backfill leader's counts of vectors outside the graph (`graph.rs`).
     surveys: graph::Surveys,
+    /// The derived full-text index, shared likewise (`text.rs`).
+    text: text::SharedText,
     role: Role,
     /// Transactions open on the connection: 0, 1 (`BEGIN`), more (savepoints).
     depth: Cell<u32>,
@@ -97,6 +100,7 @@ impl PgStore {
             sizes: search::Sizes::default(),
             listed: Listed::default(),
             surveys: graph::Surveys::default(),
+            text: text::SharedText::default(),
             role: Role::Writer,
             depth: Cell::new(0),
             leading: Cell::new(0),
@@ -112,6 +116,7 @@ impl PgStore {
             sizes: self.sizes.clone(),
             listed: Arc::clone(&self.listed),
             surveys: graph::Surveys::default(),
+            text: Arc::clone(&self.text),
             role,
             depth: Cell::new(0),
             leading: Cell::new(0),

@@ -395,6 +395,46 @@ WHERE e.id = t.id
   AND jsonb_typeof(e.attributes::jsonb) = 'object'
   AND NOT (e.attributes::jsonb ? 'session_turn');
 "#,
+    // 5: the log each server's derived full-text index tails (`text.rs`):
+    // one entry per row whose lexemes or namespace changed, under its
+    // namespace (a move logs both), written in the changing transaction
+    // with that transaction's id, which says when the entry may still
+    // become visible behind later ones.
+    r#"
+CREATE TABLE text_changes (
+    seq       BIGSERIAL PRIMARY KEY,
+    target    TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    row_seq   BIGINT NOT NULL,
+    xid       XID8 NOT NULL DEFAULT pg_current_xact_id()
+);
+CREATE INDEX text_changes_after ON text_changes(target, namespace, seq);
+CREATE INDEX text_changes_xid ON text_changes(target, namespace, xid);
+CREATE FUNCTION mnemo_text_changed() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+    IF TG_OP <> 'INSERT' THEN
+        INSERT INTO text_changes(target, namespace, row_seq)
+            VALUES (TG_TABLE_NAME, OLD.namespace, OLD.seq);
+    END IF;
+    IF TG_OP = 'INSERT' OR (TG_OP = 'UPDATE' AND NEW.namespace IS DISTINCT FROM OLD.namespace) THEN
+        INSERT INTO text_changes(target, namespace, row_seq)
+            VALUES (TG_TABLE_NAME, NEW.namespace, NEW.seq);
+    END IF;
+    RETURN NULL;
+END $f$;
+CREATE TRIGGER memories_text_written AFTER INSERT OR DELETE ON memories
+    FOR EACH ROW EXECUTE FUNCTION mnemo_text_changed();
+CREATE TRIGGER memories_text_updated AFTER UPDATE ON memories
+    FOR EACH ROW WHEN (NEW.fts IS DISTINCT FROM OLD.fts OR NEW.namespace IS DISTINCT FROM OLD.namespace
+                       OR NEW.fts_len IS DISTINCT FROM OLD.fts_len)
+    EXECUTE FUNCTION mnemo_text_changed();
+CREATE TRIGGER episodes_text_written AFTER INSERT OR DELETE ON episodes
+    FOR EACH ROW EXECUTE FUNCTION mnemo_text_changed();
+CREATE TRIGGER episodes_text_updated AFTER UPDATE ON episodes
+    FOR EACH ROW WHEN (NEW.fts IS DISTINCT FROM OLD.fts OR NEW.fts_context IS DISTINCT FROM OLD.fts_context
+                       OR NEW.namespace IS DISTINCT FROM OLD.namespace OR NEW.fts_len IS DISTINCT FROM OLD.fts_len)
+    EXECUTE FUNCTION mnemo_text_changed();
+"#,
 ];
 
 pub fn current_version() -> u32 {

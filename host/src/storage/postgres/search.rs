@@ -180,6 +180,13 @@ impl PgStore {
         if terms.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
+        // Without a phrase, the derived index answers when it can (`text.rs`).
+        if terms.iter().all(|t| !t.phrase) {
+            let lexemes: Vec<String> = terms.iter().map(|t| t.lexeme.clone()).collect();
+            if let Some(hits) = self.text_search(target, &lexemes, f, limit, context_weight)? {
+                return Ok(hits);
+            }
+        }
         let totals = pg(self.db().query_one(
             "SELECT COALESCE(SUM(rows), 0)::BIGINT, COALESCE(SUM(tokens), 0)::BIGINT FROM ( \
                SELECT rows, tokens FROM fts_totals WHERE target = $1 \

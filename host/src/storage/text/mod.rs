@@ -27,7 +27,8 @@ mod tokenizer;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
-use mnemo_core::model::Target;
+use mnemo_core::CoreResult;
+use mnemo_core::model::{ScoredId, Target};
 use rmcp::schemars::{self, JsonSchema};
 use rusqlite::{Connection, OptionalExtension};
 
@@ -146,6 +147,55 @@ impl TextIndex {
         }
         out
     }
+}
+
+/// The best `limit` of `scored` (row, score) that `admit` lets through, by
+/// score then id, as FTS5's statement orders them. `admit` is asked for a
+/// shortlist of rows at a time, best first — `TEXT_FIRST_CHECK` times the
+/// limit, twice as many each round after — and answers the ids of those
+/// that pass the search's filter, until no row left can enter the top.
+/// The same for SQLite's and Postgres's filters.
+pub(super) fn top_admitted(
+    mut scored: Vec<(i64, f64)>,
+    limit: u32,
+    mut admit: impl FnMut(&[i64]) -> CoreResult<HashMap<i64, String>>,
+) -> CoreResult<Vec<ScoredId>> {
+    let limit = limit as usize;
+    if limit == 0 {
+        return Ok(Vec::new());
+    }
+    let mut chunk = limit.saturating_mul(TEXT_FIRST_CHECK);
+    let best_first = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1);
+    let mut out: Vec<(String, f64)> = Vec::new();
+    let mut rest = scored.as_mut_slice();
+    while !rest.is_empty() {
+        let n = chunk.min(rest.len());
+        if n < rest.len() {
+            rest.select_nth_unstable_by(n - 1, best_first);
+        }
+        let (head, tail) = rest.split_at_mut(n);
+        head.sort_unstable_by(best_first);
+        if out.len() >= limit && head[0].1 < out[limit - 1].1 {
+            break;
+        }
+        let rows: Vec<i64> = head.iter().map(|(r, _)| *r).collect();
+        let passed = admit(&rows)?;
+        out.extend(
+            head.iter()
+                .filter_map(|(r, s)| passed.get(r).map(|id| (id.clone(), *s))),
+        );
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        rest = tail;
+        chunk = chunk.saturating_mul(2);
+    }
+    out.truncate(limit);
+    Ok(out
+        .into_iter()
+        .map(|(id, s)| ScoredId {
+            id,
+            score: s as f32,
+        })
+        .collect())
 }
 
 /// A row's two indexed columns as FTS5 receives them from the schema's
