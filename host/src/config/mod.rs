@@ -72,7 +72,8 @@ pub struct Config {
     /// Fresh vectors at which the HNSW index builds a segment (`None`: the
     /// index's default, `ANN_FLUSH_AT`).
     pub ann_flush_at: Option<usize>,
-    /// SQLite's derived full-text index (`storage/text/`); off, FTS5 ranks.
+    /// The derived full-text index (`storage/text/`, `storage/postgres/
+    /// text.rs`); off, FTS5 or SQL ranks.
     pub text_index: bool,
     /// The layers nightly fading applies to (empty: the core's default,
     /// Buffer and Working).

@@ -288,8 +288,9 @@ settings! {
     /// Vectors written since the graph segments were built (searched
     /// exactly) at which they become a segment of their own.
     ann_flush_at: u32 = "`5000`",
-    /// SQLite's derived full-text index, per namespace (`on`), or FTS5's
-    /// `bm25()` over the whole table for every search (`off`).
+    /// The derived full-text index, per namespace (`on`), or BM25 over the
+    /// whole table for every search (`off`: FTS5's `bm25()` on SQLite,
+    /// SQL on Postgres).
     text_index: String = "`on`",
     /// When `serve` runs enrichment (5-field cron, UTC; `off` disables).
     cron_enrich: String = "`0 2 * * *`",

@@ -27,6 +27,11 @@ pub struct ServeBenchArgs {
     /// namespace, the full table.
     #[arg(long, default_value_t = 1)]
     pub(super) namespaces: usize,
+    /// With `--namespaces`: keep the stores on this Postgres server (a URL
+    /// of it), each in a database of its own named after the store,
+    /// created anew (or kept, with `--reuse`).
+    #[arg(long, requires = "namespaces")]
+    pub(super) postgres: Option<String>,
     /// Seed of the corpus.
     #[arg(long, default_value_t = 42)]
     pub(super) seed: u64,

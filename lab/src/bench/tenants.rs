@@ -5,9 +5,10 @@
 //! queries from its own texts. Then the same tenant's memories alone in a
 //! store of their own take the same load. The ratio of the two p50s is the
 //! figure: a tenant's recall should cost what its own rows cost, not what
-//! the store holds. Prints rows; asserts nothing.
+//! the store holds. With `--postgres URL` the stores are databases on
+//! that server. Prints rows; asserts nothing.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -89,16 +90,15 @@ fn measure(
     ns: &str,
     label: &str,
 ) -> anyhow::Result<Load> {
-    let db = dir.join(name);
-    let reused = args.reuse && db.exists();
+    let place = Place::new(args, dir, name);
+    let reused = args.reuse && place.exists()?;
     if !reused {
-        for f in db_files(&db) {
-            let _ = std::fs::remove_file(f);
-        }
+        place.clear()?;
     }
+    let db = place.db();
     let server = Server::start(&db, dir, &stub_env(stub, args.dimension()))?;
     if reused {
-        t.note(&format!("{label}: the store in {} is reused", db.display()));
+        t.note(&format!("{label}: the store {} is reused", place.name()));
     } else {
         let started = Instant::now();
         import(&server.base, texts, 0, args.dimension(), namespaces)?;
@@ -137,12 +137,107 @@ fn measure(
         "MB",
         "VmRSS (RssAnon) after the load",
     );
-    let size = db_bytes(&db);
     t.row(
         &format!("{label}: database size"),
-        format!("{:.1}", size as f64 / 1e6),
+        format!("{:.1}", place.bytes()? as f64 / 1e6),
         "MB",
-        "the .db, -wal and -shm files",
+        place.size_note(),
     );
     Ok(load)
+}
+
+/// Where a store lives: a SQLite file in the work folder, or a database of
+/// its own on `--postgres`'s server.
+enum Place {
+    File(PathBuf),
+    Postgres { server: String, name: String },
+}
+
+impl Place {
+    fn new(args: &ServeBenchArgs, dir: &Path, file: &str) -> Self {
+        match &args.postgres {
+            Some(server) => Place::Postgres {
+                server: server.clone(),
+                name: file.trim_end_matches(".db").replace(['-', '.'], "_"),
+            },
+            None => Place::File(dir.join(file)),
+        }
+    }
+
+    fn name(&self) -> String {
+        match self {
+            Place::File(p) => p.display().to_string(),
+            Place::Postgres { name, .. } => format!("database {name}"),
+        }
+    }
+
+    /// What `mnemo --db` is given.
+    fn db(&self) -> PathBuf {
+        match self {
+            Place::File(p) => p.clone(),
+            Place::Postgres { server, name } => PathBuf::from(database_url(server, name)),
+        }
+    }
+
+    fn exists(&self) -> anyhow::Result<bool> {
+        Ok(match self {
+            Place::File(p) => p.exists(),
+            Place::Postgres { server, name } => connect(server)?
+                .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[name])?
+                .is_some(),
+        })
+    }
+
+    /// Removes what an earlier run left.
+    fn clear(&self) -> anyhow::Result<()> {
+        match self {
+            Place::File(p) => {
+                for f in db_files(p) {
+                    let _ = std::fs::remove_file(f);
+                }
+            }
+            Place::Postgres { server, name } => {
+                // One statement each: neither runs inside a transaction.
+                let mut db = connect(server)?;
+                db.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))?;
+                db.batch_execute(&format!("CREATE DATABASE {name}"))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn bytes(&self) -> anyhow::Result<u64> {
+        Ok(match self {
+            Place::File(p) => db_bytes(p),
+            Place::Postgres { server, name } => {
+                let n: i64 = connect(server)?
+                    .query_one("SELECT pg_database_size($1::text)", &[name])?
+                    .get(0);
+                u64::try_from(n).unwrap_or(0)
+            }
+        })
+    }
+
+    fn size_note(&self) -> &'static str {
+        match self {
+            Place::File(_) => "the .db, -wal and -shm files",
+            Place::Postgres { .. } => "pg_database_size",
+        }
+    }
+}
+
+fn connect(url: &str) -> anyhow::Result<postgres::Client> {
+    mnemo_host::storage::connect_postgres(url)
+}
+
+/// `server`'s URL naming database `name` instead (its query kept).
+fn database_url(server: &str, name: &str) -> String {
+    let (path, query) = server
+        .split_once('?')
+        .map_or((server, None), |(p, q)| (p, Some(q)));
+    let base = path.rsplit_once('/').map_or(path, |(b, _)| b);
+    match query {
+        Some(q) => format!("{base}/{name}?{q}"),
+        None => format!("{base}/{name}"),
+    }
 }

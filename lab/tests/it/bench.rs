@@ -272,3 +272,59 @@ fn two_servers_under_mixed_load_answer_without_errors() {
         assert!(done.ends_with(" / 0"), "{kind}: {rows}");
     }
 }
+
+/// `bench serve --namespaces N --postgres URL` in its short form: the
+/// tenant's recall in a store of several namespaces and alone, each store
+/// a database of its own on the server; every row is there. (The long
+/// form: `--memories 1000000 --namespaces 1000`, docs/benchmarks.md.)
+#[test]
+fn tenants_on_postgres_print_every_row() {
+    let server = crate::postgres::server();
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mnemo-lab"))
+        .env("MNEMO_CACHE_DIR", crate::cache_dir())
+        .env("MNEMO_DATA_DIR", dir.path())
+        .args([
+            "bench",
+            "serve",
+            "--memories",
+            "400",
+            "--namespaces",
+            "4",
+            "--postgres",
+            &server,
+            "--seconds",
+            "1",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let value = |name: &str| -> f64 {
+        crate::figure(&rows, name)
+            .and_then(|v| v.split_whitespace().next().map(str::to_string))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{name}: {rows}"))
+    };
+    for store in [
+        "400 memories in 4 namespaces",
+        "the same tenant's 100 memories alone",
+    ] {
+        assert!(value(&format!("{store}: import")) > 0.0, "{rows}");
+        assert!(
+            value(&format!("{store}: tenant recall: throughput")) > 0.0,
+            "{rows}"
+        );
+        // A database of its own on the server, not a file.
+        assert!(value(&format!("{store}: database size")) > 1.0, "{rows}");
+    }
+    assert!(
+        value("400 memories in 4 namespaces: tenant recall p50 / alone") > 0.0,
+        "{rows}"
+    );
+}
