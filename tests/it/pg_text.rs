@@ -196,6 +196,24 @@ fn pg_follows_every_connection_commit_order_and_rollback() {
         rows(&url, "a") + rows(&url, "b"),
         "each partition holds its namespace's rows"
     );
+
+    // An idle partition that catch-up marks current while a transaction
+    // of its namespace is open (its entry drawn, not visible) still gets
+    // that transaction's row once it commits.
+    assert!(!a.begin(None).unwrap());
+    a.insert_memory(&memory(1100, "b", "chess chess river".into(), vec![]))
+        .unwrap();
+    fill(&other, "a", 1200, 5, 10, &WORDS);
+    server2.text_catch_up_all().unwrap();
+    a.end(false, true).unwrap();
+    let chess = answers(
+        &server2,
+        Target::Memories,
+        &[vec!["chess".into()]],
+        &filter("b"),
+    );
+    assert_eq!(chess[0][0].0, "b_01100");
+    as_rebuilt(&server2, &url, &qs, "b");
 }
 
 /// Answers for `ns` from a server that builds its index now.
@@ -244,15 +262,34 @@ fn pg_a_partition_the_pruned_log_no_longer_reaches_is_rebuilt() {
     fill(&a, "a", 200, 100, 4, &WORDS);
     assert!(!a.text_prune_due());
     assert_eq!(a.prune_text_changes().unwrap(), 0);
+    // A later entry the pruning keeps (a turn's: the memories' statistics
+    // stay those of one namespace). The pruned mark's transaction id is
+    // left at 0, so only the `seq` gap can tell the partition it missed
+    // entries (other transactions on the server hold `xmin` back, which
+    // would make the id alone tell it too).
+    a.insert_episode(&Episode {
+        id: "turn".into(),
+        namespace: "a".into(),
+        session_id: "s".into(),
+        source_role: "user".into(),
+        content: "coffee at the market".into(),
+        event_time: 1,
+        created_at: 1,
+        valid_until: None,
+        invalid_reason: None,
+        attributes: "{}".into(),
+    })
+    .unwrap();
     common::postgres::connect(&url)
         .batch_execute(
             "INSERT INTO metadata(key, value) \
-               SELECT 'text_changes_pruned', max(seq)::text FROM text_changes; \
-             INSERT INTO metadata(key, value) \
-               SELECT 'text_changes_pruned_xid', max(xid)::text FROM text_changes; \
-             DELETE FROM text_changes;",
+               SELECT 'text_changes_pruned', max(seq)::text FROM text_changes WHERE target = 'memories'; \
+             INSERT INTO metadata(key, value) VALUES ('text_changes_pruned_xid', '0'); \
+             DELETE FROM text_changes WHERE target = 'memories';",
         )
         .unwrap();
+    // The background catch-up does not mark it current over the gap.
+    server2.text_catch_up_all().unwrap();
     agrees(&server2, &check, &qs, "a");
     agrees(&server2, &check, &qs, "a");
     assert_eq!(server2.text_status().rows, 300, "rebuilt from the table");

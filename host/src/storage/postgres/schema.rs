@@ -410,6 +410,8 @@ CREATE TABLE text_changes (
 );
 CREATE INDEX text_changes_after ON text_changes(target, namespace, seq);
 CREATE INDEX text_changes_xid ON text_changes(target, namespace, xid);
+-- The background catch-up asks which partitions have entries, over every namespace.
+CREATE INDEX text_changes_xid_any ON text_changes(xid);
 CREATE FUNCTION mnemo_text_changed() RETURNS trigger LANGUAGE plpgsql AS $f$
 BEGIN
     IF TG_OP <> 'INSERT' THEN

@@ -404,7 +404,10 @@ impl PgStore {
 
     /// Applies the committed changes to every partition this server holds
     /// (the background worker), so a search's own catch-up is short and an
-    /// idle partition does not fall behind the pruned log.
+    /// idle partition does not fall behind the pruned log. One statement
+    /// finds the partitions with entries to read (one each would be a
+    /// statement per tenant per tick); the others are marked current as of
+    /// that statement's snapshot.
     pub fn text_catch_up_all(&self) -> R<()> {
         let tails: Vec<((Target, String), Arc<Tail>)> = self
             .text()
@@ -415,8 +418,55 @@ impl PgStore {
                 Entry::Building => None,
             })
             .collect();
+        let since = tails
+            .iter()
+            .map(|(_, t)| unpoisoned(t.part.read()).seq)
+            .min();
+        let xmin = tails
+            .iter()
+            .map(|(_, t)| t.xmin.load(Ordering::Acquire))
+            .min();
+        let (Some(since), Some(xmin)) = (since, xmin) else {
+            return Ok(());
+        };
+        let rows = pg(self.db().query(
+            &format!(
+                "SELECT NULL::text, NULL::text, \
+                        (SELECT COALESCE(max(seq), 0) FROM text_changes), \
+                        pg_snapshot_xmin(pg_current_snapshot())::text, \
+                        COALESCE((SELECT value::bigint FROM metadata WHERE key = '{PRUNED}'), 0) \
+                 UNION ALL \
+                 SELECT DISTINCT target, namespace, NULL::bigint, NULL::text, NULL::bigint \
+                 FROM text_changes WHERE seq > $1 OR xid >= $2::text::xid8 \
+                 ORDER BY 1 NULLS FIRST"
+            ),
+            &[&since, &xmin.to_string()],
+        ))?;
+        let Some((head, changed)) = rows.split_first() else {
+            return Ok(());
+        };
+        let (last, now_xmin, pruned): (i64, u64, i64) = (
+            head.get(2),
+            head.get::<_, String>(3).parse().unwrap_or(0),
+            head.get(4),
+        );
+        let changed: std::collections::HashSet<(String, String)> =
+            changed.iter().map(|r| (r.get(0), r.get(1))).collect();
         for ((target, ns), tail) in tails {
-            self.text_catch_up(target, &ns, &tail)?;
+            // A pruning since its last read may have taken entries it had
+            // not applied: its own catch-up decides.
+            if changed.contains(&(table(target).to_string(), ns.clone()))
+                || pruned != tail.pruned.load(Ordering::Acquire)
+            {
+                self.text_catch_up(target, &ns, &tail)?;
+            } else if let Ok(_applying) = tail.applying.try_lock() {
+                // Nothing of its namespace past its marks: every entry the
+                // snapshot saw is in, and one it did not is at or above its
+                // xmin.
+                let mut p = unpoisoned(tail.part.write());
+                p.seq = p.seq.max(last);
+                tail.xmin.fetch_max(now_xmin, Ordering::AcqRel);
+            }
         }
         Ok(())
     }
