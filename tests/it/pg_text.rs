@@ -5,7 +5,9 @@
 //! that commits after a later one was read; a transaction's own writes
 //! count inside it and are forgotten on rollback; a namespace move and a
 //! delete leave the partition; a partition the pruned log no longer
-//! reaches is rebuilt; a new server builds its index from the tables.
+//! reaches is rebuilt; a new server builds its index from the tables, and
+//! one killed with SIGKILL mid-write restarts with an index exact with
+//! them.
 
 #![allow(clippy::unwrap_used)]
 
@@ -293,4 +295,27 @@ fn pg_a_partition_the_pruned_log_no_longer_reaches_is_rebuilt() {
     agrees(&server2, &check, &qs, "a");
     agrees(&server2, &check, &qs, "a");
     assert_eq!(server2.text_status().rows, 300, "rebuilt from the table");
+}
+
+/// A server on Postgres killed with SIGKILL while two clients write and
+/// one searches restarts with an index exact with its tables: every
+/// acknowledged memory is the first hit for its code word, and a store
+/// opened beside it answers from its index as SQL does.
+#[test]
+fn pg_a_server_killed_mid_write_restarts_with_an_exact_index() {
+    use crate::common::server::start_on;
+    use crate::text_index::{each_word_finds_its_memory, killed_mid_write, word_queries};
+
+    let url = common::postgres::fresh_database();
+    let server = start_on(tempfile::tempdir().unwrap(), &url, None, &[]);
+    let (dir, acked) = killed_mid_write(server);
+    let server = start_on(dir, &url, None, &[]);
+    each_word_finds_its_memory(&server.base, &acked);
+    let beside = PgStore::open(&url).unwrap();
+    let qs = word_queries(&acked);
+    let (indexed, sql) = both_ways(&beside, &qs, &filter("default"));
+    same(&qs, &indexed, &sql);
+    for ((_, id), hits) in acked.iter().zip(&indexed) {
+        assert_eq!(&hits[0].0, id);
+    }
 }

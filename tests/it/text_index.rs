@@ -418,13 +418,36 @@ fn a_partition_the_log_no_longer_reaches_is_rebuilt() {
 #[test]
 fn a_server_killed_mid_write_restarts_with_an_exact_index() {
     use crate::common::server::*;
+
+    let (dir, acked) = killed_mid_write(start(None));
+    let server = start_in(dir, None);
+    each_word_finds_its_memory(&server.base, &acked);
+    let beside = SqliteStore::open(&server.dir().join("m.db")).unwrap();
+    // (Each code word alone: a word in every row ties hundreds of rows,
+    // and FTS5's statement keeps an arbitrary 200 of a tie.)
+    let qs = word_queries(&acked);
+    let (indexed, fts5) = both_ways(&beside, Target::Memories, &qs, &filter("default"));
+    same(&qs, &indexed, &fts5);
+    for ((_, id), hits) in acked.iter().zip(&indexed) {
+        assert_eq!(&hits[0].0, id);
+    }
+}
+
+/// (code word, memory id) of each memory a server acknowledged.
+pub(crate) type Acked = Vec<(String, String)>;
+
+/// Two clients write memories, each with a code word, and one recalls,
+/// until `server` is killed with SIGKILL 1.2 s in: its data folder, and
+/// what it acknowledged.
+pub(crate) fn killed_mid_write(
+    server: crate::common::server::Server,
+) -> (tempfile::TempDir, Acked) {
     use serde_json::json;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{Arc, Mutex};
 
-    let server = start(None);
     let stop = Arc::new(AtomicBool::new(false));
-    let acked: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+    let acked: Arc<Mutex<Acked>> = Arc::default();
     let mut threads = Vec::new();
     for who in 0..2 {
         let (base, stop, acked) = (server.base.clone(), stop.clone(), acked.clone());
@@ -467,25 +490,28 @@ fn a_server_killed_mid_write_restarts_with_an_exact_index() {
     let acked = acked.lock().unwrap().clone();
     assert!(acked.len() > 10, "{} acknowledged", acked.len());
     println!("{} memories acknowledged before the kill", acked.len());
-    let server = start_in(dir, None);
-    for (word, id) in &acked {
+    (dir, acked)
+}
+
+/// Recall of each code word through the server at `base` finds its memory
+/// first.
+pub(crate) fn each_word_finds_its_memory(base: &str, acked: &Acked) {
+    use crate::common::server::call;
+    use serde_json::json;
+    for (word, id) in acked {
         let (status, v) = call(
-            ureq::post(&format!("{}/recall", server.base)),
+            ureq::post(&format!("{base}/recall")),
             Some(&json!({"query": word, "dry": true, "limit": 3}).to_string()),
         );
         assert_eq!(status, 200, "{v}");
         assert_eq!(v["hits"][0]["id"], json!(id), "{word}: {v}");
     }
-    let beside = SqliteStore::open(&server.dir().join("m.db")).unwrap();
-    // (Each code word alone: a word in every row ties hundreds of rows,
-    // and FTS5's statement keeps an arbitrary 200 of a tie.)
-    let qs: Vec<Vec<String>> = acked
+}
+
+/// Each code word alone, with a word of no row.
+pub(crate) fn word_queries(acked: &Acked) -> Vec<Vec<String>> {
+    acked
         .iter()
         .map(|(w, _)| vec![w.clone(), "nowhere".into()])
-        .collect();
-    let (indexed, fts5) = both_ways(&beside, Target::Memories, &qs, &filter("default"));
-    same(&qs, &indexed, &fts5);
-    for ((_, id), hits) in acked.iter().zip(&indexed) {
-        assert_eq!(&hits[0].0, id);
-    }
+        .collect()
 }
