@@ -216,6 +216,22 @@ fn pg_follows_every_connection_commit_order_and_rollback() {
     );
     assert_eq!(chess[0][0].0, "b_01100");
     as_rebuilt(&server2, &url, &qs, "b");
+
+    // A partition first needed inside a transaction is built by the
+    // server's builder thread, SQL answering meanwhile.
+    let server3 = PgStore::open(&url).unwrap();
+    assert!(!server3.begin(Some(&Locks::one("a"))).unwrap());
+    // (Inside a transaction no partition is built on the connection.)
+    answers(&server3, Target::Memories, &qs, &filter("a"));
+    let status = server3.text_status();
+    assert_eq!(status.partitions + status.building, 1, "queued or built");
+    server3.end(false, true).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while server3.text_status().partitions == 0 {
+        assert!(std::time::Instant::now() < deadline, "the builder built it");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    as_rebuilt(&server3, &url, &qs, "a");
 }
 
 /// Answers for `ns` from a server that builds its index now.

@@ -206,35 +206,16 @@ impl SqliteStore {
         })
     }
 
-    /// Queues `key` for the process's one builder thread (started on first
-    /// use), which builds partitions one at a time through a connection of
-    /// its own, and installs them.
+    /// Queues `key` for the store's builder thread (`text::Builder`),
+    /// which builds partitions through a connection of its own and installs
+    /// them; a weak handle, so closing the store ends it.
     fn build_in_background(&self, key: (Target, String)) {
         let mut index = self.text();
-        if index.builder.is_none() {
-            let (tx, rx) = std::sync::mpsc::channel();
-            // A weak handle: when the store closes, the index and the queue's
-            // sender go with it, and the thread ends.
-            let (path, shared) = (self.path.clone(), Arc::downgrade(&self.shared));
-            match std::thread::Builder::new()
-                .name("mnemo-text-build".into())
-                .spawn(move || builder(&path, &shared, &rx))
-            {
-                Ok(thread) => {
-                    index.builder = Some(tx);
-                    index.builder_thread = Some(thread);
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "no thread to build full-text partitions; FTS5 answers");
-                    index.parts.remove(&key);
-                    return;
-                }
-            }
-        }
-        if let Some(tx) = &index.builder
-            && tx.send(key.clone()).is_err()
+        let (path, shared) = (self.path.clone(), Arc::downgrade(&self.shared));
+        if !index
+            .builder
+            .queue(key.clone(), move |rx| builder(&path, &shared, &rx))
         {
-            index.builder = None;
             index.parts.remove(&key);
         }
     }

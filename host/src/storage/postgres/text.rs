@@ -59,7 +59,7 @@ enum Entry {
 pub(super) struct PgText {
     enabled: bool,
     parts: HashMap<(Target, String), Entry>,
-    builder: Option<mpsc::Sender<(Target, String)>>,
+    builder: text::Builder,
 }
 
 impl Default for PgText {
@@ -67,7 +67,7 @@ impl Default for PgText {
         Self {
             enabled: true,
             parts: HashMap::new(),
-            builder: None,
+            builder: text::Builder::default(),
         }
     }
 }
@@ -293,27 +293,14 @@ impl PgStore {
         })
     }
 
-    /// Queues `key` for the server's builder thread (started on first use).
+    /// Queues `key` for the server's builder thread (`text::Builder`); a
+    /// weak handle, so closing the store ends it.
     fn queue_build(&self, index: &mut PgText, key: (Target, String)) {
-        if index.builder.is_none() {
-            let (tx, rx) = mpsc::channel();
-            let (url, shared) = (self.url.clone(), Arc::downgrade(&self.text));
-            match std::thread::Builder::new()
-                .name("mnemo-text-build".into())
-                .spawn(move || builder(&url, &shared, &rx))
-            {
-                Ok(_) => index.builder = Some(tx),
-                Err(e) => {
-                    tracing::warn!(error = %e, "no thread to build full-text partitions; SQL answers");
-                    index.parts.remove(&key);
-                    return;
-                }
-            }
-        }
-        if let Some(tx) = &index.builder
-            && tx.send(key.clone()).is_err()
+        let (url, shared) = (self.url.clone(), Arc::downgrade(&self.text));
+        if !index
+            .builder
+            .queue(key.clone(), move |rx| builder(&url, &shared, &rx))
         {
-            index.builder = None;
             index.parts.remove(&key);
         }
     }

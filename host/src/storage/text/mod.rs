@@ -85,22 +85,7 @@ pub(super) struct TextIndex {
     pub(super) parts: HashMap<(Target, String), Entry>,
     /// The process's tokenizer for queries and changes (one at a time).
     pub(super) tokenizer: Option<Tokenizer>,
-    /// The queue of the thread that builds large partitions, and the thread.
-    pub(super) builder: Option<std::sync::mpsc::Sender<(Target, String)>>,
-    pub(super) builder_thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for TextIndex {
-    /// Closing the store ends the builder: its queue closes, and the thread
-    /// is waited for (unless this is it, dropping the last handle).
-    fn drop(&mut self) {
-        self.builder = None;
-        if let Some(thread) = self.builder_thread.take()
-            && thread.thread().id() != std::thread::current().id()
-        {
-            let _ = thread.join();
-        }
-    }
+    pub(super) builder: Builder,
 }
 
 impl TextIndex {
@@ -109,8 +94,7 @@ impl TextIndex {
             enabled: true,
             parts: HashMap::new(),
             tokenizer: None,
-            builder: None,
-            builder_thread: None,
+            builder: Builder::default(),
         }
     }
 
@@ -146,6 +130,62 @@ impl TextIndex {
             }
         }
         out
+    }
+}
+
+/// A (table, namespace) to build.
+pub(super) type Key = (Target, String);
+
+/// The thread that builds large partitions one at a time, away from the
+/// searches (one per store, SQLite's or Postgres's, started on first use),
+/// and its queue. Dropped with the store: the queue closes, and the thread
+/// is waited for (unless this is it, dropping the last handle).
+#[derive(Default)]
+pub(super) struct Builder {
+    queue: Option<std::sync::mpsc::Sender<Key>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Builder {
+    /// Queues `key`, starting the thread on `run` (which reads the queue
+    /// until it closes) if none runs; `false` when no thread takes it.
+    pub(super) fn queue(
+        &mut self,
+        key: Key,
+        run: impl FnOnce(std::sync::mpsc::Receiver<Key>) + Send + 'static,
+    ) -> bool {
+        if self.queue.is_none() {
+            let (tx, rx) = std::sync::mpsc::channel();
+            match std::thread::Builder::new()
+                .name("mnemo-text-build".into())
+                .spawn(move || run(rx))
+            {
+                Ok(thread) => {
+                    self.queue = Some(tx);
+                    self.thread = Some(thread);
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "no thread to build full-text partitions; the store's own search answers");
+                    return false;
+                }
+            }
+        }
+        if self.queue.as_ref().is_some_and(|tx| tx.send(key).is_ok()) {
+            return true;
+        }
+        self.queue = None;
+        false
+    }
+}
+
+impl Drop for Builder {
+    fn drop(&mut self) {
+        self.queue = None;
+        if let Some(thread) = self.thread.take()
+            && thread.thread().id() != std::thread::current().id()
+        {
+            let _ = thread.join();
+        }
     }
 }
 
