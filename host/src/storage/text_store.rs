@@ -95,24 +95,16 @@ impl SqliteStore {
         }
         let phrases: Vec<Option<String>> =
             tokens.into_iter().map(|t| t.into_iter().next()).collect();
-        // Every namespace searched (each once), each caught up — or FTS5
-        // answers for all of them.
-        let mut namespaces: Vec<&String> = Vec::with_capacity(f.namespaces.len());
-        for ns in &f.namespaces {
-            if !namespaces.contains(&ns) {
-                namespaces.push(ns);
-            }
-        }
-        let mut parts = Vec::with_capacity(namespaces.len());
-        for ns in namespaces {
+        // Every namespace searched, each caught up — or FTS5 answers.
+        let Some(parts) = text::each_namespace(f, |ns| {
             let Some(part) = self.text_partition(target, ns)? else {
                 return Ok(None);
             };
-            let Some(overlay) = self.text_catch_up(target, ns, &part)? else {
-                return Ok(None);
-            };
-            parts.push((part, overlay));
-        }
+            Ok(self.text_catch_up(target, ns, &part)?.map(|o| (part, o)))
+        })?
+        else {
+            return Ok(None);
+        };
         if phrases.is_empty() {
             return Ok(Some(Vec::new()));
         }

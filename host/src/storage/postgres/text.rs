@@ -183,22 +183,15 @@ impl PgStore {
         if f.namespaces.is_empty() || !self.text().enabled {
             return Ok(None);
         }
-        let mut namespaces: Vec<&String> = Vec::with_capacity(f.namespaces.len());
-        for ns in &f.namespaces {
-            if !namespaces.contains(&ns) {
-                namespaces.push(ns);
-            }
-        }
-        let mut tails = Vec::with_capacity(namespaces.len());
-        for ns in namespaces {
+        let Some(tails) = text::each_namespace(f, |ns| {
             let Some(tail) = self.text_partition(target, ns)? else {
                 return Ok(None);
             };
-            let Some(overlay) = self.text_catch_up(target, ns, &tail)? else {
-                return Ok(None);
-            };
-            tails.push((tail, overlay));
-        }
+            Ok(self.text_catch_up(target, ns, &tail)?.map(|o| (tail, o)))
+        })?
+        else {
+            return Ok(None);
+        };
         // As `search.rs` weighs a turn's context in SQL.
         let weights = match target {
             Target::Episodes => [1.0, f64::from(context_weight.max(0.0))],

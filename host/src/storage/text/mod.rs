@@ -189,6 +189,28 @@ impl Drop for Builder {
     }
 }
 
+/// `each` of the filter's namespaces, each once, in order; `None` as soon
+/// as one gives none (a partition building, or behind the pruned log: the
+/// store's own search then answers for all of them).
+pub(super) fn each_namespace<P>(
+    f: &mnemo_core::model::SearchFilter,
+    mut each: impl FnMut(&str) -> CoreResult<Option<P>>,
+) -> CoreResult<Option<Vec<P>>> {
+    let mut seen: Vec<&String> = Vec::with_capacity(f.namespaces.len());
+    let mut out = Vec::with_capacity(f.namespaces.len());
+    for ns in &f.namespaces {
+        if seen.contains(&ns) {
+            continue;
+        }
+        seen.push(ns);
+        match each(ns)? {
+            Some(p) => out.push(p),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(out))
+}
+
 /// The best `limit` of `scored` (row, score) that `admit` lets through, by
 /// score then id, as FTS5's statement orders them. `admit` is asked for a
 /// shortlist of rows at a time, best first — `TEXT_FIRST_CHECK` times the
