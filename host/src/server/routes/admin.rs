@@ -31,7 +31,7 @@ pub(in crate::server) struct Health {
     vectors: crate::storage::VectorState,
     /// The HNSW index, when one is in use.
     ann: Option<crate::storage::ann::AnnStatus>,
-    /// SQLite's per-namespace full-text index (none on Postgres).
+    /// The per-namespace full-text index (this server's, on Postgres).
     text: Option<crate::storage::text::TextStatus>,
     /// The LLM steps: open circuits and the items waiting.
     llm: LlmHealth,

@@ -160,9 +160,7 @@ impl PgStore {
             match entry {
                 Entry::Ready(t) => {
                     let p = unpoisoned(t.part.read());
-                    out.partitions += 1;
-                    out.rows += p.rows();
-                    out.postings += p.postings();
+                    out.count(&p)
                 }
                 Entry::Building => out.building += 1,
             }

@@ -72,6 +72,15 @@ pub struct TextStatus {
     pub building: usize,
 }
 
+impl TextStatus {
+    /// Counts one ready partition in.
+    pub(super) fn count(&mut self, p: &Partition) {
+        self.partitions += 1;
+        self.rows += p.rows();
+        self.postings += p.postings();
+    }
+}
+
 /// One partition's state.
 pub(super) enum Entry {
     Ready(Arc<RwLock<Partition>>),
@@ -121,10 +130,7 @@ impl TextIndex {
         for entry in self.parts.values() {
             match entry {
                 Entry::Ready(p) => {
-                    let p = p.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-                    out.partitions += 1;
-                    out.rows += p.rows();
-                    out.postings += p.postings();
+                    out.count(&p.read().unwrap_or_else(std::sync::PoisonError::into_inner))
                 }
                 Entry::Building => out.building += 1,
             }
