@@ -48,6 +48,7 @@ pub fn host_ports(config: &Config) -> anyhow::Result<HostPorts> {
     let store = Store::open(&config.db_path)?;
     store.set_ann(config.ann_min_rows, config.ann_flush_at);
     store.set_text_index(config.text_index);
+    store.set_text_save_min_rows(config.text_save_min_rows);
     let ledger = Ledger::default();
     let plugins = llm_plugins(config)?;
     let provider: Box<dyn EmbeddingProvider> = match &config.embedder {

@@ -385,7 +385,7 @@ class Health(TypedDict, total=False):
     status: Required[str]
     """`ok` while the store can be read."""
     text: NotRequired[TextStatus | None]
-    """SQLite's per-namespace full-text index (none on Postgres)."""
+    """The per-namespace full-text index (this server's, on Postgres)."""
     vectors: Required[VectorState]
     """Whether vector search runs, and on which model."""
 
@@ -948,6 +948,10 @@ class TextStatus(TypedDict, total=False):
     """Partitions being built (FTS5 answers their searches meanwhile)."""
     enabled: Required[bool]
     """Whether searches of named namespaces are answered by the index."""
+    loaded: Required[int]
+    """Partitions read from their saved files since the server started, instead
+    of built from their tables (SQLite; `text_save_min_rows`).
+    """
     partitions: Required[int]
     """(table, namespace) partitions held in memory."""
     postings: Required[int]

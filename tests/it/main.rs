@@ -45,6 +45,7 @@ mod read_only;
 mod reference;
 mod scenarios;
 mod structured_output;
+mod text_file;
 mod text_index;
 mod topics;
 mod traces;

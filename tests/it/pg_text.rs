@@ -324,7 +324,7 @@ fn pg_a_server_killed_mid_write_restarts_with_an_exact_index() {
 
     let url = common::postgres::fresh_database();
     let server = start_on(tempfile::tempdir().unwrap(), &url, None, &[]);
-    let (dir, acked) = killed_mid_write(server);
+    let (dir, acked) = killed_mid_write(server, |_| true);
     let server = start_on(dir, &url, None, &[]);
     each_word_finds_its_memory(&server.base, &acked);
     let beside = PgStore::open(&url).unwrap();

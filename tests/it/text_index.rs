@@ -4,7 +4,8 @@
 //! would if it were alone; it follows writes from every connection, inside
 //! and outside transactions (and forgets a rolled-back one); a partition
 //! the change log no longer reaches is rebuilt; a store killed with
-//! SIGKILL mid-write reopens with an index exact with its tables.
+//! SIGKILL mid-write reopens (from its saved partitions) with an index
+//! exact with its tables.
 
 use mnemo_core::model::*;
 use mnemo_host::storage::SqliteStore;
@@ -56,14 +57,14 @@ impl Seq {
     }
 }
 
-fn memory(i: usize, ns: &str, text: String, tags: Vec<String>) -> Memory {
+pub(crate) fn memory(i: usize, ns: &str, text: String, tags: Vec<String>) -> Memory {
     let mut m = Memory::new(format!("{ns}_{i:05}"), ns.into(), text, i as i64, 0);
     m.tags = tags;
     m
 }
 
 /// `n` memories of `ns`, some tagged, written as one transaction.
-fn fill(s: &SqliteStore, ns: &str, n: usize, seed: u64, vocab: &[&str]) {
+pub(crate) fn fill(s: &SqliteStore, ns: &str, n: usize, seed: u64, vocab: &[&str]) {
     let mut g = Seq(seed);
     s.connection().execute_batch("BEGIN").unwrap();
     for i in 0..n {
@@ -103,10 +104,15 @@ pub(crate) fn filter(ns: &str) -> SearchFilter {
 }
 
 /// Every query's hits as (id, score's bits).
-type Answers = Vec<Vec<(String, u32)>>;
+pub(crate) type Answers = Vec<Vec<(String, u32)>>;
 
 /// Every query's hits as (id, score's bits).
-fn answers(s: &SqliteStore, target: Target, qs: &[Vec<String>], f: &SearchFilter) -> Answers {
+pub(crate) fn answers(
+    s: &SqliteStore,
+    target: Target,
+    qs: &[Vec<String>],
+    f: &SearchFilter,
+) -> Answers {
     qs.iter()
         .map(|q| {
             s.fts_search(target, q, f, 10, 0.35)
@@ -119,7 +125,11 @@ fn answers(s: &SqliteStore, target: Target, qs: &[Vec<String>], f: &SearchFilter
 }
 
 /// Fails on the first query whose answers differ, naming it.
-fn same(qs: &[Vec<String>], indexed: &[Vec<(String, u32)>], fts5: &[Vec<(String, u32)>]) {
+pub(crate) fn same(
+    qs: &[Vec<String>],
+    indexed: &[Vec<(String, u32)>],
+    fts5: &[Vec<(String, u32)>],
+) {
     for ((q, a), b) in qs.iter().zip(indexed).zip(fts5) {
         assert_eq!(a, b, "query {q:?}: the index, then FTS5");
     }
@@ -419,8 +429,19 @@ fn a_partition_the_log_no_longer_reaches_is_rebuilt() {
 fn a_server_killed_mid_write_restarts_with_an_exact_index() {
     use crate::common::server::*;
 
-    let (dir, acked) = killed_mid_write(start(None));
-    let server = start_in(dir, None);
+    // Every partition saved (`text_save_min_rows`), so the restart loads
+    // one saved mid-write and replays the log after it.
+    let save = [("MNEMO_TEXT_SAVE_MIN_ROWS", "1")];
+    let saved = |s: &Server| {
+        std::fs::read_dir(s.dir().join("m.db.text")).is_ok_and(|d| {
+            d.filter_map(Result::ok)
+                .any(|e| e.file_name().to_string_lossy().ends_with(".fts"))
+        })
+    };
+    let (dir, acked) =
+        killed_mid_write(start_with(tempfile::tempdir().unwrap(), None, &save), saved);
+    let server = start_with(dir, None, &save);
+    crate::text_file::wait_loaded(&server.base);
     each_word_finds_its_memory(&server.base, &acked);
     let beside = SqliteStore::open(&server.dir().join("m.db")).unwrap();
     // (Each code word alone: a word in every row ties hundreds of rows,
@@ -437,10 +458,11 @@ fn a_server_killed_mid_write_restarts_with_an_exact_index() {
 pub(crate) type Acked = Vec<(String, String)>;
 
 /// Two clients write memories, each with a code word, and one recalls,
-/// until `server` is killed with SIGKILL 1.2 s in: its data folder, and
-/// what it acknowledged.
+/// until `server` is killed with SIGKILL 1.2 s in (and once `ready`): its
+/// data folder, and what it acknowledged.
 pub(crate) fn killed_mid_write(
     server: crate::common::server::Server,
+    ready: impl Fn(&crate::common::server::Server) -> bool,
 ) -> (tempfile::TempDir, Acked) {
     use serde_json::json;
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -482,6 +504,14 @@ pub(crate) fn killed_mid_write(
         }
     }));
     std::thread::sleep(std::time::Duration::from_millis(1200));
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !ready(&server) {
+        assert!(
+            std::time::Instant::now() < until,
+            "not ready to be killed in 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     let dir = server.crash();
     stop.store(true, Ordering::SeqCst);
     for t in threads {

@@ -75,6 +75,9 @@ pub struct Config {
     /// The derived full-text index (`storage/text/`, `storage/postgres/
     /// text.rs`); off, FTS5 or SQL ranks.
     pub text_index: bool,
+    /// The smallest full-text partition saved beside a SQLite database
+    /// (`None`: none is; each is built from its table after a restart).
+    pub text_save_min_rows: Option<usize>,
     /// The layers nightly fading applies to (empty: the core's default,
     /// Buffer and Working).
     pub fade_layers: Vec<mnemo_core::model::Layer>,
@@ -272,6 +275,11 @@ impl Config {
                 Some("off") => false,
                 Some(v) => anyhow::bail!("MNEMO_TEXT_INDEX must be `on` or `off`, not `{v}`"),
             },
+            text_save_min_rows: match s.text_save_min_rows {
+                Some(Limit::Off) => None,
+                Some(Limit::At(n)) => Some(n),
+                None => Some(crate::storage::text::TEXT_SAVE_MIN_ROWS),
+            },
         })
     }
 
@@ -296,6 +304,7 @@ impl Config {
             ann_min_rows: Some(crate::storage::ANN_MIN_ROWS),
             ann_flush_at: None,
             text_index: true,
+            text_save_min_rows: Some(crate::storage::text::TEXT_SAVE_MIN_ROWS),
             fade_layers: Vec::new(),
             session_idle_minutes: None,
             buffer_cap: None,

@@ -292,6 +292,10 @@ settings! {
     /// whole table for every search (`off`: FTS5's `bm25()` on SQLite,
     /// SQL on Postgres).
     text_index: String = "`on`",
+    /// The smallest full-text partition (table × namespace) saved beside a
+    /// SQLite database, so a restart loads it instead of building it from
+    /// the table, or `off`.
+    text_save_min_rows: Limit = "`5000`",
     /// When `serve` runs enrichment (5-field cron, UTC; `off` disables).
     cron_enrich: String = "`0 2 * * *`",
     /// When `serve` runs the nightly consolidation.

@@ -483,6 +483,9 @@ fn spawn_embedder(
         .name("mnemo-embedder".into())
         .spawn(move || {
             yield_to_requests();
+            // The full-text partitions saved beside the database, loaded
+            // before the first searches need them.
+            store.text_preload();
             while stop.pause(BACKFILL_EVERY) {
                 loop {
                 // Every server keeps its own derived full-text index current.

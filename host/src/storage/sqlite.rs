@@ -47,7 +47,7 @@ pub(super) struct Shared {
     /// Rows per vector partition as last counted, and writes since.
     partition_rows: Mutex<HashMap<(Target, String), (usize, usize)>>,
     /// The database could not be written when it was opened (`open_connection`).
-    read_only: bool,
+    pub(super) read_only: bool,
     /// The derived full-text index's partitions (`text/`).
     pub(super) text: Mutex<super::text::TextIndex>,
     /// Bumped when `vector_changes` loses entries (`ann_store.rs`): each
@@ -163,7 +163,8 @@ impl SqliteStore {
                 ann: Mutex::new(AnnIndex::new(Some(ANN_MIN_ROWS))),
                 partition_rows: Mutex::new(HashMap::new()),
                 read_only,
-                text: Mutex::new(super::text::TextIndex::new()),
+                // A read-only database's partitions are loaded, never saved.
+                text: Mutex::new(super::text::TextIndex::new(super::text::file::dir_of(path))),
                 vector_log_epoch: Default::default(),
             }),
             // A read-only database is written by no one: its "writer" keeps a

@@ -170,6 +170,22 @@ impl Store {
         }
     }
 
+    /// The smallest full-text partition saved to disk beside a SQLite
+    /// database (`None`: none is); Postgres's servers keep theirs in memory.
+    pub fn set_text_save_min_rows(&self, rows: Option<usize>) {
+        if let Store::Sqlite(s) = self {
+            s.set_text_save_min_rows(rows);
+        }
+    }
+
+    /// Queues the saved full-text partitions for loading (`serve`, at
+    /// start).
+    pub fn text_preload(&self) {
+        if let Store::Sqlite(s) = self {
+            s.text_preload();
+        }
+    }
+
     /// The derived full-text index at a glance.
     pub fn text_status(&self) -> Option<super::text::TextStatus> {
         match self {

@@ -41,6 +41,28 @@ impl SqliteStore {
         index.parts.clear();
     }
 
+    /// The smallest partition saved to disk (`None`: none is).
+    pub fn set_text_save_min_rows(&self, rows: Option<usize>) {
+        self.text().save_min_rows = rows.map(|n| n as i64);
+    }
+
+    /// Queues every saved partition for loading (the server, at start), so
+    /// the first searches find them ready.
+    pub fn text_preload(&self) {
+        let keys = match &self.text().dir {
+            Some(dir) => text::file::saved(dir),
+            None => return,
+        };
+        for key in keys {
+            let mut index = self.text();
+            if index.enabled && !index.parts.contains_key(&key) {
+                index.parts.insert(key.clone(), Entry::Building);
+                drop(index);
+                self.build_in_background(key);
+            }
+        }
+    }
+
     /// The derived index at a glance.
     pub fn text_status(&self) -> text::TextStatus {
         self.text().status()
@@ -100,7 +122,9 @@ impl SqliteStore {
             let Some(part) = self.text_partition(target, ns)? else {
                 return Ok(None);
             };
-            Ok(self.text_catch_up(target, ns, &part)?.map(|o| (part, o)))
+            Ok(self
+                .text_catch_up(target, ns, &part, false)?
+                .map(|o| (part, o)))
         })?
         else {
             return Ok(None);
@@ -167,6 +191,8 @@ impl SqliteStore {
         if state == ffi::SQLITE_TXN_WRITE && in_memory {
             return Ok(None);
         }
+        // (A large partition's builder reads its saved file, if any; a small
+        // one builds about as fast as it would load.)
         if state == ffi::SQLITE_TXN_WRITE || (rows > text::TEXT_INLINE_BUILD_ROWS && !in_memory) {
             let mut index = self.text();
             if !index.parts.contains_key(&key) {
@@ -218,8 +244,16 @@ impl SqliteStore {
     /// overlay — and so do the committed ones from the first that touches
     /// a row it also wrote, whose committed version it cannot read.
     /// `None`: the log no longer reaches back to the partition (it is
-    /// dropped, rebuilt on a later search).
-    fn text_catch_up(&self, target: Target, ns: &str, part: &Part) -> R<Option<Overlay>> {
+    /// dropped, rebuilt on a later search). `idle`: a partition with no
+    /// change to apply is marked current as of this snapshot (the
+    /// background catch-up), so the pruned log never leaves it behind.
+    fn text_catch_up(
+        &self,
+        target: Target,
+        ns: &str,
+        part: &Part,
+        idle: bool,
+    ) -> R<Option<Overlay>> {
         let state = self.txn_state();
         // Outside a transaction, one snapshot for the mark, the changes and
         // their rows.
@@ -242,6 +276,13 @@ impl SqliteStore {
             }))?
         .collect())?;
         if changes.is_empty() {
+            // Outside a write transaction every change this snapshot counts
+            // is committed and visible: none of them is this namespace's.
+            if idle && state != ffi::SQLITE_TXN_WRITE {
+                let last = sql(text::last_change(&self.conn))?;
+                let mut p = part.write().unwrap_or_else(PoisonError::into_inner);
+                p.seq = p.seq.max(last);
+            }
             return Ok(Some(Overlay::default()));
         }
         let horizon = if state == ffi::SQLITE_TXN_WRITE {
@@ -289,6 +330,7 @@ impl SqliteStore {
                     None => p.remove(row),
                 }
                 p.seq = seq;
+                p.unsaved += 1;
             }
         }
         let p = part.read().unwrap_or_else(PoisonError::into_inner);
@@ -344,7 +386,8 @@ impl SqliteStore {
 
     /// Applies the committed changes to every partition this process holds
     /// (the background worker, twice a second), so a search's own catch-up
-    /// is short and an idle partition does not fall behind the pruned log.
+    /// is short and an idle partition does not fall behind the pruned log;
+    /// then saves those due (`file::due`).
     pub fn text_catch_up_all(&self) -> R<()> {
         let parts: Vec<((Target, String), Part)> = self
             .text()
@@ -355,8 +398,23 @@ impl SqliteStore {
                 Entry::Building => None,
             })
             .collect();
-        for ((target, ns), part) in parts {
-            self.text_catch_up(target, &ns, &part)?;
+        for ((target, ns), part) in &parts {
+            self.text_catch_up(*target, ns, part, true)?;
+        }
+        let (dir, min_rows) = {
+            let index = self.text();
+            (index.dir.clone(), index.save_min_rows)
+        };
+        let Some(dir) = dir.filter(|_| !self.is_read_only()) else {
+            return Ok(());
+        };
+        for (key, part) in &parts {
+            if text::file::due(
+                &part.read().unwrap_or_else(PoisonError::into_inner),
+                min_rows,
+            ) {
+                save(&dir, key, part);
+            }
         }
         Ok(())
     }
@@ -390,8 +448,30 @@ impl SqliteStore {
     }
 }
 
-/// The builder thread: each queued partition read in one snapshot through
-/// its own connection (a small page cache: it reads each row once).
+/// Writes `part`'s file, noting its mark as saved (a failure is logged:
+/// the partition is then built from its table after a restart).
+fn save(dir: &std::path::Path, key: &text::Key, part: &RwLock<Partition>) {
+    let started = std::time::Instant::now();
+    let (seq, applied, rows, done) = {
+        let p = part.read().unwrap_or_else(PoisonError::into_inner);
+        (p.seq, p.unsaved, p.rows(), text::file::save(dir, key, &p))
+    };
+    match done {
+        Ok(()) => {
+            let mut p = part.write().unwrap_or_else(PoisonError::into_inner);
+            p.saved = Some(seq);
+            p.unsaved -= applied.min(p.unsaved);
+            tracing::info!(table = table(key.0), namespace = %key.1, rows, seq,
+                ms = started.elapsed().as_millis() as u64, "full-text partition saved");
+        }
+        Err(e) => tracing::warn!(error = %format!("{e:#}"), namespace = %key.1,
+            "saving a full-text partition failed; it is built from its table after a restart"),
+    }
+}
+
+/// The builder thread: each queued partition read from its file when it
+/// has one the log reaches, else built in one snapshot through its own
+/// connection (a small page cache: it reads each row once), and saved.
 fn builder(
     path: &std::path::Path,
     shared: &std::sync::Weak<Shared>,
@@ -406,7 +486,13 @@ fn builder(
     let mut held: Option<(rusqlite::Connection, Tokenizer)> = None;
     while let Ok(key) = queue.recv() {
         let started = std::time::Instant::now();
-        let built = (|| -> anyhow::Result<Partition> {
+        let Some((dir, min_rows)) = shared.upgrade().map(|s| {
+            let index = s.text.lock().unwrap_or_else(PoisonError::into_inner);
+            (index.dir.clone(), index.save_min_rows)
+        }) else {
+            return;
+        };
+        let built = (|| -> anyhow::Result<(Partition, bool)> {
             if held.is_none() {
                 held = Some(open()?);
             }
@@ -414,19 +500,44 @@ fn builder(
                 anyhow::bail!("no connection");
             };
             let tx = conn.unchecked_transaction()?;
-            Ok(text::build(&tx, tok, key.0, &key.1)?)
+            let (pruned, last) = (text::pruned_through(&tx)?, text::last_change(&tx)?);
+            if let Some(part) = dir
+                .as_ref()
+                .and_then(|d| text::file::load(d, &key, pruned, last))
+            {
+                return Ok((part, true));
+            }
+            Ok((text::build(&tx, tok, key.0, &key.1)?, false))
         })();
         let Some(shared) = shared.upgrade() else {
             return;
         };
+        let built = match built {
+            Ok((part, loaded)) => {
+                tracing::info!(table = table(key.0), namespace = %key.1, rows = part.rows(),
+                    ms = started.elapsed().as_millis() as u64,
+                    "full-text partition {}", if loaded { "loaded" } else { "built" });
+                let part = Arc::new(RwLock::new(part));
+                // A new build saved at once (this thread is away from the
+                // searches), before the searches start changing it.
+                if let Some(dir) = dir.as_ref().filter(|_| !shared.read_only)
+                    && !loaded
+                    && text::file::due(
+                        &part.read().unwrap_or_else(PoisonError::into_inner),
+                        min_rows,
+                    )
+                {
+                    save(dir, &key, &part);
+                }
+                Ok((part, loaded))
+            }
+            Err(e) => Err(e),
+        };
         let mut index = shared.text.lock().unwrap_or_else(PoisonError::into_inner);
         match built {
-            Ok(part) if index.enabled => {
-                tracing::info!(table = table(key.0), namespace = %key.1, rows = part.rows(),
-                    ms = started.elapsed().as_millis() as u64, "full-text partition built");
-                index
-                    .parts
-                    .insert(key, Entry::Ready(Arc::new(RwLock::new(part))));
+            Ok((part, loaded)) if index.enabled => {
+                index.loaded += usize::from(loaded);
+                index.parts.insert(key, Entry::Ready(part));
             }
             Ok(_) => {}
             Err(e) => {

@@ -7,7 +7,8 @@
 //! once, while the HNSW graph builds, and again once it is built; then
 //! consolidated twice, and given 2,000 more memories through remember.
 //! Then it is killed (SIGKILL) and restarted, and the time until its HNSW
-//! index serves again is measured. Prints a table;
+//! index and its full-text partitions serve again is measured. Prints a
+//! table;
 //! asserts nothing.
 
 use std::path::Path;
@@ -121,6 +122,15 @@ fn size_rows(
         "MB",
         "the .db, -wal and -shm files",
     );
+    t.row(
+        &label("full-text partitions on disk"),
+        format!(
+            "{:.1}",
+            dir_bytes(&db.with_extension("db.text")) as f64 / 1e6
+        ),
+        "MB",
+        "the saved partitions (`text_save_min_rows`) beside the database",
+    );
 
     cycle_rows(t, &server.base, &label)?;
 
@@ -163,6 +173,15 @@ fn size_rows(
         "s",
         "from the start until /health shows the graphs built",
     );
+    let (text, loaded) = text_ready(&server.base, &texts)?;
+    t.row(
+        &label("restart: full text serving"),
+        format!("{:.1}", (listening + ready + text).as_secs_f64()),
+        "s",
+        &format!(
+            "from the start until /health shows every partition ready ({loaded} loaded from disk)"
+        ),
+    );
     let after = recall_load(
         &server.base,
         &texts,
@@ -178,6 +197,43 @@ fn size_rows(
 fn ann_health(agent: &ureq::Agent, base: &str) -> anyhow::Result<Value> {
     let health: Value = agent.get(&format!("{base}/health")).call()?.into_json()?;
     Ok(health["ann"].clone())
+}
+
+/// Recalls until `/health` shows full-text partitions and none building
+/// (a saved one is loaded at start; one without a file is built on the
+/// first search that needs it): the time taken, and the partitions loaded.
+fn text_ready(base: &str, texts: &Arc<Vec<String>>) -> anyhow::Result<(Duration, u64)> {
+    let started = Instant::now();
+    let agent = ureq::AgentBuilder::new().build();
+    let mut round = 0;
+    loop {
+        let health: Value = agent.get(&format!("{base}/health")).call()?.into_json()?;
+        let text = &health["text"];
+        if text["enabled"] != true
+            || (text["partitions"].as_u64() > Some(0) && text["building"] == 0)
+        {
+            return Ok((started.elapsed(), text["loaded"].as_u64().unwrap_or(0)));
+        }
+        anyhow::ensure!(
+            started.elapsed() < Duration::from_secs(3600),
+            "the full-text partitions were not ready in an hour"
+        );
+        recall_once(&agent, base, &query(texts, round))?;
+        round += 1;
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The bytes of the files in `dir` (0 if there is none).
+fn dir_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
 }
 
 /// HNSW builds running now.

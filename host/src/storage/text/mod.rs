@@ -14,13 +14,16 @@
 //! It is derived, never a source of truth: a partition is built from the
 //! table on its first search, and kept exact by replaying `text_changes`
 //! (a log the schema's triggers append to in the writing transaction) from
-//! the last change it applied. A kill -9 loses nothing — the next process
-//! builds from the table — and another process's writes arrive through the
-//! log. The tokens are FTS5's own (`tokenizer.rs`), the arithmetic FTS5's
+//! the last change it applied. A large partition is also saved beside the
+//! database with that mark (`file.rs`), so a restart loads it and replays
+//! only what came after. A kill -9 loses nothing — the next process loads
+//! the last whole file, or builds from the table — and another process's
+//! writes arrive through the log. The tokens are FTS5's own (`tokenizer.rs`), the arithmetic FTS5's
 //! (`partition.rs`); the statistics are the namespace's, not the whole
 //! table's, which is the only place a ranking can move (and it does not in
 //! a store of one namespace).
 
+pub(super) mod file;
 mod partition;
 mod tokenizer;
 
@@ -53,6 +56,15 @@ pub(super) const TEXT_CHANGES_KEEP: i64 = 100_000;
 /// FTS5's path reads at least (dedup asks for 5). Not measured apart from
 /// the same commit's `NOT INDEXED` (`filtered_top`).
 pub(super) const TEXT_FIRST_CHECK: usize = 2;
+/// A partition of at least this many rows is saved to disk (`file.rs`):
+/// the ones built away from the searches; a smaller one rebuilds within
+/// the inline bound above. The `text_save_min_rows` setting overrides it.
+pub const TEXT_SAVE_MIN_ROWS: usize = TEXT_INLINE_BUILD_ROWS as usize;
+/// A saved partition is written again once this many changes were applied
+/// to it: a restart replays at most about this many rows of the log
+/// (each read and tokenized, ~110,000 rows/s as builds go), and the file
+/// is rewritten at most once per this many writes to its namespace.
+pub(super) const TEXT_SAVE_EVERY: u64 = 10_000;
 /// Rows whose tokens a connection keeps (`DocCache`): more than a
 /// transaction's own writes usually are (`bench serve` batches 100).
 pub(super) const TEXT_DOC_CACHE: usize = 1_024;
@@ -70,6 +82,9 @@ pub struct TextStatus {
     pub postings: usize,
     /// Partitions being built (FTS5 answers their searches meanwhile).
     pub building: usize,
+    /// Partitions read from their saved files since the server started,
+    /// instead of built from their tables (SQLite; `text_save_min_rows`).
+    pub loaded: usize,
 }
 
 impl TextStatus {
@@ -95,15 +110,24 @@ pub(super) struct TextIndex {
     /// The process's tokenizer for queries and changes (one at a time).
     pub(super) tokenizer: Option<Tokenizer>,
     pub(super) builder: Builder,
+    /// Where partitions are saved (`file.rs`; `None`: in memory only), and
+    /// from how many rows.
+    pub(super) dir: Option<std::path::PathBuf>,
+    pub(super) save_min_rows: Option<i64>,
+    /// Partitions loaded from their files.
+    pub(super) loaded: usize,
 }
 
 impl TextIndex {
-    pub(super) fn new() -> Self {
+    pub(super) fn new(dir: Option<std::path::PathBuf>) -> Self {
         Self {
             enabled: true,
             parts: HashMap::new(),
             tokenizer: None,
             builder: Builder::default(),
+            dir,
+            save_min_rows: Some(TEXT_SAVE_MIN_ROWS as i64),
+            loaded: 0,
         }
     }
 
@@ -125,6 +149,7 @@ impl TextIndex {
     pub(super) fn status(&self) -> TextStatus {
         let mut out = TextStatus {
             enabled: self.enabled,
+            loaded: self.loaded,
             ..TextStatus::default()
         };
         for entry in self.parts.values() {

@@ -34,7 +34,7 @@ impl Tokenized {
     }
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, serde::Serialize, serde::Deserialize)]
 struct Posting {
     slot: u32,
     tf: [u16; 2],
@@ -71,7 +71,32 @@ pub struct Partition {
     tokens: i64,
     /// The last `text_changes.seq` applied: every change up to it is in.
     pub seq: i64,
+    /// The `seq` of its last saved file (`file.rs`), and the changes
+    /// applied since: when to save it again.
+    pub saved: Option<i64>,
+    pub unsaved: u64,
 }
+
+/// A partition as its file holds it: the postings and each slot's row and
+/// length; a slot's terms are its postings, found again at load.
+#[derive(serde::Serialize)]
+pub struct SavedRef<'a> {
+    seq: i64,
+    names: &'a [Box<str>],
+    slots: Vec<(i64, u32)>,
+    postings: &'a [Vec<Posting>],
+}
+
+#[derive(serde::Deserialize)]
+pub struct Saved {
+    seq: i64,
+    names: Vec<Box<str>>,
+    slots: Vec<(i64, u32)>,
+    postings: Vec<Vec<Posting>>,
+}
+
+/// A row of no slot (a freed one).
+const FREE: i64 = i64::MIN;
 
 impl Partition {
     pub fn new(seq: i64) -> Self {
@@ -79,6 +104,68 @@ impl Partition {
             seq,
             ..Self::default()
         }
+    }
+
+    /// What its file holds.
+    pub fn to_saved(&self) -> SavedRef<'_> {
+        SavedRef {
+            seq: self.seq,
+            names: &self.names,
+            slots: self.slots.iter().map(|s| (s.row, s.len)).collect(),
+            postings: &self.postings,
+        }
+    }
+
+    /// The partition a file held, with its mark; an error when the file
+    /// does not describe one (a posting of no slot, a row twice, …).
+    pub fn from_saved(f: Saved) -> Result<Self, String> {
+        if f.names.len() != f.postings.len() {
+            return Err(format!(
+                "{} terms, {} posting lists",
+                f.names.len(),
+                f.postings.len()
+            ));
+        }
+        let mut terms: Vec<Vec<u32>> = vec![Vec::new(); f.slots.len()];
+        for (id, list) in f.postings.iter().enumerate() {
+            for p in list {
+                let slot = terms
+                    .get_mut(p.slot as usize)
+                    .filter(|_| f.slots[p.slot as usize].0 != FREE)
+                    .ok_or_else(|| format!("a posting of slot {}, which holds no row", p.slot))?;
+                slot.push(id as u32);
+            }
+        }
+        let mut part = Partition::new(f.seq);
+        part.saved = Some(f.seq);
+        for (slot, ((row, len), terms)) in f.slots.into_iter().zip(terms).enumerate() {
+            if row == FREE {
+                part.free.push(slot as u32);
+            } else {
+                if part.by_row.insert(row, slot as u32).is_some() {
+                    return Err(format!("row {row} in two slots"));
+                }
+                part.rows += 1;
+                part.tokens += i64::from(len);
+            }
+            part.slots.push(Slot {
+                row,
+                len,
+                terms: terms.into_boxed_slice(),
+            });
+        }
+        part.term_ids = f
+            .names
+            .iter()
+            .enumerate()
+            .map(|(id, name)| (name.clone(), id as u32))
+            .collect();
+        if part.term_ids.len() != f.names.len() {
+            return Err("a term listed twice".into());
+        }
+        part.names = f.names;
+        part.postings = f.postings;
+        Ok(part)
     }
 
     /// Rows indexed.
@@ -129,7 +216,7 @@ impl Partition {
         let old = std::mem::replace(
             &mut self.slots[slot as usize],
             Slot {
-                row: i64::MIN,
+                row: FREE,
                 len: 0,
                 terms: Box::default(),
             },
