@@ -452,11 +452,13 @@ impl SqliteStore {
 /// the partition is then built from its table after a restart).
 fn save(dir: &std::path::Path, key: &text::Key, part: &RwLock<Partition>) {
     let started = std::time::Instant::now();
-    let (seq, applied, rows, done) = {
+    // Encoded under the read lock (searches go on; a catch-up applying
+    // changes waits that long), written without it.
+    let (seq, applied, rows, bytes) = {
         let p = part.read().unwrap_or_else(PoisonError::into_inner);
-        (p.seq, p.unsaved, p.rows(), text::file::save(dir, key, &p))
+        (p.seq, p.unsaved, p.rows(), text::file::encode(key, &p))
     };
-    match done {
+    match bytes.and_then(|b| text::file::write(dir, key, &b)) {
         Ok(()) => {
             let mut p = part.write().unwrap_or_else(PoisonError::into_inner);
             p.saved = Some(seq);

@@ -75,22 +75,29 @@ pub(in crate::storage) fn due(part: &Partition, min_rows: Option<i64>) -> bool {
         }
 }
 
-/// Writes `part`'s file; the caller then notes `part.seq` as saved.
-pub(in crate::storage) fn save(dir: &Path, key: &Key, part: &Partition) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let bytes = postcard::to_stdvec(&Saving {
+/// `part` as its file holds it (encoded under the caller's read lock;
+/// the writing, `write`, needs none).
+pub(in crate::storage) fn encode(key: &Key, part: &Partition) -> anyhow::Result<Vec<u8>> {
+    postcard::to_stdvec(&Saving {
         format: FORMAT,
         schema: crate::storage::migrations::current_version(),
         target: table(key.0),
         namespace: &key.1,
         part: part.to_saved(),
     })
-    .context("encoding the partition")?;
+    .context("encoding the partition")
+}
+
+/// Writes `key`'s file (`encode`'s bytes) whole, or leaves the old one.
+pub(in crate::storage) fn write(dir: &Path, key: &Key, bytes: &[u8]) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let path = file_of(dir, key);
-    let tmp = path.with_extension("fts.tmp");
+    // The process's own temporary: a server and a CLI call may save the
+    // same partition at once.
+    let tmp = path.with_extension(format!("fts.{}.tmp", std::process::id()));
     let mut f =
         std::fs::File::create(&tmp).with_context(|| format!("writing {}", tmp.display()))?;
-    f.write_all(&bytes)?;
+    f.write_all(bytes)?;
     f.sync_all()?;
     std::fs::rename(&tmp, &path).with_context(|| format!("renaming to {}", path.display()))?;
     Ok(())
@@ -182,6 +189,10 @@ fn key_of(path: &Path) -> Option<Key> {
 mod tests {
     use super::super::{Tokenized, score};
     use super::*;
+
+    fn save(dir: &Path, key: &Key, part: &Partition) -> anyhow::Result<()> {
+        write(dir, key, &encode(key, part)?)
+    }
 
     fn doc(words: &[(&str, u16)]) -> Tokenized {
         Tokenized {
