@@ -257,12 +257,15 @@ pub(super) struct Server {
 impl Server {
     pub(super) fn start(db: &Path, dir: &Path, env: &[(String, String)]) -> anyhow::Result<Self> {
         use std::io::{BufRead, BufReader};
+        let log_level = std::env::var("MNEMO_LOG").ok();
         let mut cmd = Command::new(mnemo_exe());
         cmd.arg("--db")
             .arg(db)
             .args(["serve", "--port", "0"])
             .env("MNEMO_DATA_DIR", dir)
-            .env("MNEMO_LOG", "warn")
+            // The bench's own `MNEMO_LOG`, if set, is the server's level,
+            // and its log goes to the bench's stderr (else dropped).
+            .env("MNEMO_LOG", log_level.as_deref().unwrap_or("warn"))
             .env_remove("MNEMO_API_KEY")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -287,7 +290,14 @@ impl Server {
                     .to_string();
             }
         };
-        std::thread::spawn(move || lines.for_each(drop));
+        let shown = log_level.is_some();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                if shown {
+                    eprintln!("{line}");
+                }
+            }
+        });
         Ok(Self { child, base })
     }
 
