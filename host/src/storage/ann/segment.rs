@@ -13,8 +13,15 @@ use std::time::Instant;
 use instant_distance::{Builder, HnswMap, Search};
 use serde::{Deserialize, Serialize};
 
-/// Candidates the graph walk keeps (instant-distance's `ef_search`).
-pub const ANN_EF_SEARCH: usize = 256;
+/// Candidates the graph walk keeps (instant-distance's `ef_search`, fixed
+/// in a graph when it is built: graphs saved before keep theirs until a
+/// merge rebuilds them). At least recall's vector candidates (a fan-out of
+/// 40 × `VEC_OVERFETCH` 3 = 120). Measured against 256 on one day
+/// (docs/benchmarks.md): the top-10 hits shared with exact search 0.994
+/// both (`mnemo-lab bench --memories 100000 --queries 200`), while
+/// `bench serve` at 100,000 rose from 268 to 408 recalls/s (p50 14.5 to
+/// 9.4 ms) and remembering into the full store from 176 to 279/s.
+pub const ANN_EF_SEARCH: usize = 128;
 /// Candidates kept while linking a new point (instant-distance's
 /// `ef_construction`).
 pub const ANN_EF_CONSTRUCTION: usize = 64;
