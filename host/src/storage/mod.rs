@@ -4,6 +4,7 @@
 
 pub mod ann;
 mod ann_store;
+mod beside;
 mod dialogue;
 mod exact;
 mod exact_store;

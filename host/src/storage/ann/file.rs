@@ -14,7 +14,6 @@
 //! one that does not parse, is deleted and the partition is rebuilt on
 //! demand.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -59,8 +58,7 @@ struct Loading {
 
 /// The folder of a database's graphs (`None` for an in-memory database).
 pub(in crate::storage) fn dir_of(db: &Path) -> Option<PathBuf> {
-    let name = db.file_name()?.to_string_lossy().to_string();
-    (name != ":memory:" && !name.is_empty()).then(|| db.with_file_name(format!("{name}.ann")))
+    crate::storage::beside::dir_of(db, "ann")
 }
 
 /// `<target>-<namespace as hex>-`: the start of a partition's file names.
@@ -77,8 +75,6 @@ fn file_of(dir: &Path, key: &Key, id: SegmentId) -> PathBuf {
 }
 
 pub(in crate::storage) fn save(persist: &Persist, key: &Key, seg: &Segment) -> anyhow::Result<()> {
-    std::fs::create_dir_all(&persist.dir)
-        .with_context(|| format!("creating {}", persist.dir.display()))?;
     let bytes = postcard::to_stdvec(&Saving {
         format: FORMAT,
         model: &persist.model,
@@ -88,14 +84,7 @@ pub(in crate::storage) fn save(persist: &Persist, key: &Key, seg: &Segment) -> a
         graph: &seg.graph,
     })
     .context("encoding the graph")?;
-    let path = file_of(&persist.dir, key, seg.id());
-    let tmp = path.with_extension("hnsw.tmp");
-    let mut f =
-        std::fs::File::create(&tmp).with_context(|| format!("writing {}", tmp.display()))?;
-    f.write_all(&bytes)?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, &path).with_context(|| format!("renaming to {}", path.display()))?;
-    Ok(())
+    crate::storage::beside::write_whole(&file_of(&persist.dir, key, seg.id()), &bytes)
 }
 
 /// Deletes the file of a segment merged into another.

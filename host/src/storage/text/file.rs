@@ -14,7 +14,6 @@
 //! or one that does not parse is deleted and its partition built from the
 //! table.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -51,8 +50,7 @@ struct Loading {
 
 /// The folder of a database's partitions (`None` for an in-memory one).
 pub(in crate::storage) fn dir_of(db: &Path) -> Option<PathBuf> {
-    let name = db.file_name()?.to_string_lossy().to_string();
-    (name != ":memory:" && !name.is_empty()).then(|| db.with_file_name(format!("{name}.text")))
+    crate::storage::beside::dir_of(db, "text")
 }
 
 /// `<table>-<namespace as hex>.fts`.
@@ -90,17 +88,7 @@ pub(in crate::storage) fn encode(key: &Key, part: &Partition) -> anyhow::Result<
 
 /// Writes `key`'s file (`encode`'s bytes) whole, or leaves the old one.
 pub(in crate::storage) fn write(dir: &Path, key: &Key, bytes: &[u8]) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let path = file_of(dir, key);
-    // The process's own temporary: a server and a CLI call may save the
-    // same partition at once.
-    let tmp = path.with_extension(format!("fts.{}.tmp", std::process::id()));
-    let mut f =
-        std::fs::File::create(&tmp).with_context(|| format!("writing {}", tmp.display()))?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, &path).with_context(|| format!("renaming to {}", path.display()))?;
-    Ok(())
+    crate::storage::beside::write_whole(&file_of(dir, key), bytes)
 }
 
 /// The partition `key`'s file holds, if it has one the log reaches:
