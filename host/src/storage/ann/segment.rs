@@ -19,8 +19,9 @@ use serde::{Deserialize, Serialize};
 /// 40 × `VEC_OVERFETCH` 3 = 120). Measured against 256 on one day
 /// (docs/benchmarks.md): the top-10 hits shared with exact search 0.994
 /// both (`mnemo-lab bench --memories 100000 --queries 200`), while
-/// `bench serve` at 100,000 rose from 268 to 408 recalls/s (p50 14.5 to
-/// 9.4 ms) and remembering into the full store from 176 to 279/s.
+/// `bench serve` at 100,000 rose from 268–282 to 332–408 recalls/s (p50
+/// 13.9–14.5 to 9.4–11.6 ms) and remembering into the full store from
+/// 176–197 to 244–279/s.
 pub const ANN_EF_SEARCH: usize = 128;
 /// Candidates kept while linking a new point (instant-distance's
 /// `ef_construction`).
