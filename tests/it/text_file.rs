@@ -33,6 +33,22 @@ fn preloaded(s: &SqliteStore) -> TextStatus {
     }
 }
 
+/// The store at `path` opened again, once its saved partitions are loaded
+/// (or built instead), with its status then.
+fn reopened(path: &std::path::Path) -> (SqliteStore, TextStatus) {
+    let s = open(path);
+    let st = preloaded(&s);
+    (s, st)
+}
+
+/// The first full-text hit of `word` in namespace `a`.
+fn first_hit(s: &SqliteStore, word: &str) -> String {
+    s.fts_search(Target::Memories, &[word.into()], &filter("a"), 5, 0.0)
+        .unwrap()[0]
+        .id
+        .clone()
+}
+
 /// The index's answers, from the partitions it holds now, and those of
 /// partitions built anew from the table (turning the index off drops them;
 /// a partition this small is then built on the search that needs it). In a
@@ -90,14 +106,10 @@ fn a_saved_partition_is_loaded_and_replays_the_writes_after_it() {
     }
     drop(s);
 
-    let s = open(&path);
-    let st = preloaded(&s);
+    let (s, st) = reopened(&path);
     // Both from their files, as saved: 500 rows (a rebuild would hold 519).
     assert_eq!((st.loaded, st.partitions, st.rows), (2, 2, 500), "{st:?}");
-    let quince = s
-        .fts_search(Target::Memories, &["quince".into()], &filter("a"), 5, 0.0)
-        .unwrap();
-    assert_eq!(quince[0].id, "a_00007");
+    assert_eq!(first_hit(&s, "quince"), "a_00007");
     answers(&s, Target::Memories, &qs, &filter("b"));
     let st = s.text_status();
     assert_eq!(
@@ -129,13 +141,9 @@ fn a_saved_partition_the_log_no_longer_reaches_is_built_from_its_table() {
     .unwrap();
     drop(s);
 
-    let s = open(&path);
-    let st = preloaded(&s);
+    let (s, st) = reopened(&path);
     assert_eq!((st.loaded, st.partitions, st.rows), (0, 1, 301), "{st:?}");
-    let hits = s
-        .fts_search(Target::Memories, &["quokka".into()], &filter("a"), 5, 0.0)
-        .unwrap();
-    assert_eq!(hits[0].id, "a_00500");
+    assert_eq!(first_hit(&s, "quokka"), "a_00500");
     like_rebuilt(&s, &qs, "a", true);
     // The build was saved in place of the dropped file.
     let again = std::fs::read(path.with_extension("db.text").join("memories-61.fts")).unwrap();

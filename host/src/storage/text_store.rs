@@ -514,27 +514,24 @@ fn builder(
         let Some(shared) = shared.upgrade() else {
             return;
         };
-        let built = match built {
-            Ok((part, loaded)) => {
-                tracing::info!(table = table(key.0), namespace = %key.1, rows = part.rows(),
+        let built = built.map(|(part, loaded)| {
+            tracing::info!(table = table(key.0), namespace = %key.1, rows = part.rows(),
                     ms = started.elapsed().as_millis() as u64,
                     "full-text partition {}", if loaded { "loaded" } else { "built" });
-                let part = Arc::new(RwLock::new(part));
-                // A new build saved at once (this thread is away from the
-                // searches), before the searches start changing it.
-                if let Some(dir) = dir.as_ref().filter(|_| !shared.read_only)
-                    && !loaded
-                    && text::file::due(
-                        &part.read().unwrap_or_else(PoisonError::into_inner),
-                        min_rows,
-                    )
-                {
-                    save(dir, &key, &part);
-                }
-                Ok((part, loaded))
+            let part = Arc::new(RwLock::new(part));
+            // A new build saved at once (this thread is away from the
+            // searches), before the searches start changing it.
+            if let Some(dir) = dir.as_ref().filter(|_| !shared.read_only)
+                && !loaded
+                && text::file::due(
+                    &part.read().unwrap_or_else(PoisonError::into_inner),
+                    min_rows,
+                )
+            {
+                save(dir, &key, &part);
             }
-            Err(e) => Err(e),
-        };
+            (part, loaded)
+        });
         let mut index = shared.text.lock().unwrap_or_else(PoisonError::into_inner);
         match built {
             Ok((part, loaded)) if index.enabled => {

@@ -60,9 +60,7 @@ pub(super) fn no_cron() -> Vec<(String, String)> {
 /// `dir/name`, with any database of that name (and its WAL) removed.
 pub(super) fn fresh(dir: &Path, name: &str) -> PathBuf {
     let db = dir.join(name);
-    for f in db_files(&db) {
-        let _ = std::fs::remove_file(f);
-    }
+    remove_db(&db);
     db
 }
 
@@ -73,6 +71,19 @@ pub(super) fn db_bytes(db: &Path) -> u64 {
         .filter_map(|f| std::fs::metadata(f).ok())
         .map(|m| m.len())
         .sum()
+}
+
+/// Deletes a database with everything beside it: its `-wal` and `-shm`
+/// files and its derived indexes' folders (`.ann/`, `.text/`), which a
+/// new store of the same name must not inherit.
+pub(super) fn remove_db(db: &Path) {
+    for f in db_files(db) {
+        let _ = if f.is_dir() {
+            std::fs::remove_dir_all(f)
+        } else {
+            std::fs::remove_file(f)
+        };
+    }
 }
 
 pub(super) fn db_files(db: &Path) -> Vec<PathBuf> {

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::child::{Server, db_bytes, db_files, query, recall_load, recall_once, stub_env};
+use super::child::{Server, db_bytes, query, recall_load, recall_once, remove_db, stub_env};
 use super::fill::{cycle_rows, fill, ingest_rows};
 pub use super::serve_args::ServeBenchArgs;
 use super::{Corpus, Table, work_dir};
@@ -62,9 +62,7 @@ fn size_rows(
     let db = dir.join(format!("serve-{n}.db"));
     let reused = args.reuse && db.exists();
     if !reused {
-        for f in db_files(&db) {
-            let _ = std::fs::remove_file(f);
-        }
+        remove_db(&db);
     }
     let env = stub_env(stub, args.dimension);
     let mut server = Server::start(&db, dir, &env)?;

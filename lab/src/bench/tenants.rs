@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::child::{
-    Load, Server, db_bytes, db_files, query, recall_load_in, recall_once_in, stub_env,
+    Load, Server, db_bytes, query, recall_load_in, recall_once_in, remove_db, stub_env,
 };
 use super::fill::{import, spread};
 use super::serve_args::ServeBenchArgs;
@@ -192,9 +192,7 @@ impl Place {
     fn clear(&self) -> anyhow::Result<()> {
         match self {
             Place::File(p) => {
-                for f in db_files(p) {
-                    let _ = std::fs::remove_file(f);
-                }
+                remove_db(p);
             }
             Place::Postgres { server, name } => {
                 // One statement each: neither runs inside a transaction.

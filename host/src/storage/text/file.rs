@@ -12,7 +12,9 @@
 //! the log no longer reaches (pruned past its mark), one ahead of the log
 //! (a database replaced by an older copy), of another format or schema,
 //! or one that does not parse is deleted and its partition built from the
-//! table.
+//! table. The folder belongs to its database file, as `<db>.ann/` does: a
+//! database deleted and made anew under the same name must lose it too
+//! (a new log may have reached the old file's mark).
 
 use std::path::{Path, PathBuf};
 
