@@ -57,7 +57,7 @@ pub(super) fn no_cron() -> Vec<(String, String)> {
     .collect()
 }
 
-/// `dir/name`, with any database of that name (and its WAL) removed.
+/// `dir/name`, with any database of that name (its WAL, its folders) removed.
 pub(super) fn fresh(dir: &Path, name: &str) -> PathBuf {
     let db = dir.join(name);
     remove_db(&db);
