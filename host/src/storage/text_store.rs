@@ -163,7 +163,12 @@ impl SqliteStore {
         };
         let hits = ranked_in_passes(passes, limit, |pass| {
             let phrases: Vec<String> = pass.iter().filter_map(|(t, _)| t.clone()).collect();
-            self.filtered_top(target, text::score(&views, &phrases, weights), f, limit)
+            self.filtered_top(
+                target,
+                |n| text::top(&views, &phrases, weights, n),
+                f,
+                limit,
+            )
         })?;
         Ok(Some(hits))
     }
@@ -356,11 +361,11 @@ impl SqliteStore {
         Ok(())
     }
 
-    /// The best `limit` of `scored` that pass `f` (`text::top_admitted`).
+    /// The best `limit` of `best`'s rows that pass `f` (`text::top_admitted`).
     fn filtered_top(
         &self,
         target: Target,
-        scored: Vec<(i64, f64)>,
+        best: impl FnMut(usize) -> Vec<(i64, f64)>,
         f: &SearchFilter,
         limit: u32,
     ) -> R<Vec<ScoredId>> {
@@ -374,7 +379,7 @@ impl SqliteStore {
             "SELECT x.rowid, x.id FROM {t} x NOT INDEXED WHERE x.rowid IN (SELECT value FROM json_each(?)) AND {}",
             w.clause
         )))?;
-        text::top_admitted(scored, limit, |rows| {
+        text::top_admitted(limit, best, |rows| {
             let mut p = vec![Value::Text(serde_json::to_string(rows).unwrap_or_default())];
             p.extend(w.params.iter().cloned());
             sql(sql(stmt.query_map(rusqlite::params_from_iter(p), |r| {

@@ -128,6 +128,7 @@ fn build(db: &mut impl GenericClient, target: Target, ns: &str) -> Result<Tail, 
         let context: Option<String> = r.get(2);
         part.put(r.get(0), &doc(&tf, context.as_deref(), r.get(3)));
     }
+    part.shrink();
     Ok(Tail {
         part: RwLock::new(part),
         xmin: AtomicU64::new(mark.get::<_, String>(1).parse().unwrap_or(0)),
@@ -208,20 +209,20 @@ impl PgStore {
         let passes = crate::storage::sqlite::query_passes(counted, rows);
         let hits = crate::storage::sqlite::ranked_in_passes(passes, limit, |pass| {
             let terms: Vec<String> = pass.iter().map(|(t, _)| t.clone()).collect();
-            self.text_filtered_top(target, text::score(&views, &terms, weights), f, limit)
+            self.text_filtered_top(target, |n| text::top(&views, &terms, weights, n), f, limit)
         })?;
         Ok(Some(hits))
     }
 
-    /// The best `limit` of `scored` (rows by `seq`) that pass `f`.
+    /// The best `limit` of `best`'s rows (by `seq`) that pass `f`.
     fn text_filtered_top(
         &self,
         target: Target,
-        scored: Vec<(i64, f64)>,
+        best: impl FnMut(usize) -> Vec<(i64, f64)>,
         f: &SearchFilter,
         limit: u32,
     ) -> R<Vec<ScoredId>> {
-        text::top_admitted(scored, limit, |seqs| {
+        text::top_admitted(limit, best, |seqs| {
             let mut args = Args::default();
             let rows = args.add(seqs.to_vec());
             let filter = where_clause(target, "x", f, ListState::Active, &mut args);

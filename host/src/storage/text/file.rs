@@ -177,7 +177,8 @@ fn key_of(path: &Path) -> Option<Key> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Tokenized, score};
+    use super::super::Tokenized;
+    use super::super::partition::score;
     use super::*;
 
     fn save(dir: &Path, key: &Key, part: &Partition) -> anyhow::Result<()> {

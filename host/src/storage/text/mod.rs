@@ -19,13 +19,16 @@
 //! only what came after. A kill -9 loses nothing — the next process loads
 //! the last whole file, or builds from the table — and another process's
 //! writes arrive through the log. The tokens are FTS5's own (`tokenizer.rs`), the arithmetic FTS5's
-//! (`partition.rs`); the statistics are the namespace's, not the whole
+//! (`partition.rs`), and a search reads only the postings that can reach
+//! its best rows (`top.rs`, over the lists of `postings.rs`); the statistics are the namespace's, not the whole
 //! table's, which is the only place a ranking can move (and it does not in
 //! a store of one namespace).
 
 pub(super) mod file;
 mod partition;
+mod postings;
 mod tokenizer;
+mod top;
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -35,8 +38,9 @@ use mnemo_core::model::{ScoredId, Target};
 use rmcp::schemars::{self, JsonSchema};
 use rusqlite::{Connection, OptionalExtension};
 
-pub use partition::{Overlay, Partition, Tokenized, score};
+pub use partition::{Overlay, Partition, Tokenized};
 pub use tokenizer::{Purpose, Tokenizer};
+pub use top::top;
 
 /// A partition of at most this many rows is built on the search that first
 /// needs it, on the caller's connection; a larger one by the background
@@ -242,15 +246,16 @@ pub(super) fn each_namespace<P>(
     Ok(Some(out))
 }
 
-/// The best `limit` of `scored` (row, score) that `admit` lets through, by
-/// score then id, as FTS5's statement orders them. `admit` is asked for a
-/// shortlist of rows at a time, best first — `TEXT_FIRST_CHECK` times the
-/// limit, twice as many each round after — and answers the ids of those
-/// that pass the search's filter, until no row left can enter the top.
-/// The same for SQLite's and Postgres's filters.
+/// The best `limit` rows that `admit` lets through, by score then id, as
+/// FTS5's statement orders them. `best(n)` answers the best `n` rows by
+/// score (ties by row), best first (`top`). `admit` is asked for a
+/// shortlist of rows at a time — `TEXT_FIRST_CHECK` times the limit, twice
+/// as many each round after — and answers the ids of those that pass the
+/// search's filter, until no row left can enter the top. The same for
+/// SQLite's and Postgres's filters.
 pub(super) fn top_admitted(
-    mut scored: Vec<(i64, f64)>,
     limit: u32,
+    mut best: impl FnMut(usize) -> Vec<(i64, f64)>,
     mut admit: impl FnMut(&[i64]) -> CoreResult<HashMap<i64, String>>,
 ) -> CoreResult<Vec<ScoredId>> {
     let limit = limit as usize;
@@ -258,17 +263,13 @@ pub(super) fn top_admitted(
         return Ok(Vec::new());
     }
     let mut chunk = limit.saturating_mul(TEXT_FIRST_CHECK);
-    let best_first = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1);
     let mut out: Vec<(String, f64)> = Vec::new();
-    let mut rest = scored.as_mut_slice();
-    while !rest.is_empty() {
-        let n = chunk.min(rest.len());
-        if n < rest.len() {
-            rest.select_nth_unstable_by(n - 1, best_first);
-        }
-        let (head, tail) = rest.split_at_mut(n);
-        head.sort_unstable_by(best_first);
-        if out.len() >= limit && head[0].1 < out[limit - 1].1 {
+    let mut taken: usize = 0;
+    loop {
+        // One more than the round's rows: the best of those left after it.
+        let ranked = best(taken.saturating_add(chunk).saturating_add(1));
+        let head = &ranked[taken.min(ranked.len())..taken.saturating_add(chunk).min(ranked.len())];
+        if head.is_empty() {
             break;
         }
         let rows: Vec<i64> = head.iter().map(|(r, _)| *r).collect();
@@ -278,7 +279,11 @@ pub(super) fn top_admitted(
                 .filter_map(|(r, s)| passed.get(r).map(|id| (id.clone(), *s))),
         );
         out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        rest = tail;
+        taken += head.len();
+        match ranked.get(taken) {
+            Some((_, next)) if out.len() < limit || *next >= out[limit - 1].1 => {}
+            _ => break,
+        }
         chunk = chunk.saturating_mul(2);
     }
     out.truncate(limit);
@@ -411,5 +416,6 @@ pub(super) fn build(
         let cols = columns(target, &r.get::<_, String>(2)?, &r.get::<_, String>(3)?);
         part.put(r.get(0)?, &tokenize(tok, &cols));
     }
+    part.shrink();
     Ok(part)
 }

@@ -1,0 +1,464 @@
+//! The best rows of a BM25 query, without scoring every row it matches.
+//!
+//! A query of common words matches most of a large partition: scoring each
+//! posting of its terms and then ordering all of them was most of a
+//! recall's full-text time at a million rows (docs/benchmarks.md). This is
+//! MaxScore (Turtle and Flood, 1995), term at a time, over the lists a
+//! term's postings are kept in (`postings.rs`: by count and row length for
+//! a common term), each with a bound on what the term adds to any of its
+//! rows. The lists of all the query's phrases are read from the largest
+//! bound down, the best `n` partial sums kept as they grow (`Leaders`).
+//! Once those `n` rows each reach more than the unread lists could add to
+//! a row together, no unread row can reach the top; reading goes on only
+//! while a list costs less than scoring one by one the touched rows it
+//! could rule out. Those that can still reach the top are then scored as
+//! `partition.rs` scores a row — each phrase's share added in the query's
+//! order — so the answer is the same rows with the same scores, bit for
+//! bit, as scoring every row and keeping the best.
+
+use std::collections::VecDeque;
+
+use super::partition::{Overlay, Partition, Stats};
+use super::postings::Posting;
+
+/// Relative slack on every comparison of a bound with a score. A partial
+/// sum adds a row's shares in another order than its score does, so each
+/// may round a few ulps (~1e-16) away from the other; the slack is far
+/// more than that, and far less than two distinct scores differ by in
+/// practice, so it costs no pruning.
+const BOUND_SLACK: f64 = 1e-9;
+
+/// A row scored on its own (its slot's terms looked up, its shares added)
+/// costs about as much as reading this many postings: the walk reads on
+/// through a list while that is cheaper than scoring the rows it could
+/// rule out. Measured with a timing loop around `top` (not kept) on 400
+/// queries of `bench serve`'s kind over 1,000,000 rows, 81 rows asked:
+/// stopping as soon as no unread row can reach the top took 11.7–12.8 ms
+/// a query, any value from 1 to 16 here 3.8–5.2 ms, within the runs'
+/// noise of each other. `bench serve --memories 1000000` shows the effect
+/// on recall (docs/benchmarks.md).
+const EXACT_READS: usize = 8;
+
+thread_local! {
+    /// Partial sums by slot over every part a search reads (NaN: not
+    /// touched), reused by the thread's next search: only touched entries
+    /// are reset. A search that panics leaves the thread a fresh one.
+    static PARTIAL: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Postings read by the thread's searches (the tests check the skipping).
+    static READ: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// A list of one phrase's postings in one part, and the most that phrase
+/// adds to a row of it.
+struct Unit<'a> {
+    phrase: usize,
+    part: usize,
+    most: f64,
+    postings: &'a [Posting],
+}
+
+/// The best `n` rows of `parts` that hold one of `phrases`, with their
+/// BM25 scores, best first and ties by row: the first `n` of every
+/// matching row scored (`partition::score`) in that order.
+pub fn top(
+    parts: &[(&Partition, &Overlay)],
+    phrases: &[String],
+    weights: [f64; 2],
+    n: usize,
+) -> Vec<(i64, f64)> {
+    let Some(st) = Stats::of(parts, phrases) else {
+        return Vec::new();
+    };
+    if n == 0 {
+        return Vec::new();
+    }
+    let ids: Vec<Vec<Option<u32>>> = parts
+        .iter()
+        .map(|(p, _)| phrases.iter().map(|t| p.term(t)).collect())
+        .collect();
+    // Every list of every phrase, the largest bound first; and each
+    // phrase's bounds in that order, the first not read yet being the most
+    // the phrase can add to a row not read yet.
+    let mut units: Vec<Unit> = Vec::new();
+    for (k, (p, _)) in parts.iter().enumerate() {
+        for (i, id) in ids[k].iter().enumerate() {
+            let Some(id) = id else { continue };
+            for list in p.postings_of(*id).lists() {
+                let most = st.share_bound(i, list.bound, weights);
+                units.push(Unit {
+                    phrase: i,
+                    part: k,
+                    most,
+                    postings: &list.postings,
+                });
+            }
+        }
+    }
+    units.sort_by(|a, b| b.most.total_cmp(&a.most));
+    let mut unread: Vec<VecDeque<f64>> = vec![Default::default(); phrases.len()];
+    for u in &units {
+        unread[u.phrase].push_back(u.most);
+    }
+    let left = |unread: &[VecDeque<f64>]| -> f64 { unread.iter().filter_map(|q| q.front()).sum() };
+    // The overlay's rows (a transaction's own writes, few) are scored whole.
+    let mut scored: Vec<(i64, f64)> = Vec::new();
+    for (_, o) in parts {
+        for (row, doc) in o.docs() {
+            if phrases.iter().any(|t| doc.counts(t).is_some()) {
+                let counts = |i: usize| doc.counts(&phrases[i]);
+                scored.push((*row, st.score(counts, doc.len, weights)));
+            }
+        }
+    }
+    let mut base = Vec::with_capacity(parts.len());
+    let mut slots = 0;
+    for (p, _) in parts {
+        base.push(slots);
+        slots += p.slots();
+    }
+    let mut partial = PARTIAL.take();
+    if partial.len() < slots {
+        partial.resize(slots, f64::NAN);
+    }
+    let mut touched: Vec<u32> = Vec::new();
+    let mut leaders = Leaders::new(n, slots);
+    for (_, s) in &scored {
+        leaders.offer(u32::MAX, *s);
+    }
+    let (mut read, mut read_at_count) = (0usize, 0usize);
+    for u in &units {
+        // No row not read yet can reach the top. Stopping here leaves the
+        // touched rows that still can to be scored one by one; reading on
+        // narrows them, at the cost of this list. (They are counted once
+        // the postings read since the last count, this list's with them,
+        // are a quarter of the rows touched: counting costs at most four
+        // times what reading does.)
+        if let Some(cut) = leaders.cut()
+            && below(left(&unread), cut)
+            && read - read_at_count + u.postings.len() >= touched.len() / 4
+        {
+            read_at_count = read;
+            let now = hopeful(&partial, &touched, left(&unread), cut);
+            if now * EXACT_READS <= u.postings.len() {
+                break;
+            }
+        }
+        unread[u.phrase].pop_front();
+        let o = parts[u.part].1;
+        #[cfg(test)]
+        READ.set(READ.get() + u.postings.len());
+        read += u.postings.len();
+        for post in u.postings {
+            if o.hides(post.slot) {
+                continue;
+            }
+            let at = base[u.part] + post.slot as usize;
+            let s = &mut partial[at];
+            if s.is_nan() {
+                *s = 0.0;
+                touched.push(at as u32);
+            }
+            *s += st.quick_share(u.phrase, post.tf, post.len, weights);
+            leaders.offer(at as u32, *s);
+        }
+    }
+    // A touched row can reach the top if its partial sum and what the
+    // lists not read add at most do.
+    let cut = nth_best(&partial, &touched, &scored, n);
+    let left = left(&unread);
+    let mut hopeful: Vec<(f64, u32)> = Vec::new();
+    for &at in &touched {
+        let s = std::mem::replace(&mut partial[at as usize], f64::NAN);
+        if !cut.is_some_and(|cut| below(s + left, cut)) {
+            hopeful.push((s, at));
+        }
+    }
+    PARTIAL.set(partial);
+    // Scored exactly, the best partial sums first, until the rows left
+    // cannot reach the `n`-th exact score.
+    let exact = |&(_, at): &(f64, u32)| {
+        let k = base.partition_point(|b| *b <= at as usize) - 1;
+        let (p, slot) = (parts[k].0, (at as usize - base[k]) as u32);
+        let counts = |i: usize| ids[k][i].and_then(|id| p.tf(slot, id));
+        (p.row(slot), st.score(counts, p.slot_len(slot), weights))
+    };
+    let best_first = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    scored.sort_unstable_by(best_first);
+    scored.truncate(n);
+    let mut rest = hopeful.as_mut_slice();
+    let mut chunk = 2 * n;
+    while !rest.is_empty() {
+        let take = chunk.min(rest.len());
+        if take < rest.len() {
+            rest.select_nth_unstable_by(take, |a, b| b.0.total_cmp(&a.0));
+        }
+        let (head, tail) = rest.split_at_mut(take);
+        scored.extend(head.iter().map(exact));
+        scored.sort_unstable_by(best_first);
+        scored.truncate(n);
+        rest = tail;
+        // After the selection the first row left has the best partial sum.
+        match rest.first() {
+            Some((s, _)) if scored.len() == n && below(s + left, scored[n - 1].1) => break,
+            _ => chunk *= 2,
+        }
+    }
+    scored
+}
+
+/// `n` distinct rows, each with a partial sum it has reached, the least
+/// on top: that least is a score `n` rows reach, since a row's sum only
+/// grows. Offered every sum as postings are read, so the walk has a cut at
+/// every list without counting the touched rows again.
+struct Leaders {
+    n: usize,
+    heap: std::collections::BinaryHeap<Least>,
+    /// The rows in the heap, by place (an entry of a row whose sum grew
+    /// since stays: still a sum it reached).
+    inside: Vec<u64>,
+    /// The heap's least once it holds `n`; −∞ before.
+    floor: f64,
+}
+
+/// A heap entry, ordered so the max-heap's top is the least sum.
+struct Least(f64, u32);
+
+impl PartialEq for Least {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+impl Eq for Least {}
+impl PartialOrd for Least {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Least {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other.0.total_cmp(&self.0)
+    }
+}
+
+impl Leaders {
+    fn new(n: usize, places: usize) -> Self {
+        Self {
+            n,
+            heap: std::collections::BinaryHeap::with_capacity(n + 1),
+            inside: vec![0; places.div_ceil(64)],
+            floor: f64::NEG_INFINITY,
+        }
+    }
+
+    fn cut(&self) -> Option<f64> {
+        (self.heap.len() == self.n).then_some(self.floor)
+    }
+
+    /// Row `at` (`u32::MAX`: a row scored whole, offered once) has reached
+    /// `sum`.
+    fn offer(&mut self, at: u32, sum: f64) {
+        if sum <= self.floor {
+            return;
+        }
+        let bit = (at != u32::MAX).then(|| (at as usize / 64, 1u64 << (at % 64)));
+        if let Some((w, b)) = bit {
+            if self.inside[w] & b != 0 {
+                return;
+            }
+            self.inside[w] |= b;
+        }
+        self.heap.push(Least(sum, at));
+        if self.heap.len() > self.n
+            && let Some(Least(_, out)) = self.heap.pop()
+            && out != u32::MAX
+        {
+            self.inside[out as usize / 64] &= !(1u64 << (out % 64));
+        }
+        if self.heap.len() == self.n {
+            self.floor = self.heap.peek().map_or(f64::NEG_INFINITY, |l| l.0);
+        }
+    }
+}
+
+/// Touched rows whose partial sum, and `left` more, do not fall below
+/// `cut`.
+fn hopeful(partial: &[f64], touched: &[u32], left: f64, cut: f64) -> usize {
+    touched
+        .iter()
+        .filter(|at| !below(partial[**at as usize] + left, cut))
+        .count()
+}
+
+/// Whether a row that scores at most `bound` is surely below `cut`, a
+/// score some `n` rows reach, rounding aside.
+fn below(bound: f64, cut: f64) -> bool {
+    bound * (1.0 + BOUND_SLACK) < cut * (1.0 - BOUND_SLACK)
+}
+
+/// The `n`-th best of the touched rows' partial sums and the rows scored
+/// whole: a score at least `n` rows reach. `None` while fewer are known.
+fn nth_best(partial: &[f64], touched: &[u32], scored: &[(i64, f64)], n: usize) -> Option<f64> {
+    if touched.len() + scored.len() < n {
+        return None;
+    }
+    let mut all: Vec<f64> = touched
+        .iter()
+        .map(|at| partial[*at as usize])
+        .chain(scored.iter().map(|(_, s)| *s))
+        .collect();
+    let (_, nth, _) = all.select_nth_unstable_by(n - 1, |a, b| b.total_cmp(a));
+    Some(*nth)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::partition::score;
+    use super::super::{Overlay, Partition, Tokenized};
+    use super::{READ, top};
+
+    /// A deterministic corpus: Zipf-like words, rows of 3–20 tokens, some
+    /// in the second column.
+    fn corpus(rows: usize, seed: u64) -> Vec<(i64, Tokenized)> {
+        let mut x = seed.max(1);
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        (0..rows)
+            .map(|r| {
+                let n = 3 + (next() % 18) as usize;
+                let mut terms: Vec<(String, [u16; 2])> = Vec::new();
+                for _ in 0..n {
+                    let u = (next() % 1_000_000) as f64 / 1e6;
+                    let word = format!("w{}", (40f64.powf(u) as usize) - 1);
+                    let col = usize::from(next() % 5 == 0);
+                    match terms.iter_mut().find(|(t, _)| *t == word) {
+                        Some((_, tf)) => tf[col] += 1,
+                        None => {
+                            let mut tf = [0, 0];
+                            tf[col] = 1;
+                            terms.push((word, tf));
+                        }
+                    }
+                }
+                (
+                    r as i64 * 7 + 1,
+                    Tokenized {
+                        len: n as u32,
+                        terms,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    /// Every row scored, best first and ties by row, the first `n`.
+    fn every(
+        parts: &[(&Partition, &Overlay)],
+        q: &[String],
+        w: [f64; 2],
+        n: usize,
+    ) -> Vec<(i64, f64)> {
+        let mut all = score(parts, q, w);
+        all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        all.truncate(n);
+        all
+    }
+
+    fn words(q: &str) -> Vec<String> {
+        q.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn the_best_rows_are_those_of_scoring_every_row_bit_for_bit() {
+        let mut a = Partition::new(0);
+        let mut b = Partition::new(0);
+        for (row, doc) in corpus(3000, 7) {
+            if row % 3 == 0 { &mut b } else { &mut a }.put(row, &doc);
+        }
+        // Edits and deletes leave bounds wider than the rows left need.
+        for (row, doc) in corpus(400, 11) {
+            a.put(row * 3 + 1, &doc);
+            a.remove(row * 5 + 1);
+        }
+        let classed = |t: &str| {
+            let id = a.term(t).unwrap();
+            matches!(
+                a.postings_of(id),
+                super::super::postings::Postings::Classed { .. }
+            )
+        };
+        assert!(classed("w0") && !classed("w30"));
+        let none = Overlay::default();
+        // A transaction's own writes: a row replaced, one gone, one new.
+        let o = a.overlay(vec![
+            (8, corpus(1, 3).pop().map(|(_, d)| d)),
+            (15, None),
+            (1_000_000, corpus(1, 5).pop().map(|(_, d)| d)),
+        ]);
+        let queries = [
+            "w0 w1 w2",
+            "w0 w0 w5",
+            "w30 w1",
+            "w38",
+            "w0",
+            "w2 w9 w17 w0 w3",
+            "nothing w0",
+        ];
+        for q in queries {
+            let q = words(q);
+            for w in [[1.0, 1.0], [1.0, 0.0], [1.0, 0.35]] {
+                for n in [1, 5, 10, 40, 400, 5000] {
+                    for parts in [vec![(&a, &none)], vec![(&a, &o), (&b, &none)]] {
+                        let want = every(&parts, &q, w, n);
+                        let got = top(&parts, &q, w, n);
+                        assert_eq!(got.len(), want.len(), "{q:?} {w:?} {n}");
+                        for (g, e) in got.iter().zip(&want) {
+                            assert_eq!(g.0, e.0, "{q:?} {w:?} {n}");
+                            assert_eq!(g.1.to_bits(), e.1.to_bits(), "{q:?} {w:?} {n}");
+                        }
+                    }
+                }
+            }
+        }
+        // A rare word's rows outscore what the common words can add: most
+        // of the common words' postings are not read.
+        let q = words("w30 w0 w1");
+        let all: usize = q
+            .iter()
+            .filter_map(|t| a.term(t))
+            .map(|id| a.postings_of(id).len())
+            .sum();
+        let rare = a.postings_of(a.term("w30").unwrap()).len();
+        READ.set(0);
+        let got = top(&[(&a, &none)], &q, [1.0, 1.0], 5);
+        assert_eq!(got, every(&[(&a, &none)], &q, [1.0, 1.0], 5));
+        assert!(
+            READ.get() < all / 4,
+            "read {} of {all} postings",
+            READ.get()
+        );
+        assert!(READ.get() >= rare);
+    }
+
+    #[test]
+    fn ties_at_the_cut_go_to_the_lower_row() {
+        let mut p = Partition::new(0);
+        let doc = Tokenized {
+            len: 4,
+            terms: vec![("same".into(), [1, 0])],
+        };
+        for row in (1..=50).rev() {
+            p.put(row, &doc);
+        }
+        let none = Overlay::default();
+        let got = top(&[(&p, &none)], &words("same"), [1.0, 1.0], 3);
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), vec![1, 2, 3]);
+    }
+}
