@@ -92,6 +92,15 @@ fn size_rows(
         "s",
         "first recall until /health shows the graphs built",
     );
+    // A reused store's saved partitions load at start; a fresh one's are
+    // built on the first search (FTS5 answers until then).
+    let (text, loaded) = text_ready(&server.base, &texts)?;
+    t.row(
+        &label("full text serving after that"),
+        format!("{:.1}", text.as_secs_f64()),
+        "s",
+        &format!("until /health shows every partition ready ({loaded} loaded from disk)"),
+    );
     let load = recall_load(&server.base, &texts, args.clients(), args.seconds(), 1)?;
     load.rows(t, &label("recall"), args.clients());
     let (rss, peak, anon) = server.rss_mb();
