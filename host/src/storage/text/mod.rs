@@ -18,11 +18,12 @@
 //! database with that mark (`file.rs`), so a restart loads it and replays
 //! only what came after. A kill -9 loses nothing — the next process loads
 //! the last whole file, or builds from the table — and another process's
-//! writes arrive through the log. The tokens are FTS5's own (`tokenizer.rs`), the arithmetic FTS5's
-//! (`partition.rs`), and a search reads only the postings that can reach
-//! its best rows (`top.rs`, over the lists of `postings.rs`); the statistics are the namespace's, not the whole
-//! table's, which is the only place a ranking can move (and it does not in
-//! a store of one namespace).
+//! writes arrive through the log. The tokens are FTS5's own
+//! (`tokenizer.rs`), the arithmetic FTS5's (`partition.rs`), and a search
+//! reads only the postings that can reach its best rows (`top.rs`, over
+//! the lists of `postings.rs`); the statistics are the namespace's, not
+//! the whole table's, which is the only place a ranking can move (and it
+//! does not in a store of one namespace).
 
 pub(super) mod file;
 mod partition;
