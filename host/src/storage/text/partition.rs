@@ -461,7 +461,13 @@ impl Partition {
         self.slots[slot as usize].len
     }
 
+    /// A slot's terms, each with its counts.
+    pub(super) fn terms_of(&self, slot: u32) -> &[(u32, [u16; 2])] {
+        &self.slots[slot as usize].terms
+    }
+
     /// A slot's counts of `term`, if it holds it.
+    #[cfg(test)]
     pub(super) fn tf(&self, slot: u32, term: u32) -> Option<[u16; 2]> {
         self.slots[slot as usize]
             .terms

@@ -180,11 +180,35 @@ pub fn top(
     PARTIAL.set(partial);
     // Scored exactly, the best partial sums first, until the rows left
     // cannot reach the `n`-th exact score.
-    let exact = |&(_, at): &(f64, u32)| {
+    // A row is scored in one pass over its own terms, each looked up among
+    // the query's (by id, per part; a phrase repeated is one term twice):
+    // looking each phrase up in the row instead costs as many passes as
+    // the query has phrases, ~20 for dedup's whole-text queries.
+    let by_id: Vec<Vec<(u32, usize)>> = ids
+        .iter()
+        .map(|ids| {
+            let mut v: Vec<(u32, usize)> = ids
+                .iter()
+                .enumerate()
+                .filter_map(|(i, id)| id.map(|id| (id, i)))
+                .collect();
+            v.sort_unstable();
+            v
+        })
+        .collect();
+    let mut tfs: Vec<Option<[u16; 2]>> = vec![None; phrases.len()];
+    let mut exact = |&(_, at): &(f64, u32)| {
         let k = base.partition_point(|b| *b <= at as usize) - 1;
         let (p, slot) = (parts[k].0, (at as usize - base[k]) as u32);
-        let counts = |i: usize| ids[k][i].and_then(|id| p.tf(slot, id));
-        (p.row(slot), st.score(counts, p.slot_len(slot), weights))
+        for (term, tf) in p.terms_of(slot) {
+            let from = by_id[k].partition_point(|(t, _)| t < term);
+            for (_, i) in by_id[k][from..].iter().take_while(|(t, _)| t == term) {
+                tfs[*i] = Some(*tf);
+            }
+        }
+        let score = st.score(|i| tfs[i], p.slot_len(slot), weights);
+        tfs.fill(None);
+        (p.row(slot), score)
     };
     let best_first = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
     scored.sort_unstable_by(best_first);
@@ -197,7 +221,7 @@ pub fn top(
             rest.select_nth_unstable_by(take, |a, b| b.0.total_cmp(&a.0));
         }
         let (head, tail) = rest.split_at_mut(take);
-        scored.extend(head.iter().map(exact));
+        scored.extend(head.iter().map(&mut exact));
         scored.sort_unstable_by(best_first);
         scored.truncate(n);
         rest = tail;
