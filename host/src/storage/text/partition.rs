@@ -348,6 +348,12 @@ impl Stats {
                 freq += weights[c];
             }
         }
+        self.saturate(phrase, freq, len)
+    }
+
+    /// BM25's share of `phrase` at frequency `freq` in a row of `len`
+    /// tokens: fts5Bm25Function's expression, the one place it is written.
+    fn saturate(&self, phrase: usize, freq: f64, len: u32) -> f64 {
         self.idfs[phrase]
             * ((freq * (K1 + 1.0)) / (freq + K1 * (1.0 - B + B * f64::from(len) / self.avgdl)))
     }
@@ -363,8 +369,7 @@ impl Stats {
         weights: [f64; 2],
     ) -> f64 {
         let freq = weights[0] * f64::from(tf[0]) + weights[1] * f64::from(tf[1]);
-        self.idfs[phrase]
-            * ((freq * (K1 + 1.0)) / (freq + K1 * (1.0 - B + B * f64::from(len) / self.avgdl)))
+        self.saturate(phrase, freq, len)
     }
 
     /// At least the share of `phrase` in any row `bound` covers (larger
@@ -374,11 +379,7 @@ impl Stats {
         if bound.min_len == u32::MAX {
             return 0.0;
         }
-        let freq =
-            weights[0] * f64::from(bound.max_tf[0]) + weights[1] * f64::from(bound.max_tf[1]);
-        self.idfs[phrase]
-            * ((freq * (K1 + 1.0))
-                / (freq + K1 * (1.0 - B + B * f64::from(bound.min_len) / self.avgdl)))
+        self.quick_share(phrase, bound.max_tf, bound.min_len, weights)
     }
 
     /// A row's score: its share of each phrase it holds, added in the

@@ -170,20 +170,20 @@ pub fn top(
     // lists not read add at most do.
     let cut = nth_best(&partial, &touched, &scored, n);
     let left = left(&unread);
-    let mut hopeful: Vec<(f64, u32)> = Vec::new();
+    let mut contenders: Vec<(f64, u32)> = Vec::new();
     for &at in &touched {
         let s = std::mem::replace(&mut partial[at as usize], f64::NAN);
         if !cut.is_some_and(|cut| below(s + left, cut)) {
-            hopeful.push((s, at));
+            contenders.push((s, at));
         }
     }
     PARTIAL.set(partial);
-    // Scored exactly, the best partial sums first, until the rows left
-    // cannot reach the `n`-th exact score.
-    // A row is scored in one pass over its own terms, each looked up among
-    // the query's (by id, per part; a phrase repeated is one term twice):
-    // looking each phrase up in the row instead costs as many passes as
-    // the query has phrases, ~20 for dedup's whole-text queries.
+    // Those are scored exactly, the best partial sums first, until the rows
+    // left cannot reach the `n`-th exact score. A row is scored in one pass
+    // over its own terms, each looked up among the query's (by id, per
+    // part; a phrase repeated is one term twice): looking each phrase up
+    // in the row instead costs as many passes as the query has phrases,
+    // ~20 for dedup's whole-text queries.
     let by_id: Vec<Vec<(u32, usize)>> = ids
         .iter()
         .map(|ids| {
@@ -213,7 +213,7 @@ pub fn top(
     let best_first = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
     scored.sort_unstable_by(best_first);
     scored.truncate(n);
-    let mut rest = hopeful.as_mut_slice();
+    let mut rest = contenders.as_mut_slice();
     let mut chunk = 2 * n;
     while !rest.is_empty() {
         let take = chunk.min(rest.len());
