@@ -163,12 +163,8 @@ impl SqliteStore {
         };
         let hits = ranked_in_passes(passes, limit, |pass| {
             let phrases: Vec<String> = pass.iter().filter_map(|(t, _)| t.clone()).collect();
-            self.filtered_top(
-                target,
-                |n| text::top(&views, &phrases, weights, n),
-                f,
-                limit,
-            )
+            let mut ranking = text::Ranking::new(&views, &phrases, weights);
+            self.filtered_top(target, |n| ranking.best(n), f, limit)
         })?;
         Ok(Some(hits))
     }

@@ -209,7 +209,8 @@ impl PgStore {
         let passes = crate::storage::sqlite::query_passes(counted, rows);
         let hits = crate::storage::sqlite::ranked_in_passes(passes, limit, |pass| {
             let terms: Vec<String> = pass.iter().map(|(t, _)| t.clone()).collect();
-            self.text_filtered_top(target, |n| text::top(&views, &terms, weights, n), f, limit)
+            let mut ranking = text::Ranking::new(&views, &terms, weights);
+            self.text_filtered_top(target, |n| ranking.best(n), f, limit)
         })?;
         Ok(Some(hits))
     }

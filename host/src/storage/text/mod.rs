@@ -26,8 +26,10 @@
 //! does not in a store of one namespace).
 
 pub(super) mod file;
+mod leaders;
 mod partition;
 mod postings;
+mod ranking;
 mod tokenizer;
 mod top;
 
@@ -40,8 +42,8 @@ use rmcp::schemars::{self, JsonSchema};
 use rusqlite::{Connection, OptionalExtension};
 
 pub use partition::{Overlay, Partition, Tokenized};
+pub use ranking::Ranking;
 pub use tokenizer::{Purpose, Tokenizer};
-pub use top::top;
 
 /// A partition of at most this many rows is built on the search that first
 /// needs it, on the caller's connection; a larger one by the background
@@ -249,7 +251,7 @@ pub(super) fn each_namespace<P>(
 
 /// The best `limit` rows that `admit` lets through, by score then id, as
 /// FTS5's statement orders them. `best(n)` answers the best `n` rows by
-/// score (ties by row), best first (`top`). `admit` is asked for a
+/// score (ties by row), best first (`Ranking::best`). `admit` is asked for a
 /// shortlist of rows at a time — `TEXT_FIRST_CHECK` times the limit, twice
 /// as many each round after — and answers the ids of those that pass the
 /// search's filter, until no row left can enter the top. The same for

@@ -14,10 +14,13 @@
 //! could rule out. Those that can still reach the top are then scored as
 //! `partition.rs` scores a row — each phrase's share added in the query's
 //! order — so the answer is the same rows with the same scores, bit for
-//! bit, as scoring every row and keeping the best.
+//! bit, as scoring every row and keeping the best. `Query::score_all`
+//! is that scoring of every row, for queries with few postings and for a
+//! filter's later rounds (`ranking.rs`).
 
 use std::collections::VecDeque;
 
+use super::leaders::Leaders;
 use super::partition::{Overlay, Partition, Stats};
 use super::postings::Posting;
 
@@ -61,249 +64,295 @@ struct Unit<'a> {
     postings: &'a [Posting],
 }
 
-/// The best `n` rows of `parts` that hold one of `phrases`, with their
-/// BM25 scores, best first and ties by row: the first `n` of every
-/// matching row scored (`partition::score`) in that order.
-pub fn top(
-    parts: &[(&Partition, &Overlay)],
-    phrases: &[String],
+/// What a query reads: its statistics, its lists and its rows scored whole.
+pub(super) struct Query<'a> {
+    parts: &'a [(&'a Partition, &'a Overlay)],
     weights: [f64; 2],
-    n: usize,
-) -> Vec<(i64, f64)> {
-    let Some(st) = Stats::of(parts, phrases) else {
-        return Vec::new();
-    };
-    if n == 0 {
-        return Vec::new();
-    }
-    let ids: Vec<Vec<Option<u32>>> = parts
-        .iter()
-        .map(|(p, _)| phrases.iter().map(|t| p.term(t)).collect())
-        .collect();
-    // Every list of every phrase, the largest bound first; and each
-    // phrase's bounds in that order, the first not read yet being the most
-    // the phrase can add to a row not read yet.
-    let mut units: Vec<Unit> = Vec::new();
-    for (k, (p, _)) in parts.iter().enumerate() {
-        for (i, id) in ids[k].iter().enumerate() {
-            let Some(id) = id else { continue };
-            for list in p.postings_of(*id).lists() {
-                let most = st.share_bound(i, list.bound, weights);
-                units.push(Unit {
-                    phrase: i,
-                    part: k,
-                    most,
-                    postings: &list.postings,
-                });
+    st: Stats,
+    /// Every list of every phrase, the largest bound first.
+    units: Vec<Unit<'a>>,
+    /// Their postings.
+    pub(super) total: usize,
+    /// Each part's first place in the partial sums.
+    base: Vec<usize>,
+    slots: usize,
+    /// The overlay's rows (a transaction's own writes, few), scored whole.
+    whole: Vec<(i64, f64)>,
+    /// Each part's query terms by id, with the phrase of each (a phrase
+    /// repeated is one term twice).
+    by_id: Vec<Vec<(u32, usize)>>,
+    phrases: usize,
+}
+
+impl<'a> Query<'a> {
+    pub(super) fn new(
+        parts: &'a [(&'a Partition, &'a Overlay)],
+        phrases: &[String],
+        weights: [f64; 2],
+    ) -> Option<Self> {
+        let st = Stats::of(parts, phrases)?;
+        let ids: Vec<Vec<Option<u32>>> = parts
+            .iter()
+            .map(|(p, _)| phrases.iter().map(|t| p.term(t)).collect())
+            .collect();
+        let mut units: Vec<Unit> = Vec::new();
+        for (k, (p, _)) in parts.iter().enumerate() {
+            for (i, id) in ids[k].iter().enumerate() {
+                let Some(id) = id else { continue };
+                for list in p.postings_of(*id).lists() {
+                    let most = st.share_bound(i, list.bound, weights);
+                    units.push(Unit {
+                        phrase: i,
+                        part: k,
+                        most,
+                        postings: &list.postings,
+                    });
+                }
             }
         }
-    }
-    units.sort_by(|a, b| b.most.total_cmp(&a.most));
-    let mut unread: Vec<VecDeque<f64>> = vec![Default::default(); phrases.len()];
-    for u in &units {
-        unread[u.phrase].push_back(u.most);
-    }
-    let left = |unread: &[VecDeque<f64>]| -> f64 { unread.iter().filter_map(|q| q.front()).sum() };
-    // The overlay's rows (a transaction's own writes, few) are scored whole.
-    let mut scored: Vec<(i64, f64)> = Vec::new();
-    for (_, o) in parts {
-        for (row, doc) in o.docs() {
-            if phrases.iter().any(|t| doc.counts(t).is_some()) {
-                let counts = |i: usize| doc.counts(&phrases[i]);
-                scored.push((*row, st.score(counts, doc.len, weights)));
+        units.sort_by(|a, b| b.most.total_cmp(&a.most));
+        let mut whole: Vec<(i64, f64)> = Vec::new();
+        for (_, o) in parts {
+            for (row, doc) in o.docs() {
+                if phrases.iter().any(|t| doc.counts(t).is_some()) {
+                    let counts = |i: usize| doc.counts(&phrases[i]);
+                    whole.push((*row, st.score(counts, doc.len, weights)));
+                }
             }
         }
-    }
-    let mut base = Vec::with_capacity(parts.len());
-    let mut slots = 0;
-    for (p, _) in parts {
-        base.push(slots);
-        slots += p.slots();
-    }
-    let mut partial = PARTIAL.take();
-    if partial.len() < slots {
-        partial.resize(slots, f64::NAN);
-    }
-    let mut touched: Vec<u32> = Vec::new();
-    let mut leaders = Leaders::new(n, slots);
-    for (_, s) in &scored {
-        leaders.offer(u32::MAX, *s);
-    }
-    let (mut read, mut read_at_count) = (0usize, 0usize);
-    for u in &units {
-        // No row not read yet can reach the top. Stopping here leaves the
-        // touched rows that still can to be scored one by one; reading on
-        // narrows them, at the cost of this list. (They are counted once
-        // the postings read since the last count, this list's with them,
-        // are a quarter of the rows touched: counting costs at most four
-        // times what reading does.)
-        if let Some(cut) = leaders.cut()
-            && below(left(&unread), cut)
-            && read - read_at_count + u.postings.len() >= touched.len() / 4
-        {
-            read_at_count = read;
-            let now = hopeful(&partial, &touched, left(&unread), cut);
-            if now * EXACT_READS <= u.postings.len() {
-                break;
-            }
+        let mut base = Vec::with_capacity(parts.len());
+        let mut slots = 0;
+        for (p, _) in parts {
+            base.push(slots);
+            slots += p.slots();
         }
-        unread[u.phrase].pop_front();
-        let o = parts[u.part].1;
+        let by_id = ids
+            .iter()
+            .map(|ids| {
+                let mut v: Vec<(u32, usize)> = ids
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, id)| id.map(|id| (id, i)))
+                    .collect();
+                v.sort_unstable();
+                v
+            })
+            .collect();
+        Some(Self {
+            parts,
+            weights,
+            st,
+            total: units.iter().map(|u| u.postings.len()).sum(),
+            units,
+            base,
+            slots,
+            whole,
+            by_id,
+            phrases: phrases.len(),
+        })
+    }
+
+    /// Adds unit `u`'s shares to the partial sums, noting rows touched
+    /// first; then `visit` sees each sum.
+    fn read(
+        &self,
+        u: &Unit,
+        share: impl Fn([u16; 2], u32) -> f64,
+        partial: &mut [f64],
+        touched: &mut Vec<u32>,
+        mut visit: impl FnMut(u32, f64),
+    ) {
+        let o = self.parts[u.part].1;
         #[cfg(test)]
         READ.set(READ.get() + u.postings.len());
-        read += u.postings.len();
         for post in u.postings {
             if o.hides(post.slot) {
                 continue;
             }
-            let at = base[u.part] + post.slot as usize;
+            let at = self.base[u.part] + post.slot as usize;
             let s = &mut partial[at];
             if s.is_nan() {
                 *s = 0.0;
                 touched.push(at as u32);
             }
-            *s += st.quick_share(u.phrase, post.tf, post.len, weights);
-            leaders.offer(at as u32, *s);
+            *s += share(post.tf, post.len);
+            visit(at as u32, *s);
         }
     }
-    // A touched row can reach the top if its partial sum and what the
-    // lists not read add at most do.
-    let cut = nth_best(&partial, &touched, &scored, n);
-    let left = left(&unread);
-    let mut contenders: Vec<(f64, u32)> = Vec::new();
-    for &at in &touched {
-        let s = std::mem::replace(&mut partial[at as usize], f64::NAN);
-        if !cut.is_some_and(|cut| below(s + left, cut)) {
-            contenders.push((s, at));
-        }
+
+    /// The partial sums of the touched rows, taken out of `partial` (left
+    /// untouched again for the thread's next search).
+    fn take(partial: &mut [f64], touched: &[u32]) -> Vec<(f64, u32)> {
+        touched
+            .iter()
+            .map(|&at| (std::mem::replace(&mut partial[at as usize], f64::NAN), at))
+            .collect()
     }
-    PARTIAL.set(partial);
-    // Those are scored exactly, the best partial sums first, until the rows
-    // left cannot reach the `n`-th exact score. A row is scored in one pass
-    // over its own terms, each looked up among the query's (by id, per
-    // part; a phrase repeated is one term twice): looking each phrase up
-    // in the row instead costs as many passes as the query has phrases,
-    // ~20 for dedup's whole-text queries.
-    let by_id: Vec<Vec<(u32, usize)>> = ids
-        .iter()
-        .map(|ids| {
-            let mut v: Vec<(u32, usize)> = ids
-                .iter()
-                .enumerate()
-                .filter_map(|(i, id)| id.map(|id| (id, i)))
-                .collect();
-            v.sort_unstable();
-            v
-        })
-        .collect();
-    let mut tfs: Vec<Option<[u16; 2]>> = vec![None; phrases.len()];
-    let mut exact = |&(_, at): &(f64, u32)| {
-        let k = base.partition_point(|b| *b <= at as usize) - 1;
-        let (p, slot) = (parts[k].0, (at as usize - base[k]) as u32);
+
+    /// Every posting read, a phrase's lists after the phrase before it's:
+    /// each row's shares are added in the query's order, with
+    /// `partition.rs`'s arithmetic, so its sum is its score bit for bit.
+    pub(super) fn score_all(&self) -> Vec<(i64, f64)> {
+        let mut partial = sums(self.slots);
+        let mut touched: Vec<u32> = Vec::new();
+        let mut order: Vec<&Unit> = self.units.iter().collect();
+        order.sort_by_key(|u| u.phrase);
+        for u in order {
+            let share = |tf, len| self.st.share(u.phrase, tf, len, self.weights);
+            self.read(u, share, &mut partial, &mut touched, |_, _| {});
+        }
+        let mut rows = self.whole.clone();
+        for (s, at) in Self::take(&mut partial, &touched) {
+            let (p, slot) = self.place(at);
+            rows.push((p.row(slot), s));
+        }
+        PARTIAL.set(partial);
+        rows
+    }
+
+    /// The part and slot at place `at` of the partial sums.
+    fn place(&self, at: u32) -> (&Partition, u32) {
+        let k = self.base.partition_point(|b| *b <= at as usize) - 1;
+        (self.parts[k].0, (at as usize - self.base[k]) as u32)
+    }
+
+    /// The lists read from the largest bound down while an unread row can
+    /// still reach the top `n`, or while a list costs less than scoring one
+    /// by one the touched rows it could rule out: the rows that can still
+    /// reach the top, with what the unread lists add at most.
+    pub(super) fn walk(&self, n: usize) -> Pending {
+        // Each phrase's bounds in the lists' order, the first not read yet
+        // being the most the phrase can add to a row not read yet.
+        let mut unread: Vec<VecDeque<f64>> = vec![Default::default(); self.phrases];
+        for u in &self.units {
+            unread[u.phrase].push_back(u.most);
+        }
+        let left =
+            |unread: &[VecDeque<f64>]| -> f64 { unread.iter().filter_map(|q| q.front()).sum() };
+        let mut partial = sums(self.slots);
+        let mut touched: Vec<u32> = Vec::new();
+        let mut leaders = Leaders::new(n, self.slots);
+        for (_, s) in &self.whole {
+            leaders.offer(u32::MAX, *s);
+        }
+        let (mut read, mut read_at_count) = (0usize, 0usize);
+        for u in &self.units {
+            // No row not read yet can reach the top. Stopping here leaves
+            // the touched rows that still can to be scored one by one;
+            // reading on narrows them, at the cost of this list. (They are
+            // counted once the postings read since the last count, this
+            // list's with them, are a quarter of the rows touched: counting
+            // costs at most four times what reading does.)
+            if let Some(cut) = leaders.cut()
+                && below(left(&unread), cut)
+                && read - read_at_count + u.postings.len() >= touched.len() / 4
+            {
+                read_at_count = read;
+                let now = hopeful(&partial, &touched, left(&unread), cut);
+                if now * EXACT_READS <= u.postings.len() {
+                    break;
+                }
+            }
+            unread[u.phrase].pop_front();
+            read += u.postings.len();
+            let share = |tf, len| self.st.quick_share(u.phrase, tf, len, self.weights);
+            self.read(u, share, &mut partial, &mut touched, |at, s| {
+                leaders.offer(at, s)
+            });
+        }
+        // A touched row can reach the top if its partial sum and what the
+        // lists not read add at most do.
+        let cut = nth_best(&partial, &touched, &self.whole, n);
+        let left = left(&unread);
+        let mut rows = Self::take(&mut partial, &touched);
+        PARTIAL.set(partial);
+        rows.retain(|(s, _)| !cut.is_some_and(|cut| below(s + left, cut)));
+        Pending::new(rows, left, self.whole.clone(), self.phrases)
+    }
+
+    /// Row `at` scored as `partition.rs` scores it: each phrase's share
+    /// added in the query's order. In one pass over the row's own terms,
+    /// each looked up among the query's: looking each phrase up in the row
+    /// instead costs as many passes as the query has phrases, ~20 for
+    /// dedup's whole-text queries.
+    fn exact(&self, at: u32, tfs: &mut [Option<[u16; 2]>]) -> (i64, f64) {
+        let k = self.base.partition_point(|b| *b <= at as usize) - 1;
+        let (p, slot) = self.place(at);
+        let by_id = &self.by_id[k];
         for (term, tf) in p.terms_of(slot) {
-            let from = by_id[k].partition_point(|(t, _)| t < term);
-            for (_, i) in by_id[k][from..].iter().take_while(|(t, _)| t == term) {
+            let from = by_id.partition_point(|(t, _)| t < term);
+            for (_, i) in by_id[from..].iter().take_while(|(t, _)| t == term) {
                 tfs[*i] = Some(*tf);
             }
         }
-        let score = st.score(|i| tfs[i], p.slot_len(slot), weights);
+        let score = self.st.score(|i| tfs[i], p.slot_len(slot), self.weights);
         tfs.fill(None);
         (p.row(slot), score)
-    };
-    let best_first = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-    scored.sort_unstable_by(best_first);
-    scored.truncate(n);
-    let mut rest = contenders.as_mut_slice();
-    let mut chunk = 2 * n;
-    while !rest.is_empty() {
-        let take = chunk.min(rest.len());
-        if take < rest.len() {
-            rest.select_nth_unstable_by(take, |a, b| b.0.total_cmp(&a.0));
-        }
-        let (head, tail) = rest.split_at_mut(take);
-        scored.extend(head.iter().map(&mut exact));
-        scored.sort_unstable_by(best_first);
-        scored.truncate(n);
-        rest = tail;
-        // After the selection the first row left has the best partial sum.
-        match rest.first() {
-            Some((s, _)) if scored.len() == n && below(s + left, scored[n - 1].1) => break,
-            _ => chunk *= 2,
-        }
-    }
-    scored
-}
-
-/// `n` distinct rows, each with a partial sum it has reached, the least
-/// on top: that least is a score `n` rows reach, since a row's sum only
-/// grows. Offered every sum as postings are read, so the walk has a cut at
-/// every list without counting the touched rows again.
-struct Leaders {
-    n: usize,
-    heap: std::collections::BinaryHeap<Least>,
-    /// The rows in the heap, by place (an entry of a row whose sum grew
-    /// since stays: still a sum it reached).
-    inside: Vec<u64>,
-    /// The heap's least once it holds `n`; −∞ before.
-    floor: f64,
-}
-
-/// A heap entry, ordered so the max-heap's top is the least sum.
-struct Least(f64, u32);
-
-impl PartialEq for Least {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other).is_eq()
-    }
-}
-impl Eq for Least {}
-impl PartialOrd for Least {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Least {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        other.0.total_cmp(&self.0)
     }
 }
 
-impl Leaders {
-    fn new(n: usize, places: usize) -> Self {
+/// The thread's partial sums, at least `slots` long, every entry NaN.
+fn sums(slots: usize) -> Vec<f64> {
+    let mut partial = PARTIAL.take();
+    if partial.len() < slots {
+        partial.resize(slots, f64::NAN);
+    }
+    partial
+}
+
+/// Rows that may reach a top, scored exactly as it asks for them.
+pub(super) struct Pending {
+    /// Partial sums not scored yet, from `from` on; `rows[from]` the best
+    /// of them once `head_known`.
+    rows: Vec<(f64, u32)>,
+    from: usize,
+    head_known: bool,
+    /// What a row's exact score may exceed its partial sum by.
+    left: f64,
+    /// The rows scored, best first and ties by row.
+    pub(super) done: Vec<(i64, f64)>,
+    tfs: Vec<Option<[u16; 2]>>,
+}
+
+impl Pending {
+    fn new(rows: Vec<(f64, u32)>, left: f64, done: Vec<(i64, f64)>, phrases: usize) -> Self {
         Self {
-            n,
-            heap: std::collections::BinaryHeap::with_capacity(n + 1),
-            inside: vec![0; places.div_ceil(64)],
-            floor: f64::NEG_INFINITY,
+            rows,
+            from: 0,
+            head_known: false,
+            left,
+            done,
+            tfs: vec![None; phrases],
         }
     }
 
-    fn cut(&self) -> Option<f64> {
-        (self.heap.len() == self.n).then_some(self.floor)
-    }
-
-    /// Row `at` (`u32::MAX`: a row scored whole, offered once) has reached
-    /// `sum`.
-    fn offer(&mut self, at: u32, sum: f64) {
-        if sum <= self.floor {
-            return;
-        }
-        let bit = (at != u32::MAX).then(|| (at as usize / 64, 1u64 << (at % 64)));
-        if let Some((w, b)) = bit {
-            if self.inside[w] & b != 0 {
-                return;
+    /// Scores rows, the best partial sums first, until no row left can
+    /// reach the `n`-th exact score.
+    pub(super) fn settle(&mut self, n: usize, q: &Query) {
+        let mut chunk = 2 * n;
+        loop {
+            self.done.sort_unstable_by(best_first);
+            let rest = &mut self.rows[self.from..];
+            let Some(&(head, _)) = rest.first() else {
+                break;
+            };
+            if self.head_known
+                && self.done.len() >= n
+                && below(head + self.left, self.done[n - 1].1)
+            {
+                break;
             }
-            self.inside[w] |= b;
-        }
-        self.heap.push(Least(sum, at));
-        if self.heap.len() > self.n
-            && let Some(Least(_, out)) = self.heap.pop()
-            && out != u32::MAX
-        {
-            self.inside[out as usize / 64] &= !(1u64 << (out % 64));
-        }
-        if self.heap.len() == self.n {
-            self.floor = self.heap.peek().map_or(f64::NEG_INFINITY, |l| l.0);
+            let take = chunk.min(rest.len());
+            if take < rest.len() {
+                rest.select_nth_unstable_by(take, |a, b| b.0.total_cmp(&a.0));
+            }
+            for &(_, at) in &rest[..take] {
+                self.done.push(q.exact(at, &mut self.tfs));
+            }
+            // After the selection the first row left has the best sum.
+            self.from += take;
+            self.head_known = true;
+            chunk *= 2;
         }
     }
 }
@@ -338,11 +387,17 @@ fn nth_best(partial: &[f64], touched: &[u32], scored: &[(i64, f64)], n: usize) -
     Some(*nth)
 }
 
+/// Best score first, ties by the lower row, as FTS5's statement orders.
+pub(super) fn best_first(a: &(i64, f64), b: &(i64, f64)) -> std::cmp::Ordering {
+    b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::partition::score;
+    use super::super::ranking::Ranking;
     use super::super::{Overlay, Partition, Tokenized};
-    use super::{READ, top};
+    use super::READ;
 
     /// A deterministic corpus: Zipf-like words, rows of 3–20 tokens, some
     /// in the second column.
@@ -395,6 +450,15 @@ mod tests {
         all
     }
 
+    /// The same rows with the same scores, bit for bit.
+    #[track_caller]
+    fn same(got: &[(i64, f64)], want: &[(i64, f64)]) {
+        assert_eq!(got.len(), want.len());
+        for (g, e) in got.iter().zip(want) {
+            assert_eq!((g.0, g.1.to_bits()), (e.0, e.1.to_bits()), "{g:?} {e:?}");
+        }
+    }
+
     fn words(q: &str) -> Vec<String> {
         q.split_whitespace().map(String::from).collect()
     }
@@ -438,15 +502,24 @@ mod tests {
         for q in queries {
             let q = words(q);
             for w in [[1.0, 1.0], [1.0, 0.0], [1.0, 0.35]] {
-                for n in [1, 5, 10, 40, 400, 5000] {
-                    for parts in [vec![(&a, &none)], vec![(&a, &o), (&b, &none)]] {
-                        let want = every(&parts, &q, w, n);
-                        let got = top(&parts, &q, w, n);
-                        assert_eq!(got.len(), want.len(), "{q:?} {w:?} {n}");
-                        for (g, e) in got.iter().zip(&want) {
-                            assert_eq!(g.0, e.0, "{q:?} {w:?} {n}");
-                            assert_eq!(g.1.to_bits(), e.1.to_bits(), "{q:?} {w:?} {n}");
-                        }
+                for parts in [vec![(&a, &none)], vec![(&a, &o), (&b, &none)]] {
+                    // One ask each, walked and scored whole; then asks
+                    // growing as a filter's rounds do, from either.
+                    for n in [1, 5, 10, 40, 400, 5000] {
+                        same(
+                            &Ranking::walking(&parts, &q, w).best(n),
+                            &every(&parts, &q, w, n),
+                        );
+                        same(
+                            &Ranking::new(&parts, &q, w).best(n),
+                            &every(&parts, &q, w, n),
+                        );
+                    }
+                    let mut walked = Ranking::walking(&parts, &q, w);
+                    let mut whole = Ranking::new(&parts, &q, w);
+                    for n in [3, 7, 15, 31, 63, 127, 5000] {
+                        same(&walked.best(n), &every(&parts, &q, w, n));
+                        same(&whole.best(n), &every(&parts, &q, w, n));
                     }
                 }
             }
@@ -461,8 +534,9 @@ mod tests {
             .sum();
         let rare = a.postings_of(a.term("w30").unwrap()).len();
         READ.set(0);
-        let got = top(&[(&a, &none)], &q, [1.0, 1.0], 5);
-        assert_eq!(got, every(&[(&a, &none)], &q, [1.0, 1.0], 5));
+        let one = [(&a, &none)];
+        let got = Ranking::walking(&one, &q, [1.0, 1.0]).best(5);
+        same(&got, &every(&one, &q, [1.0, 1.0], 5));
         assert!(
             READ.get() < all / 4,
             "read {} of {all} postings",
@@ -482,7 +556,13 @@ mod tests {
             p.put(row, &doc);
         }
         let none = Overlay::default();
-        let got = top(&[(&p, &none)], &words("same"), [1.0, 1.0], 3);
-        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), vec![1, 2, 3]);
+        let one = [(&p, &none)];
+        for mut r in [
+            Ranking::walking(&one, &words("same"), [1.0, 1.0]),
+            Ranking::new(&one, &words("same"), [1.0, 1.0]),
+        ] {
+            let got = r.best(3);
+            assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), vec![1, 2, 3]);
+        }
     }
 }
