@@ -462,7 +462,7 @@ impl SqliteStore {
         let probe = self.ann().probe(target, ns, v);
         let answer = match probe {
             Some(probe) => {
-                let walked = probe.walk(v);
+                let walked = probe.walk(v, k as usize);
                 self.ann().admit(target, ns, probe, walked, k as usize)
             }
             None => Answer::Exact,

@@ -60,9 +60,10 @@ pub struct Probe {
 }
 
 impl Probe {
-    /// Walks every segment's graph (no lock held): (entry, cosine).
-    pub fn walk(&self, v: &[f32]) -> Vec<(Entry, f32)> {
-        self.segments.iter().flat_map(|s| s.search(v)).collect()
+    /// Walks every segment's graph (no lock held) for the `k` nearest:
+    /// (entry, cosine).
+    pub fn walk(&self, v: &[f32], k: usize) -> Vec<(Entry, f32)> {
+        self.segments.iter().flat_map(|s| s.search(v, k)).collect()
     }
 }
 
@@ -307,7 +308,7 @@ impl AnnIndex {
         let Some(probe) = self.probe(target, namespace, v) else {
             return Answer::Exact;
         };
-        let walked = probe.walk(v);
+        let walked = probe.walk(v, k);
         self.admit(target, namespace, probe, walked, k)
     }
 
@@ -417,7 +418,16 @@ fn spawn(
         .spawn(move || {
             let mut built = Vec::new();
             for points in chunks.into_iter().filter(|c| !c.is_empty()) {
-                let seg = Segment::build(points);
+                // A graph that cannot be read as `walk.rs` walks it (see
+                // `Segment::build`) is no build: nothing is installed, and
+                // the partition goes on searching what it searches now.
+                let seg = match Segment::build(points) {
+                    Ok(seg) => seg,
+                    Err(e) => {
+                        tracing::error!(error = %format!("{e:#}"), "an HNSW build failed");
+                        return;
+                    }
+                };
                 if let Some(persist) = &persist
                     && let Err(e) = file::save(persist, &key, &seg)
                 {

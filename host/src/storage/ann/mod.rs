@@ -23,6 +23,7 @@
 
 pub(super) mod file;
 mod segment;
+mod walk;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, mpsc};
@@ -252,7 +253,7 @@ impl Partition {
                             continue;
                         }
                         if best.get(&e.row).is_none_or(|(b, _)| b.seq < e.seq) {
-                            best.insert(e.row, (e, v.clone()));
+                            best.insert(e.row, (e, Arc::from(v)));
                         }
                     }
                 }

@@ -1,5 +1,5 @@
-//! One immutable HNSW graph (instant-distance) over some of a partition's
-//! vectors: the unit of the segmented index in `mod.rs`.
+//! One immutable HNSW graph (built by instant-distance, walked by `walk.rs`)
+//! over some of a partition's vectors: the unit of the segmented index in `mod.rs`.
 //!
 //! Each point carries the `vector_changes.seq` of the version it holds, so
 //! a later change of its row makes it stale, whatever the order in which
@@ -10,74 +10,27 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use instant_distance::{Builder, HnswMap, Search};
-use serde::{Deserialize, Serialize};
+use instant_distance::Builder;
 
-/// Candidates the graph walk keeps (instant-distance's `ef_search`, fixed
-/// in a graph when it is built: graphs saved before keep theirs until a
-/// merge rebuilds them). At least recall's vector candidates (a fan-out of
-/// 40 × `VEC_OVERFETCH` 3 = 120). Measured against 256 on one day
-/// (docs/benchmarks.md): the top-10 hits shared with exact search 0.994
-/// both (`mnemo-lab bench --memories 100000 --queries 200`), while
-/// `bench serve` at 100,000 rose from 268–282 to 332–408 recalls/s (p50
-/// 13.9–14.5 to 9.4–11.6 ms) and remembering into the full store from
-/// 176–197 to 244–279/s.
+pub use super::walk::{Entry, Graph, Unit, dot};
+
+/// The width instant-distance records in a graph it builds (its
+/// `ef_search`, kept in the file); our walk (`walk.rs`) sets its own per
+/// search. 128 was measured against 256 on one day (docs/benchmarks.md):
+/// the top-10 hits shared with exact search 0.994 both (`mnemo-lab bench
+/// --memories 100000 --queries 200`).
 pub const ANN_EF_SEARCH: usize = 128;
+/// The fewest candidates a walk keeps: a search for `k` keeps `max(k,
+/// ANN_EF_MIN)`. Recall asks 120 (a fan-out of 40 × `VEC_OVERFETCH` 3),
+/// as wide as every graph walked before; dedup asks 15 and walks 32, a
+/// quarter of that. `walk.rs`'s test finds every near-duplicate (cosine
+/// ~0.88) of 200 at this width, and 180 at 1. At 100,000 memories the
+/// writer remembering into the full store went from 245 to 464/s
+/// (`bench serve --memories 100000`, docs/benchmarks.md).
+pub const ANN_EF_MIN: usize = 32;
 /// Candidates kept while linking a new point (instant-distance's
 /// `ef_construction`).
 pub const ANN_EF_CONSTRUCTION: usize = 64;
-
-/// A unit vector; distance is `1 − cosine`. Shared (`Arc`) between the
-/// graph and the by-row lookup, so serving a candidate's vector from memory
-/// costs no second copy.
-#[derive(Clone)]
-pub struct Unit(pub Arc<[f32]>);
-
-impl Serialize for Unit {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.as_ref().serialize(s)
-    }
-}
-
-impl<'de> Deserialize<'de> for Unit {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Vec::<f32>::deserialize(d).map(|v| Unit(v.into()))
-    }
-}
-
-impl instant_distance::Point for Unit {
-    fn distance(&self, other: &Self) -> f32 {
-        1.0 - dot(&self.0, &other.0)
-    }
-}
-
-/// Dot product with eight independent accumulators, so the compiler can
-/// vectorise it (a single running sum cannot be reordered).
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0.0f32; 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f32 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in ca.zip(cb) {
-        for i in 0..8 {
-            acc[i] += x[i] * y[i];
-        }
-    }
-    acc.iter().sum::<f32>() + tail
-}
-
-/// A point's row and the change number of the version it holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Entry {
-    pub row: i64,
-    pub seq: i64,
-}
-
-pub type Graph = HnswMap<Unit, Entry>;
 
 /// A segment's name: see `Segment::id`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,32 +43,37 @@ pub struct SegmentId {
 /// A built graph and each point's vector and version by row.
 pub struct Segment {
     pub graph: Graph,
-    by_row: HashMap<i64, (Arc<[f32]>, i64)>,
+    /// Each row's point and the change number of its version.
+    by_row: HashMap<i64, (u32, i64)>,
     pub build_ms: u128,
 }
 
 impl Segment {
     /// Builds a graph over `points` (one per row).
-    pub fn build(points: Vec<(Entry, Arc<[f32]>)>) -> Self {
+    pub fn build(points: Vec<(Entry, Arc<[f32]>)>) -> anyhow::Result<Self> {
         let started = Instant::now();
         let (entries, vectors): (Vec<Entry>, Vec<Unit>) =
             points.into_iter().map(|(e, v)| (e, Unit(v))).unzip();
-        let graph = Builder::default()
+        let built = Builder::default()
             .ef_search(ANN_EF_SEARCH)
             .ef_construction(ANN_EF_CONSTRUCTION)
             .seed(42)
             .build(vectors, entries);
-        Self::from_graph(graph, started.elapsed().as_millis())
+        // Encoding a graph in memory and reading it back in the same shape
+        // fails only if instant-distance's fields change (`walk.rs`'s
+        // tests build and search through it).
+        let graph = Graph::from_built(&built)?;
+        drop(built);
+        Ok(Self::from_graph(graph, started.elapsed().as_millis()))
     }
 
     /// A graph read back from disk.
     pub fn from_graph(graph: Graph, build_ms: u128) -> Self {
         let by_row = graph
+            .values
             .iter()
-            .filter_map(|(pid, p)| {
-                let e = graph.values.get(pid.into_inner() as usize)?;
-                Some((e.row, (p.0.clone(), e.seq)))
-            })
+            .enumerate()
+            .map(|(pid, e)| (e.row, (pid as u32, e.seq)))
             .collect();
         Self {
             graph,
@@ -133,19 +91,21 @@ impl Segment {
         self.by_row.get(&row).map(|(_, s)| *s)
     }
 
-    pub fn vector(&self, row: i64) -> Option<&Arc<[f32]>> {
-        self.by_row.get(&row).map(|(v, _)| v)
+    pub fn vector(&self, row: i64) -> Option<&[f32]> {
+        self.by_row
+            .get(&row)
+            .map(|(pid, _)| self.graph.vector(*pid))
     }
 
     /// Every point: (entry, vector).
-    pub fn points(&self) -> impl Iterator<Item = (Entry, &Arc<[f32]>)> {
-        self.by_row.iter().map(|(row, (v, seq))| {
+    pub fn points(&self) -> impl Iterator<Item = (Entry, &[f32])> {
+        self.by_row.iter().map(|(row, (pid, seq))| {
             (
                 Entry {
                     row: *row,
                     seq: *seq,
                 },
-                v,
+                self.graph.vector(*pid),
             )
         })
     }
@@ -168,14 +128,13 @@ impl Segment {
         }
     }
 
-    /// The nearest points to `v` the graph walk finds (up to
-    /// `ANN_EF_SEARCH`), best first: (entry, cosine).
-    pub fn search(&self, v: &[f32]) -> Vec<(Entry, f32)> {
-        let mut search = Search::default();
-        let query = Unit(v.into());
+    /// The nearest points to `v` a walk keeping `max(k, ANN_EF_MIN)`
+    /// finds, best first: (entry, cosine).
+    pub fn search(&self, v: &[f32], k: usize) -> Vec<(Entry, f32)> {
         self.graph
-            .search(&query, &mut search)
-            .map(|item| (*item.value, 1.0 - item.distance))
+            .search(v, k.max(ANN_EF_MIN))
+            .into_iter()
+            .map(|(pid, distance)| (self.graph.values[pid as usize], 1.0 - distance))
             .collect()
     }
 }
