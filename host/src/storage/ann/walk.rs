@@ -162,12 +162,19 @@ impl<'de> Deserialize<'de> for Graph {
         let m = MapIn::deserialize(d)?;
         let n = m.hnsw.points.len();
         let dim = m.hnsw.points.first().map_or(0, Vec::len);
-        let fits = |links: &[u32]| links.iter().all(|l| *l == NONE || (*l as usize) < n);
+        // Every link names a point of its layer: layer 0 holds every point,
+        // a layer above the first `len` (instant-distance orders points by
+        // their top layer), point 0 in each.
+        let fits =
+            |links: &[u32], len: usize| links.iter().all(|l| *l == NONE || (*l as usize) < len);
         let ok = m.values.len() == n
             && m.hnsw.zero.len() == n
             && m.hnsw.points.iter().all(|p| p.len() == dim)
-            && m.hnsw.zero.iter().all(|z| fits(&z.0))
-            && m.hnsw.layers.iter().all(|l| l.iter().all(|u| fits(&u.0)));
+            && m.hnsw.zero.iter().all(|z| fits(&z.0, n))
+            && m.hnsw
+                .layers
+                .iter()
+                .all(|l| !l.is_empty() && l.len() <= n && l.iter().all(|u| fits(&u.0, l.len())));
         if !ok {
             return Err(serde::de::Error::custom("inconsistent graph"));
         }
@@ -458,6 +465,15 @@ mod tests {
         assert!(bytes[at] < 50);
         bytes[at] = 127;
         let read: Result<Graph, _> = postcard::from_bytes(&bytes);
+        assert!(read.is_err());
+        // A link of a layer above to a point of layer 0 only.
+        let mut graph = Graph::from_built(&built(3_000, 8)).unwrap();
+        let top = graph.layers.len();
+        assert!(top > 0 && graph.layers[0].len() < 3_000);
+        let again: Result<Graph, _> = postcard::from_bytes(&postcard::to_stdvec(&graph).unwrap());
+        assert!(again.is_ok());
+        graph.layers[top - 1][0].0[0] = graph.layers[top - 1].len() as u32;
+        let read: Result<Graph, _> = postcard::from_bytes(&postcard::to_stdvec(&graph).unwrap());
         assert!(read.is_err());
     }
 }
