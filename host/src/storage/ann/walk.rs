@@ -25,21 +25,15 @@ use std::sync::Arc;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_big_array::BigArray;
 
-/// A unit vector; distance is `1 − cosine`. Shared (`Arc`) between the
-/// graph and the by-row lookup, so serving a candidate's vector from memory
-/// costs no second copy.
+/// A unit vector as instant-distance builds a graph of it; distance is
+/// `1 − cosine`. Once built, the graph's vectors move into `Graph`'s one
+/// block (`Graph::from_built`).
 #[derive(Clone)]
 pub struct Unit(pub Arc<[f32]>);
 
 impl Serialize for Unit {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         self.0.as_ref().serialize(s)
-    }
-}
-
-impl<'de> Deserialize<'de> for Unit {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Vec::<f32>::deserialize(d).map(|v| Unit(v.into()))
     }
 }
 

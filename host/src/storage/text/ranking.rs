@@ -81,14 +81,14 @@ impl<'a> Ranking<'a> {
 }
 
 /// Every matching row scored, ordered as far as asked.
-pub(super) struct Ranked {
+struct Ranked {
     rows: Vec<(i64, f64)>,
     /// `rows[..sorted]` are the best, in order.
     sorted: usize,
 }
 
 impl Ranked {
-    pub(super) fn new(rows: Vec<(i64, f64)>) -> Self {
+    fn new(rows: Vec<(i64, f64)>) -> Self {
         Self { rows, sorted: 0 }
     }
 
