@@ -16,6 +16,7 @@ pub mod native;
 pub mod ner;
 pub mod plugins;
 pub mod ports;
+pub mod priority;
 pub mod reference;
 pub mod runtime;
 pub mod scheduler;

@@ -554,15 +554,7 @@ fn spawn_embedder(
     Ok(())
 }
 
-/// Lowers the calling thread's CPU priority to `BACKFILL_NICE` (Linux gives
-/// each thread its own nice value); elsewhere, or if refused, it runs as is.
+/// Lowers the calling thread's CPU priority to `BACKFILL_NICE`.
 fn yield_to_requests() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: setpriority takes no pointers; `who` 0 is the calling thread.
-    let refused = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, BACKFILL_NICE) } != 0;
-    #[cfg(not(target_os = "linux"))]
-    let refused = false;
-    if refused {
-        tracing::debug!("the background embedding keeps its CPU priority");
-    }
+    crate::priority::lower(BACKFILL_NICE);
 }

@@ -9,7 +9,8 @@ use mnemo_core::model::Target;
 
 use super::file::{self, Persist};
 use super::segment::{Entry, Segment, SegmentId, dot};
-use super::{Job, Key, Kind, Live, Partition, Snapshot, chunks};
+use super::tail::{self, Points, Scan, Tail};
+use super::{ANN_BUILD_NICE, Built, Job, Key, Kind, Live, Partition, Snapshot, chunks};
 
 /// The graphs of every partition, and when to use them.
 pub struct AnnIndex {
@@ -25,7 +26,13 @@ pub struct AnnIndex {
     /// Segments installed since the store last looked, with the change
     /// number after which the store must replay the log into the partition.
     installed: Vec<(Key, i64)>,
+    /// When set, each chunk a build thread builds waits for a token from
+    /// it (tests, to see a partition while its first build runs).
+    gate: Option<Gate>,
 }
+
+/// Tokens that let a build thread build one chunk each.
+type Gate = Arc<std::sync::Mutex<mpsc::Receiver<()>>>;
 
 /// The index at a glance (`/health`).
 #[derive(Debug, Clone, Copy, serde::Serialize, JsonSchema)]
@@ -52,18 +59,23 @@ pub enum Answer {
     Approximate(Vec<(i64, f32)>),
 }
 
-/// A search between its two locked steps: the segments to walk (outside
-/// the lock) and the fresh vectors already scored.
+/// A search between its two locked steps: the segments to walk and the
+/// first build's chunks to scan (outside the lock), and the fresh vectors
+/// already scored.
 pub struct Probe {
     segments: Vec<Arc<Segment>>,
+    tail: Vec<Arc<Scan>>,
     fresh: Vec<(i64, f32)>,
 }
 
 impl Probe {
-    /// Walks every segment's graph (no lock held) for the `k` nearest:
-    /// (entry, cosine).
+    /// Walks every segment's graph and scans the tail (no lock held) for
+    /// the `k` nearest: (entry, cosine).
     pub fn walk(&self, v: &[f32], k: usize) -> Vec<(Entry, f32)> {
-        self.segments.iter().flat_map(|s| s.search(v, k)).collect()
+        let mut found: Vec<(Entry, f32)> =
+            self.segments.iter().flat_map(|s| s.search(v, k)).collect();
+        found.extend(tail::nearest(&self.tail, v, k));
+        found
     }
 }
 
@@ -76,6 +88,7 @@ impl AnnIndex {
             parts: HashMap::new(),
             persist: None,
             installed: Vec::new(),
+            gate: None,
         }
     }
 
@@ -92,6 +105,14 @@ impl AnnIndex {
     pub fn with_segment_max(mut self, n: usize) -> Self {
         self.segment_max = n.max(1);
         self
+    }
+
+    /// Builds wait for a token per chunk from the sender returned (tests).
+    #[cfg(test)]
+    pub fn gated(mut self) -> (Self, mpsc::Sender<()>) {
+        let (tx, rx) = mpsc::channel();
+        self.gate = Some(Arc::new(std::sync::Mutex::new(rx)));
+        (self, tx)
     }
 
     /// Saves each segment built from now on (and is where they are loaded from).
@@ -181,17 +202,25 @@ impl AnnIndex {
         p.holds(row, seq)
     }
 
-    /// Installs finished builds, and starts the next ones they call for.
+    /// Installs what builds have finished, and starts the next builds they
+    /// call for.
     fn collect(&mut self) {
         let mut done = Vec::new();
         for (key, p) in self.parts.iter_mut() {
-            let finished = p.pending.as_ref().and_then(|j| j.rx.try_recv().ok());
-            if let Some(built) = finished
-                && let Some(job) = p.pending.take()
-            {
+            let Some(mut job) = p.pending.take() else {
+                continue;
+            };
+            let mut over = false;
+            while let Ok(msg) = job.rx.try_recv() {
+                over = receive(&self.persist, key, p, &mut job, msg, &mut self.installed);
+                if over {
+                    break;
+                }
+            }
+            if over {
                 done.push(key.clone());
-                self.installed
-                    .push((key.clone(), install(&self.persist, key, p, built, job.kind)));
+            } else {
+                p.pending = Some(job);
             }
         }
         for key in done {
@@ -208,16 +237,28 @@ impl AnnIndex {
             return;
         };
         let points = p.points(&kind);
-        match spawn(self.persist.clone(), key.clone(), vec![points]) {
-            Ok(rx) => p.pending = Some(Job { rx, kind }),
+        match spawn(
+            self.persist.clone(),
+            self.gate.clone(),
+            key.clone(),
+            vec![points.into()],
+        ) {
+            Ok(rx) => {
+                p.pending = Some(Job {
+                    rx,
+                    kind,
+                    built: Vec::new(),
+                })
+            }
             Err(e) => tracing::warn!(error = %e, "HNSW segment build not started"),
         }
     }
 
     /// Starts the first background build of `key` from `snapshot` — (rowid,
     /// vector) and the last change number it includes — once the partition
-    /// (`rows` vectors) is large enough; later builds (flushes, merges) are
-    /// started as writes and installs call for them.
+    /// (`rows` vectors) is large enough; its points are searched exactly
+    /// until their segments are installed. Later builds (flushes, merges)
+    /// are started as writes and installs call for them.
     pub fn maybe_build(
         &mut self,
         target: Target,
@@ -244,15 +285,24 @@ impl AnnIndex {
             .into_iter()
             .map(|(row, v)| (Entry { row, seq }, v.into()))
             .collect();
+        let parts: Vec<Points> = chunks(points, self.segment_max)
+            .into_iter()
+            .filter(|c| !c.is_empty())
+            .map(Points::from)
+            .collect();
         let rx = spawn(
             self.persist.clone(),
+            self.gate.clone(),
             key.clone(),
-            chunks(points, self.segment_max),
+            parts.clone(),
         )?;
+        let scans = parts.into_iter().map(|c| Arc::new(Scan::new(c))).collect();
         let p = self.parts.entry(key).or_default();
+        p.tail = Some(Tail::new(seq, scans));
         p.pending = Some(Job {
             rx,
             kind: Kind::Full { seq },
+            built: Vec::new(),
         });
         Ok(())
     }
@@ -263,11 +313,16 @@ impl AnnIndex {
     pub fn probe(&mut self, target: Target, namespace: &str, v: &[f32]) -> Option<Probe> {
         self.collect();
         let p = self.parts.get(&(target, namespace.to_string()))?;
-        if p.segments.is_empty() {
+        if p.segments.is_empty() && p.tail.is_none() {
             return None;
         }
         Some(Probe {
             segments: p.segments.iter().map(|l| l.seg.clone()).collect(),
+            tail: p
+                .tail
+                .as_ref()
+                .map(|t| t.chunks.clone())
+                .unwrap_or_default(),
             fresh: p
                 .fresh
                 .iter()
@@ -349,11 +404,14 @@ impl AnnIndex {
         loop {
             let mut waited = false;
             for (key, p) in self.parts.iter_mut() {
-                if let Some(job) = p.pending.take() {
-                    waited = true;
-                    if let Ok(built) = job.rx.recv() {
-                        self.installed
-                            .push((key.clone(), install(&self.persist, key, p, built, job.kind)));
+                let Some(mut job) = p.pending.take() else {
+                    continue;
+                };
+                waited = true;
+                // A build that failed sends no `Done`: its job is dropped.
+                while let Ok(msg) = job.rx.recv() {
+                    if receive(&self.persist, key, p, &mut job, msg, &mut self.installed) {
+                        break;
                     }
                 }
             }
@@ -376,27 +434,63 @@ impl AnnIndex {
     }
 }
 
-/// Installs a finished build into `p` and brings the saved files in line:
-/// the new segment was saved by its build; the files of the segments it
+/// Applies one message of `job`'s build to `p`, and records each install
+/// (with the change number to replay the log from) in `installed`. A first
+/// build's segments are installed as they come, each taking its chunk out
+/// of the tail; a flush's or merge's wait for `Done`. True when the job is
+/// over.
+fn receive(
+    persist: &Option<Persist>,
+    key: &Key,
+    p: &mut Partition,
+    job: &mut Job,
+    msg: Built,
+    installed: &mut Vec<(Key, i64)>,
+) -> bool {
+    let full = matches!(job.kind, Kind::Full { .. });
+    match msg {
+        Built::Segment(seg) if full => {
+            installed.push((key.clone(), install(persist, key, p, vec![seg], &job.kind)));
+            false
+        }
+        Built::Segment(seg) => {
+            job.built.push(seg);
+            false
+        }
+        Built::Done if full => {
+            p.tail = None;
+            // Files of an earlier first build of this partition go.
+            if let Some(persist) = persist {
+                let kept: Vec<SegmentId> = p.segments.iter().map(|l| l.seg.id()).collect();
+                file::remove_others(persist, key, &kept);
+            }
+            true
+        }
+        Built::Done => {
+            let built = std::mem::take(&mut job.built);
+            installed.push((key.clone(), install(persist, key, p, built, &job.kind)));
+            true
+        }
+    }
+}
+
+/// Installs built segments into `p` and brings the saved files in line:
+/// each new segment was saved by its build; the files of the segments it
 /// replaces go. Returns the change number to replay the log from.
 fn install(
     persist: &Option<Persist>,
     key: &Key,
     p: &mut Partition,
     built: Vec<Segment>,
-    kind: Kind,
+    kind: &Kind,
 ) -> i64 {
-    let replaced: Vec<SegmentId> = match &kind {
+    let replaced: Vec<SegmentId> = match kind {
         Kind::Merge { inputs } => inputs.iter().map(|s| s.id()).collect(),
         Kind::Full { .. } | Kind::Flush { .. } => Vec::new(),
     };
-    let full = matches!(kind, Kind::Full { .. });
     let kept: Vec<SegmentId> = built.iter().map(Segment::id).collect();
     let from = p.install(built, kind);
     if let Some(persist) = persist {
-        if full {
-            file::remove_others(persist, key, &kept);
-        }
         for id in replaced.into_iter().filter(|id| !kept.contains(id)) {
             file::remove(persist, key, id);
         }
@@ -404,24 +498,36 @@ fn install(
     from
 }
 
-/// Builds a segment of each chunk of points (one after the other) on a
-/// thread of its own and saves each; the receiver gets them all (none for
-/// no points).
+/// Builds a segment of each chunk of points (one after the other, in
+/// order) on a thread of its own at `ANN_BUILD_NICE`, saves each and sends
+/// it as it is built, then `Done`.
 fn spawn(
     persist: Option<Persist>,
+    gate: Option<Gate>,
     key: Key,
-    chunks: Vec<Vec<(Entry, Arc<[f32]>)>>,
-) -> anyhow::Result<mpsc::Receiver<Vec<Segment>>> {
+    chunks: Vec<Points>,
+) -> anyhow::Result<mpsc::Receiver<Built>> {
     let (tx, rx) = mpsc::channel();
     std::thread::Builder::new()
         .name("mnemo-hnsw".into())
         .spawn(move || {
-            let mut built = Vec::new();
+            crate::priority::lower(ANN_BUILD_NICE);
             for points in chunks.into_iter().filter(|c| !c.is_empty()) {
+                if let Some(gate) = &gate {
+                    let token = gate.lock().map(|rx| rx.recv());
+                    if !matches!(token, Ok(Ok(()))) {
+                        return;
+                    }
+                }
                 // A graph that cannot be read as `walk.rs` walks it (see
-                // `Segment::build`) is no build: nothing is installed, and
-                // the partition goes on searching what it searches now.
-                let seg = match Segment::build(points) {
+                // `Segment::build`) is no build: nothing more is installed,
+                // and the partition goes on searching what it searches now.
+                let build = || Segment::build(&points);
+                let seg = match builders() {
+                    Some(pool) => pool.install(build),
+                    None => build(),
+                };
+                let seg = match seg {
                     Ok(seg) => seg,
                     Err(e) => {
                         tracing::error!(error = %format!("{e:#}"), "an HNSW build failed");
@@ -433,9 +539,31 @@ fn spawn(
                 {
                     tracing::warn!(error = %format!("{e:#}"), "an HNSW segment was not saved; it is rebuilt after a restart");
                 }
-                built.push(seg);
+                if tx.send(Built::Segment(seg)).is_err() {
+                    return;
+                }
             }
-            let _ = tx.send(built);
+            let _ = tx.send(Built::Done);
         })?;
     Ok(rx)
+}
+
+/// The threads instant-distance builds on: one per core, at
+/// `ANN_BUILD_NICE`, so a request preempts a build rather than waiting out
+/// its time slice (the global pool's threads run at the requests'
+/// priority). `None` if the pool could not be made: builds then use the
+/// global pool.
+fn builders() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .thread_name(|i| format!("mnemo-hnsw-{i}"))
+            .start_handler(|_| {
+                crate::priority::lower(ANN_BUILD_NICE);
+            })
+            .build()
+            .map_err(|e| tracing::warn!(error = %e, "HNSW build threads not made; builds use the global pool"))
+            .ok()
+    })
+    .as_ref()
 }

@@ -1,7 +1,9 @@
 //! The in-memory HNSW index (instant-distance) beside sqlite-vec, per
 //! (target, namespace) partition once the partition holds `min_rows`
 //! vectors. sqlite-vec stays the source of truth and answers exactly while
-//! a partition is small or its first graph is being built.
+//! a partition is small; while its first graph builds, the build's own
+//! points are scanned exactly (`tail.rs`), chunk by chunk as each chunk's
+//! segment is installed.
 //!
 //! Segmented, so the index grows without rebuilds: a partition is a few
 //! immutable graphs (`segment.rs`) plus `fresh`, the vectors written since,
@@ -23,12 +25,15 @@
 
 pub(super) mod file;
 mod segment;
+mod tail;
 mod walk;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, mpsc};
 
 use mnemo_core::model::Target;
+
+use tail::Tail;
 
 pub use segment::{
     ANN_EF_CONSTRUCTION, ANN_EF_SEARCH, Entry, Graph, Segment, SegmentId, Unit, dot,
@@ -51,6 +56,12 @@ pub const ANN_MERGE_FANOUT: usize = 4;
 pub const ANN_SEGMENT_MAX: usize = 250_000;
 /// A segment with more than this share of stale points is rewritten alone.
 pub const ANN_COMPACT_STALE: f32 = 0.3;
+/// The nice value of the threads that build graphs (the same as the
+/// background embedding's, `server/engine.rs`): instant-distance builds
+/// on every core, and a recall waiting behind a build's time slice is
+/// what a build costs the requests. A 1,000,000-point first build took
+/// 1,590 s at full priority (docs/benchmarks.md).
+pub const ANN_BUILD_NICE: i32 = 10;
 
 pub(super) type Key = (Target, String);
 /// A partition's (rowid, vector) pairs and the last vector change they include.
@@ -64,7 +75,8 @@ struct Live {
 
 /// What a background build makes.
 enum Kind {
-    /// The first segment, from the table as of change `seq`.
+    /// The first segments, one per chunk of the table as of change `seq`;
+    /// each is installed as it is built.
     Full { seq: i64 },
     /// The fresh vectors taken (row → change number).
     Flush { taken: HashMap<i64, i64> },
@@ -72,9 +84,19 @@ enum Kind {
     Merge { inputs: Vec<Arc<Segment>> },
 }
 
+/// What a build thread sends: each segment as it is built, then `Done`.
+/// A build that fails sends no `Done`, and its job stays pending.
+enum Built {
+    Segment(Segment),
+    Done,
+}
+
 struct Job {
-    rx: mpsc::Receiver<Vec<Segment>>,
+    rx: mpsc::Receiver<Built>,
     kind: Kind,
+    /// Segments received and not yet installed (a flush's or merge's,
+    /// installed together at `Done`).
+    built: Vec<Segment>,
 }
 
 #[derive(Default)]
@@ -84,6 +106,8 @@ struct Partition {
     /// Vectors written since the segments were built, with their change
     /// number (`vector_changes.seq`).
     fresh: HashMap<i64, (Arc<[f32]>, i64)>,
+    /// A first build's chunks not yet installed, searched exactly.
+    tail: Option<Tail>,
     /// The change log has been replayed into this partition up to here.
     synced: i64,
 }
@@ -96,13 +120,15 @@ impl Partition {
             .any(|l| !l.stale.contains(&row) && l.seg.seq_of(row).is_some_and(|s| s >= seq))
     }
 
-    /// Whether the candidate (`row` at version `seq`) is still current.
+    /// Whether the candidate (`row` at version `seq`, walked in a segment
+    /// or scanned in the tail) is still current.
     fn current(&self, row: i64, seq: i64) -> bool {
         self.fresh.get(&row).is_none_or(|(_, s)| *s <= seq)
-            && self
+            && (self
                 .segments
                 .iter()
                 .any(|l| l.seg.seq_of(row) == Some(seq) && !l.stale.contains(&row))
+                || self.tail.as_ref().is_some_and(|t| t.holds(row, seq)))
     }
 
     /// Change `seq` wrote `v` for `row`.
@@ -128,21 +154,37 @@ impl Partition {
                 l.stale.insert(row);
             }
         }
+        if let Some(t) = &mut self.tail
+            && seq > t.seq
+        {
+            t.stale.insert(row);
+        }
     }
 
-    /// A finished build (one segment, or a first build's chunks) joins the
-    /// segments; returns the change number after which the log must be
-    /// replayed into the partition.
-    fn install(&mut self, built: Vec<Segment>, kind: Kind) -> i64 {
+    /// A finished build (a flush's or merge's segment, or one chunk of a
+    /// first build, which leaves the tail) joins the segments; returns the
+    /// change number after which the log must be replayed into the
+    /// partition.
+    fn install(&mut self, built: Vec<Segment>, kind: &Kind) -> i64 {
         let mut stale = HashSet::new();
         let from = match kind {
             Kind::Full { seq } => {
-                self.segments.clear();
+                let seq = *seq;
                 self.fresh.retain(|_, (_, s)| *s > seq);
+                if let Some(t) = &mut self.tail {
+                    for seg in &built {
+                        // Chunks are built in order: this segment is the first left.
+                        if !t.chunks.is_empty() {
+                            t.chunks.remove(0);
+                        }
+                        // The tail's out-of-date points are this segment's stale ones.
+                        stale.extend(t.stale.iter().copied().filter(|r| seg.seq_of(*r).is_some()));
+                    }
+                }
                 seq
             }
             Kind::Flush { taken } => {
-                for (row, seq) in taken {
+                for (&row, &seq) in taken {
                     match self.fresh.get(&row) {
                         Some((_, s)) if *s == seq => {
                             self.fresh.remove(&row);

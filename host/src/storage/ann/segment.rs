@@ -50,10 +50,10 @@ pub struct Segment {
 
 impl Segment {
     /// Builds a graph over `points` (one per row).
-    pub fn build(points: Vec<(Entry, Arc<[f32]>)>) -> anyhow::Result<Self> {
+    pub fn build(points: &[(Entry, Arc<[f32]>)]) -> anyhow::Result<Self> {
         let started = Instant::now();
         let (entries, vectors): (Vec<Entry>, Vec<Unit>) =
-            points.into_iter().map(|(e, v)| (e, Unit(v))).unzip();
+            points.iter().map(|(e, v)| (*e, Unit(v.clone()))).unzip();
         let built = Builder::default()
             .ef_search(ANN_EF_SEARCH)
             .ef_construction(ANN_EF_CONSTRUCTION)

@@ -172,3 +172,71 @@ fn chunks_are_even_and_under_the_cap() {
     assert_eq!(lens(1_000_000, 250_000), vec![250_000; 4]);
     assert_eq!(lens(0, 25), vec![0]);
 }
+
+/// The top 10 of brute force over `rows`: (row, cosine), best first.
+fn exact_10(rows: &HashMap<i64, Vec<f32>>, v: &[f32]) -> Vec<(i64, f32)> {
+    let mut all: Vec<(i64, f32)> = rows.iter().map(|(i, w)| (*i, dot(v, w))).collect();
+    all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    all.truncate(10);
+    all
+}
+
+/// Waits (up to a minute) until the index holds `n` segments.
+fn until_segments(ann: &mut AnnIndex, n: usize) {
+    for _ in 0..6_000 {
+        if ann.status().segments >= n {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("{n} segments not installed: {:?}", ann.status());
+}
+
+#[test]
+fn a_first_build_is_searched_exactly_until_its_chunks_are_installed() {
+    let (ann, tokens) = AnnIndex::new(Some(100))
+        .with_flush_at(5_000)
+        .with_segment_max(300)
+        .gated();
+    let mut ann = ann;
+    let mut rows: HashMap<i64, Vec<f32>> = (0..1_000).map(|i| (i, unit(i as u64, 32))).collect();
+    let snapshot: Vec<(i64, Vec<f32>)> = rows.iter().map(|(i, v)| (*i, v.clone())).collect();
+    ann.maybe_build(Target::Memories, NS, 1_000, move || Ok((snapshot, 0)))
+        .unwrap();
+    // Nothing built yet: every answer is brute force's, bit for bit.
+    for q in 0..20u64 {
+        let v = unit(10_000 + q, 32);
+        assert_eq!(approximate(&mut ann, &v, 10), exact_10(&rows, &v));
+    }
+    // Changes while it builds: row 3 replaced, row 4 removed.
+    let new = unit(88_888, 32);
+    ann.put(Target::Memories, NS, 3, &new, 1);
+    rows.insert(3, new.clone());
+    ann.remove(Target::Memories, NS, 4, 2);
+    let old_4 = rows.remove(&4).unwrap();
+    let check = |ann: &mut AnnIndex| {
+        let got = approximate(ann, &new, 5);
+        assert_eq!(got[0].0, 3);
+        assert!((got[0].1 - 1.0).abs() < 1e-5);
+        assert_eq!(got.iter().filter(|(i, _)| *i == 3).count(), 1);
+        assert!(approximate(ann, &old_4, 10).iter().all(|(i, _)| *i != 4));
+    };
+    check(&mut ann);
+    assert_eq!(
+        approximate(&mut ann, &unit(10_000, 32), 10),
+        exact_10(&rows, &unit(10_000, 32))
+    );
+    // One chunk of four built: it is walked, the other three still scanned.
+    tokens.send(()).unwrap();
+    until_segments(&mut ann, 1);
+    assert_eq!(ann.status().building, 1);
+    check(&mut ann);
+    // The rest: four segments, the tail gone, the changes still applied.
+    for _ in 0..3 {
+        tokens.send(()).unwrap();
+    }
+    let sizes: Vec<usize> = ann.wait().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(sizes, vec![250; 4]);
+    check(&mut ann);
+    assert!(recall_at_10(&mut ann, &rows) >= 185);
+}
