@@ -39,6 +39,8 @@ pub fn run(base: &mnemo_host::Config, args: ServeBenchArgs) -> anyhow::Result<()
     for &n in &args.memories {
         if args.namespaces > 1 {
             super::tenants::rows(&mut t, &dir, &stubs.base, &args, n)?;
+        } else if args.postgres.is_some() {
+            super::tenants::one(&mut t, &dir, &stubs.base, &args, n)?;
         } else {
             size_rows(&mut t, &dir, &stubs.base, &args, n)?;
         }

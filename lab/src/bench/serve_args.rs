@@ -27,10 +27,11 @@ pub struct ServeBenchArgs {
     /// namespace, the full table.
     #[arg(long, default_value_t = 1)]
     pub(super) namespaces: usize,
-    /// With `--namespaces`: keep the stores on this Postgres server (a URL
-    /// of it), each in a database of its own named after the store,
-    /// created anew (or kept, with `--reuse`).
-    #[arg(long, requires = "namespaces")]
+    /// Keep the stores on this Postgres server (a URL of it), each in a
+    /// database of its own named after the store, created anew (or kept,
+    /// with `--reuse`). With `--namespaces N` (N > 1) the tenant rows; else
+    /// one store of every memory in one namespace: its import and recall.
+    #[arg(long)]
     pub(super) postgres: Option<String>,
     /// Seed of the corpus.
     #[arg(long, default_value_t = 42)]

@@ -6,7 +6,8 @@
 //! store of their own take the same load. The ratio of the two p50s is the
 //! figure: a tenant's recall should cost what its own rows cost, not what
 //! the store holds. With `--postgres URL` the stores are databases on
-//! that server. Prints rows; asserts nothing.
+//! that server; without `--namespaces`, one store of every memory in one
+//! namespace is measured there (`one`). Prints rows; asserts nothing.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -72,6 +73,33 @@ pub(super) fn rows(
         "×",
         "the tenant's recall p50 in the shared store over the same tenant's alone",
     );
+    Ok(())
+}
+
+/// One store of `n` memories in one namespace on `--postgres`'s server:
+/// its import, first recall and recall under load (the single-namespace
+/// figures `size_rows` measures on SQLite).
+pub(super) fn one(
+    t: &mut Table,
+    dir: &Path,
+    stub: &str,
+    args: &ServeBenchArgs,
+    n: usize,
+) -> anyhow::Result<()> {
+    let mut corpus = Corpus::new(args.seed());
+    let texts: Arc<Vec<String>> = Arc::new((0..n).map(|_| corpus.sentence(8, 30)).collect());
+    measure(
+        t,
+        dir,
+        stub,
+        args,
+        &format!("serve-{n}.db"),
+        &texts,
+        1,
+        &texts,
+        "default",
+        &format!("{n} memories in one namespace"),
+    )?;
     Ok(())
 }
 
