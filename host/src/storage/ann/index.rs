@@ -256,7 +256,7 @@ impl AnnIndex {
 
     /// Starts the first background build of `key` from `snapshot` — (rowid,
     /// vector) and the last change number it includes — once the partition
-    /// (`rows` vectors) is large enough; its points are searched exactly
+    /// (`rows` vectors) is large enough; its points are scanned (`tail.rs`)
     /// until their segments are installed. Later builds (flushes, merges)
     /// are started as writes and installs call for them.
     pub fn maybe_build(

@@ -181,7 +181,14 @@ impl Partition {
                         stale.extend(t.stale.iter().copied().filter(|r| seg.seq_of(*r).is_some()));
                     }
                 }
-                seq
+                // The first chunk's replay runs every change since the
+                // snapshot through the tail's stale rows, which the later
+                // chunks take over: they replay only what came after it.
+                if self.segments.is_empty() {
+                    seq
+                } else {
+                    self.synced.max(seq)
+                }
             }
             Kind::Flush { taken } => {
                 for (&row, &seq) in taken {

@@ -146,7 +146,11 @@ impl<T: Copy, F: Fn(&T, &T) -> std::cmp::Ordering> Best<T, F> {
 
     /// Whether `item` would be kept: better than the n-th best so far.
     fn admits(&self, item: &T) -> bool {
-        self.n > 0 && self.floor.as_ref().is_none_or(|f| (self.better)(item, f).is_lt())
+        self.n > 0
+            && self
+                .floor
+                .as_ref()
+                .is_none_or(|f| (self.better)(item, f).is_lt())
     }
 
     fn push(&mut self, item: T) {
