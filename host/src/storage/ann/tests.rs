@@ -1,7 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::panic)]
 use super::*;
 
-fn unit(seed: u64, dim: usize) -> Vec<f32> {
+/// A unit vector of `dim` from `seed` (also `tail.rs`'s tests).
+pub(super) fn unit(seed: u64, dim: usize) -> Vec<f32> {
     let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let mut v: Vec<f32> = (0..dim)
         .map(|_| {
