@@ -2,8 +2,8 @@
 //! (target, namespace) partition once the partition holds `min_rows`
 //! vectors. sqlite-vec stays the source of truth and answers exactly while
 //! a partition is small; while its first graph builds, the build's own
-//! points are scanned exactly (`tail.rs`), chunk by chunk as each chunk's
-//! segment is installed.
+//! points are scanned (`tail.rs`: 8-bit codes, the best 4 × k scored
+//! exactly), each chunk until its segment is installed.
 //!
 //! Segmented, so the index grows without rebuilds: a partition is a few
 //! immutable graphs (`segment.rs`) plus `fresh`, the vectors written since,
@@ -106,7 +106,7 @@ struct Partition {
     /// Vectors written since the segments were built, with their change
     /// number (`vector_changes.seq`).
     fresh: HashMap<i64, (Arc<[f32]>, i64)>,
-    /// A first build's chunks not yet installed, searched exactly.
+    /// A first build's chunks not yet installed, scanned (`tail.rs`).
     tail: Option<Tail>,
     /// The change log has been replayed into this partition up to here.
     synced: i64,
