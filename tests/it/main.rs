@@ -47,5 +47,6 @@ mod scenarios;
 mod structured_output;
 mod text_file;
 mod text_index;
+mod text_overlay;
 mod topics;
 mod traces;

@@ -74,6 +74,9 @@ impl Transaction {
                     // What the exact vector partitions applied of the call is undone.
                     s.forget_exact();
                 }
+                if !ok || !self.nested {
+                    s.forget_own_text(!self.nested);
+                }
                 let conn = s.connection();
                 let sql = match (self.nested, ok) {
                     (true, true) => format!("RELEASE {SAVEPOINT}"),

@@ -23,6 +23,7 @@ mod search;
 mod sqlite;
 mod store;
 pub mod text;
+mod text_catch_up;
 mod text_store;
 mod usage;
 mod vectors;

@@ -115,6 +115,7 @@ impl SqliteStore {
             role,
             write_horizon: std::cell::Cell::new(None),
             text_docs: Default::default(),
+            own_text: Default::default(),
             exact: Default::default(),
         })
     }

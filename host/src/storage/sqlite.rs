@@ -33,6 +33,9 @@ pub struct SqliteStore {
     pub(super) write_horizon: std::cell::Cell<Option<i64>>,
     /// The tokens of the rows this connection's index catch-ups read last.
     pub(super) text_docs: std::cell::RefCell<super::text::DocCache>,
+    /// Its write transaction's own changes as its last search overlaid
+    /// them (`None`: no transaction of `begin_immediate` is open).
+    pub(super) own_text: std::cell::RefCell<Option<super::text::OwnText>>,
     /// This connection's small vector partitions, in memory (`exact.rs`).
     pub(super) exact: std::cell::RefCell<super::exact::ExactVectors>,
 }
@@ -176,6 +179,7 @@ impl SqliteStore {
             },
             write_horizon: std::cell::Cell::new(None),
             text_docs: Default::default(),
+            own_text: Default::default(),
             exact: Default::default(),
         })
     }

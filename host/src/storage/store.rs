@@ -321,6 +321,7 @@ impl Store {
                 if !commit {
                     s.forget_exact();
                 }
+                s.forget_own_text(true);
                 Ok(s.connection()
                     .execute_batch(if commit { "COMMIT" } else { "ROLLBACK" })?)
             }

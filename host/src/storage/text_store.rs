@@ -1,29 +1,26 @@
 //! The derived full-text index (`text/`) on a SQLite connection: which
-//! searches it answers, building a partition, replaying `text_changes`
-//! into it, and the filtered top `limit` of its scores.
+//! searches it answers, building a partition, and the filtered top
+//! `limit` of its scores; replaying `text_changes` into a partition, and
+//! a write transaction's own changes beside it, is `text_catch_up.rs`.
 //!
 //! It answers a search of named namespaces (a project's and `default`, as
 //! recall reads them) whose every term is one FTS5 token; a quoted term
 //! FTS5 would read as a phrase of several goes to FTS5, as does a search
 //! of every namespace. The statistics are those of the namespaces searched
-//! together. Inside a
-//! transaction with writes of its own, the caller's uncommitted changes
-//! are scored beside the partition (`Overlay`) and never applied to it:
-//! a rollback must not leave them in the shared index, and their change
-//! numbers are not final until commit.
+//! together.
 
 use std::sync::{Arc, MutexGuard, PoisonError, RwLock};
 
 use mnemo_core::model::*;
+use rusqlite::ffi;
 use rusqlite::types::Value;
-use rusqlite::{ffi, params};
 
 use super::filter::{table, where_clause};
 use super::sqlite::Shared;
 use super::sqlite::*;
-use super::text::{self, Entry, Overlay, Partition, Purpose, TextIndex, Tokenized, Tokenizer};
+use super::text::{self, Entry, Overlay, Partition, Purpose, TextIndex, Tokenizer};
 
-type Part = Arc<RwLock<Partition>>;
+pub(super) type Part = Arc<RwLock<Partition>>;
 
 impl SqliteStore {
     pub(super) fn text(&self) -> MutexGuard<'_, TextIndex> {
@@ -70,7 +67,7 @@ impl SqliteStore {
 
     /// Runs `f` with the process's tokenizer (taken out of the shared
     /// state for the call, so searches do not queue behind a tokenizing).
-    fn with_tokenizer<T>(&self, f: impl FnOnce(&mut Tokenizer) -> T) -> Option<T> {
+    pub(super) fn with_tokenizer<T>(&self, f: impl FnOnce(&mut Tokenizer) -> T) -> Option<T> {
         let mut tok = {
             let mut index = self.text();
             index.tokenizer()?;
@@ -146,7 +143,8 @@ impl SqliteStore {
             .iter()
             .map(|(p, o)| (p.read().unwrap_or_else(PoisonError::into_inner), o))
             .collect();
-        let views: Vec<(&Partition, &Overlay)> = guards.iter().map(|(p, o)| (&**p, *o)).collect();
+        let views: Vec<(&Partition, &Overlay)> =
+            guards.iter().map(|(p, o)| (&**p, &***o)).collect();
         let counted: Vec<(Option<String>, i64)> = phrases
             .into_iter()
             .map(|t| {
@@ -237,124 +235,6 @@ impl SqliteStore {
         {
             index.parts.remove(&key);
         }
-    }
-
-    /// Brings `part` up to the last change this connection sees. Every
-    /// change known committed is applied; inside a write transaction the
-    /// changes after its horizon (its own, uncommitted) come back as an
-    /// overlay — and so do the committed ones from the first that touches
-    /// a row it also wrote, whose committed version it cannot read.
-    /// `None`: the log no longer reaches back to the partition (it is
-    /// dropped, rebuilt on a later search). `idle`: a partition with no
-    /// change to apply is marked current as of this snapshot (the
-    /// background catch-up), so the pruned log never leaves it behind.
-    fn text_catch_up(
-        &self,
-        target: Target,
-        ns: &str,
-        part: &Part,
-        idle: bool,
-    ) -> R<Option<Overlay>> {
-        let state = self.txn_state();
-        // Outside a transaction, one snapshot for the mark, the changes and
-        // their rows.
-        let tx = if self.conn.is_autocommit() {
-            Some(sql(self.conn.unchecked_transaction())?)
-        } else {
-            None
-        };
-        let since = part.read().unwrap_or_else(PoisonError::into_inner).seq;
-        if since < sql(text::pruned_through(&self.conn))? {
-            self.text().parts.remove(&(target, ns.to_string()));
-            return Ok(None);
-        }
-        let mut stmt = sql(self.conn.prepare_cached(
-            "SELECT seq, row FROM text_changes WHERE target = ?1 AND namespace = ?2 AND seq > ?3 ORDER BY seq",
-        ))?;
-        let changes: Vec<(i64, i64)> = sql(sql(stmt
-            .query_map(params![table(target), ns, since], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            }))?
-        .collect())?;
-        if changes.is_empty() {
-            // Outside a write transaction every change this snapshot counts
-            // is committed and visible: none of them is this namespace's.
-            if idle && state != ffi::SQLITE_TXN_WRITE {
-                let last = sql(text::last_change(&self.conn))?;
-                let mut p = part.write().unwrap_or_else(PoisonError::into_inner);
-                p.seq = p.seq.max(last);
-            }
-            return Ok(Some(Overlay::default()));
-        }
-        let horizon = if state == ffi::SQLITE_TXN_WRITE {
-            self.write_horizon.get().unwrap_or(since)
-        } else {
-            i64::MAX
-        };
-        let own: std::collections::HashSet<i64> = changes
-            .iter()
-            .filter(|(seq, _)| *seq > horizon)
-            .map(|(_, row)| *row)
-            .collect();
-        let cut = changes
-            .iter()
-            .position(|(seq, row)| *seq > horizon || own.contains(row))
-            .unwrap_or(changes.len());
-        let mut current: Vec<(i64, i64, Option<Tokenized>)> = Vec::with_capacity(changes.len());
-        for (seq, row) in changes {
-            let now = sql(text::read_row(&self.conn, target, row))?;
-            let doc = match now {
-                Some((row_ns, cols)) if row_ns == ns => {
-                    let docs = &self.text_docs;
-                    match self.with_tokenizer(|tok| docs.borrow_mut().tokens(tok, cols)) {
-                        Some(doc) => Some(doc),
-                        None => return Ok(None),
-                    }
-                }
-                _ => None,
-            };
-            current.push((seq, row, doc));
-        }
-        drop(tx);
-        let pending = current.split_off(cut);
-        if !current.is_empty() {
-            let mut p = part.write().unwrap_or_else(PoisonError::into_inner);
-            for (seq, row, doc) in current {
-                // Another connection may have applied some meanwhile; each
-                // change reads the row as it is now, so applying it twice is
-                // harmless, but the mark only moves forward.
-                if seq <= p.seq {
-                    continue;
-                }
-                match doc {
-                    Some(doc) => p.put(row, &doc),
-                    None => p.remove(row),
-                }
-                p.seq = seq;
-                p.unsaved += 1;
-            }
-        }
-        let p = part.read().unwrap_or_else(PoisonError::into_inner);
-        Ok(Some(p.overlay(
-            pending.into_iter().map(|(_, r, d)| (r, d)).collect(),
-        )))
-    }
-
-    /// The connection's transaction state (`sqlite3_txn_state`): none,
-    /// read or write.
-    fn txn_state(&self) -> std::ffi::c_int {
-        // SAFETY: the live connection's handle; a null schema asks for the
-        // most advanced state over all of them.
-        unsafe { ffi::sqlite3_txn_state(self.conn.handle(), std::ptr::null()) }
-    }
-
-    /// `BEGIN IMMEDIATE`, noting the last text change committed before it:
-    /// while the transaction is open, every change up to it is someone
-    /// else's, committed, and may be applied to the shared index.
-    pub fn begin_immediate(&self) -> anyhow::Result<()> {
-        self.conn.execute_batch("BEGIN IMMEDIATE")?;
-        self.write_horizon.set(Some(text::last_change(&self.conn)?));
-        Ok(())
     }
 
     /// The best `limit` of `best`'s rows that pass `f` (`text::top_admitted`).

@@ -27,6 +27,7 @@
 
 pub(super) mod file;
 mod leaders;
+mod own;
 mod partition;
 mod postings;
 mod ranking;
@@ -41,6 +42,7 @@ use mnemo_core::model::{ScoredId, Target};
 use rmcp::schemars::{self, JsonSchema};
 use rusqlite::{Connection, OptionalExtension};
 
+pub use own::OwnText;
 pub use partition::{Overlay, Partition, Tokenized};
 pub use ranking::Ranking;
 pub use tokenizer::{Purpose, Tokenizer};

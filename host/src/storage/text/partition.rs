@@ -48,7 +48,7 @@ struct Slot {
 /// writes, inside its transaction): the rows they replace are hidden and
 /// their current versions scored beside the partition, with the
 /// statistics both together would have.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Overlay {
     hidden: HashSet<u32>,
     docs: Vec<(i64, Tokenized)>,
@@ -260,6 +260,13 @@ impl Partition {
     /// its current version (`None`: gone from the partition).
     pub fn overlay(&self, changes: Vec<(i64, Option<Tokenized>)>) -> Overlay {
         let mut o = Overlay::default();
+        self.extend_overlay(&mut o, changes);
+        o
+    }
+
+    /// `o` with `changes` after those it holds, as [`Self::overlay`] of
+    /// them all would be.
+    pub fn extend_overlay(&self, o: &mut Overlay, changes: Vec<(i64, Option<Tokenized>)>) {
         for (row, doc) in changes {
             if let Some(slot) = self.by_row.get(&row)
                 && o.hidden.insert(*slot)
@@ -290,7 +297,6 @@ impl Partition {
                 o.docs.push((row, doc));
             }
         }
-        o
     }
 
     /// Rows of the partition, with the overlay's.
