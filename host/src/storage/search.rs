@@ -459,7 +459,7 @@ impl SqliteStore {
         self.ann_sync();
         // The graph walks run between two short holds of the shared lock,
         // so readers walk in parallel.
-        let probe = self.ann().probe(target, ns, v);
+        let probe = self.ann().probe(target, ns, v, k as usize);
         let answer = match probe {
             Some(probe) => {
                 let walked = probe.walk(v, k as usize);

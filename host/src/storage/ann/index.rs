@@ -307,10 +307,13 @@ impl AnnIndex {
         Ok(())
     }
 
-    /// The first step of a search: `None` when the partition must be
-    /// searched exactly, else the segments to walk and the fresh vectors
-    /// scored.
-    pub fn probe(&mut self, target: Target, namespace: &str, v: &[f32]) -> Option<Probe> {
+    /// The first step of a search for the `k` nearest: `None` when the
+    /// partition must be searched exactly, else the segments to walk and
+    /// the `k` nearest fresh vectors (no other fresh one can be among the
+    /// answer's `k`; `admit` merged and sorted all of them, up to
+    /// `ANN_FLUSH_AT`, 10% of the writer deduplicating into a filled
+    /// 100,000-row store).
+    pub fn probe(&mut self, target: Target, namespace: &str, v: &[f32], k: usize) -> Option<Probe> {
         self.collect();
         let p = self.parts.get(&(target, namespace.to_string()))?;
         if p.segments.is_empty() && p.tail.is_none() {
@@ -323,11 +326,13 @@ impl AnnIndex {
                 .as_ref()
                 .map(|t| t.chunks.clone())
                 .unwrap_or_default(),
-            fresh: p
-                .fresh
-                .iter()
-                .map(|(row, (w, _))| (*row, dot(v, w)))
-                .collect(),
+            fresh: nearest_fresh(
+                p.fresh
+                    .iter()
+                    .map(|(row, (w, _))| (*row, dot(v, w)))
+                    .collect(),
+                k,
+            ),
         })
     }
 
@@ -352,7 +357,7 @@ impl AnnIndex {
             }
         }
         let mut out: Vec<(i64, f32)> = best.into_iter().collect();
-        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        out.sort_by(nearest_first);
         out.truncate(k);
         Answer::Approximate(out)
     }
@@ -360,7 +365,7 @@ impl AnnIndex {
     /// The whole search under one lock (the tests).
     #[cfg(test)]
     pub fn search(&mut self, target: Target, namespace: &str, v: &[f32], k: usize) -> Answer {
-        let Some(probe) = self.probe(target, namespace, v) else {
+        let Some(probe) = self.probe(target, namespace, v, k) else {
             return Answer::Exact;
         };
         let walked = probe.walk(v, k);
@@ -432,6 +437,23 @@ impl AnnIndex {
             })
             .collect()
     }
+}
+
+/// A search's order: the higher cosine first, ties by row.
+fn nearest_first(a: &(i64, f32), b: &(i64, f32)) -> std::cmp::Ordering {
+    b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
+}
+
+/// The first `k` of `scored` in [`nearest_first`] order, unordered.
+fn nearest_fresh(mut scored: Vec<(i64, f32)>, k: usize) -> Vec<(i64, f32)> {
+    if k == 0 {
+        return Vec::new();
+    }
+    if scored.len() > k {
+        scored.select_nth_unstable_by(k - 1, nearest_first);
+        scored.truncate(k);
+    }
+    scored
 }
 
 /// Applies one message of `job`'s build to `p`, and records each install

@@ -241,3 +241,40 @@ fn a_first_build_is_searched_exactly_until_its_chunks_are_installed() {
     check(&mut ann);
     assert!(recall_at_10(&mut ann, &rows) >= 185);
 }
+
+#[test]
+fn a_search_keeps_the_k_nearest_fresh_vectors_and_answers_as_brute_force() {
+    // A graph of 100 points and 2,010 fresh ones, ten of them copies of
+    // others (ties at the cut): only the `k` nearest fresh reach `admit`,
+    // and the answer is still brute force's, ties by row.
+    let (mut ann, mut rows) = built(100, 5_000);
+    for i in 100..2_110i64 {
+        let v = match i {
+            ..2_100 => unit(i as u64, 32),
+            _ => rows[&(i - 2_000)].clone(),
+        };
+        ann.put(Target::Memories, NS, i, &v, 1);
+        rows.insert(i, v);
+    }
+    assert_eq!(ann.status().fresh, 2_010);
+    for q in 0..30i64 {
+        let v = match q % 2 {
+            0 => unit(50_000 + q as u64, 32),
+            _ => rows[&(q * 70)].clone(),
+        };
+        for k in [1, 5, 15, 40] {
+            let mut exact: Vec<(i64, f32)> = rows.iter().map(|(i, w)| (*i, dot(&v, w))).collect();
+            exact.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            exact.truncate(k);
+            let got = approximate(&mut ann, &v, k);
+            // The graph's points score from its own copy of the vector,
+            // an ulp or so from `dot` here; the fresh ones exactly.
+            let ids = |a: &[(i64, f32)]| a.iter().map(|(i, _)| *i).collect::<Vec<_>>();
+            assert_eq!(ids(&got), ids(&exact), "query {q}, k {k}");
+            for ((i, a), (_, b)) in got.iter().zip(&exact) {
+                assert!(*i < 100 || a == b, "row {i}: {a} against {b}");
+                assert!((a - b).abs() < 1e-6);
+            }
+        }
+    }
+}
