@@ -3,8 +3,8 @@
 //! answers bit for bit as FTS5 does on a twin database given the same
 //! writes — also after a savepoint or a whole transaction rolled back,
 //! when the rows and change numbers written next repeat those it undid.
-//! Transactions end here as `Transaction::finish` ends them: the SQL, then
-//! `forget_own_text`.
+//! Transactions end here as `Transaction::finish` ends them: the SQL and
+//! `SqliteStore::ending`.
 
 use mnemo_core::model::*;
 use mnemo_host::storage::SqliteStore;
@@ -106,25 +106,25 @@ fn a_write_transaction_searches_each_of_its_writes_like_fts5() {
     t.write(insert(400, "zephyr chess ocean"));
     t.check("in the savepoint");
     t.sql("ROLLBACK TO core_call; RELEASE core_call");
-    t.write(|s| s.forget_own_text(false));
+    t.write(|s| s.ending(true, false));
     for i in 0..3 {
         t.write(insert(500 + i, &g.words(6, &WORDS)));
         t.check("after the savepoint");
     }
     t.sql("COMMIT");
+    t.write(|s| s.ending(false, true));
     t.check("committed");
-    t.write(|s| s.forget_own_text(true));
     // A whole transaction rolled back, and the next one writing other
     // texts where it wrote.
     t.write(|s| s.begin_immediate().unwrap());
     t.write(insert(600, "violin violin river"));
     t.check("before the rollback");
     t.sql("ROLLBACK");
-    t.write(|s| s.forget_own_text(true));
+    t.write(|s| s.ending(false, false));
     t.write(|s| s.begin_immediate().unwrap());
     t.write(insert(700, "bread market bread"));
     t.check("after the rollback");
     t.sql("COMMIT");
-    t.write(|s| s.forget_own_text(true));
+    t.write(|s| s.ending(false, true));
     t.check("at the end");
 }

@@ -70,13 +70,7 @@ impl Transaction {
         }
         let (ended, outermost) = match &ports.store {
             Store::Sqlite(s) => {
-                if !ok {
-                    // What the exact vector partitions applied of the call is undone.
-                    s.forget_exact();
-                }
-                if !ok || !self.nested {
-                    s.forget_own_text(!self.nested);
-                }
+                s.ending(self.nested, ok);
                 let conn = s.connection();
                 let sql = match (self.nested, ok) {
                     (true, true) => format!("RELEASE {SAVEPOINT}"),

@@ -318,10 +318,7 @@ impl Store {
     pub fn end_batch(&self, commit: bool) -> anyhow::Result<()> {
         match self {
             Store::Sqlite(s) => {
-                if !commit {
-                    s.forget_exact();
-                }
-                s.forget_own_text(true);
+                s.ending(false, commit);
                 Ok(s.connection()
                     .execute_batch(if commit { "COMMIT" } else { "ROLLBACK" })?)
             }

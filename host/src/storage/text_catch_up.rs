@@ -78,7 +78,7 @@ impl SqliteStore {
         // all stay overlaid (the first was past the horizon or touched a
         // row of its own, and still is), and only the rest are read.
         let kept = match self.own_text.borrow_mut().as_mut() {
-            Some(own) if writing => own.take(&key, part, since, horizon, &changes),
+            Some(own) if writing => own.take(&key, part, since, &changes),
             _ => None,
         };
         if let Some((known, mut overlay)) = kept {
@@ -89,12 +89,11 @@ impl SqliteStore {
                 };
                 added.push((row, doc));
             }
-            drop(tx);
             part.read()
                 .unwrap_or_else(PoisonError::into_inner)
                 .extend_overlay(Arc::make_mut(&mut overlay), added);
             if let Some(own) = self.own_text.borrow_mut().as_mut() {
-                own.keep(key, part, (since, horizon), changes, Arc::clone(&overlay));
+                own.keep(key, part, since, changes, Arc::clone(&overlay));
             }
             return Ok(Some(overlay));
         }
@@ -137,10 +136,10 @@ impl SqliteStore {
         let kept: Vec<(i64, i64)> = pending.iter().map(|(seq, row, _)| (*seq, *row)).collect();
         let overlay = Arc::new(p.overlay(pending.into_iter().map(|(_, r, d)| (r, d)).collect()));
         if writing && !kept.is_empty() {
-            let marks = (p.seq, horizon);
+            let since = p.seq;
             drop(p);
             if let Some(own) = self.own_text.borrow_mut().as_mut() {
-                own.keep(key, part, marks, kept, Arc::clone(&overlay));
+                own.keep(key, part, since, kept, Arc::clone(&overlay));
             }
         }
         Ok(Some(overlay))
@@ -166,14 +165,20 @@ impl SqliteStore {
         })
     }
 
-    /// Drops what its transaction's searches overlaid of its own text
-    /// changes: the transaction ended (`whole`), or a savepoint in it
-    /// rolled back.
-    pub fn forget_own_text(&self, whole: bool) {
+    /// Drops what the connection kept of a transaction (`nested`: a
+    /// savepoint in one) about to end, committed when `ok`: on a rollback,
+    /// what its exact vector partitions applied of it; at the end of the
+    /// whole transaction, or a savepoint's rollback, what its searches
+    /// overlaid of its own text changes (`text::OwnText`).
+    pub fn ending(&self, nested: bool, ok: bool) {
+        if !ok {
+            self.forget_exact();
+        }
         let mut own = self.own_text.borrow_mut();
         match own.as_mut() {
-            Some(o) if !whole => o.forget(),
-            _ => *own = None,
+            Some(o) if nested && !ok => o.forget(),
+            Some(_) if !nested => *own = None,
+            _ => {}
         }
     }
 

@@ -310,9 +310,9 @@ impl AnnIndex {
     /// The first step of a search for the `k` nearest: `None` when the
     /// partition must be searched exactly, else the segments to walk and
     /// the `k` nearest fresh vectors (no other fresh one can be among the
-    /// answer's `k`; `admit` merged and sorted all of them, up to
-    /// `ANN_FLUSH_AT`, 10% of the writer deduplicating into a filled
-    /// 100,000-row store).
+    /// answer's `k`). `admit` merged and sorted all of them, up to
+    /// `ANN_FLUSH_AT`: 4.3% of the writer deduplicating into a filled
+    /// 100,000-row store, 1.3% now (docs/benchmarks.md).
     pub fn probe(&mut self, target: Target, namespace: &str, v: &[f32], k: usize) -> Option<Probe> {
         self.collect();
         let p = self.parts.get(&(target, namespace.to_string()))?;

@@ -16,9 +16,10 @@
 //! bound by memory, 10 ms in floats against 3–4 ms in bytes on this
 //! machine (a scratch loop over 1,000,000 random rows, not kept). Recall
 //! at 1M right after ingest read p50 55.2 ms scanning the floats (builds
-//! at nice 10) against 38.7 ms scanning the bytes (`bench serve`). The best `ANN_TAIL_RERANK` × k of the scan are then scored
-//! exactly from the floats the build shares, so the answer's scores are
-//! the segments' own (`dot`).
+//! at nice 10) against 38.7 ms scanning the bytes (`bench serve`). The
+//! best `ANN_TAIL_RERANK` × k of the scan are then scored exactly from
+//! the floats the build shares, so the answer's scores are the segments'
+//! own (`dot`).
 
 use std::collections::HashSet;
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! searches to the next.
 //!
 //! Inside a write transaction the changes after its horizon are scored
-//! beside the partition, never applied to it (`Overlay`, `text_store.rs`).
+//! beside the partition, never applied to it (`Overlay`, `text_catch_up.rs`).
 //! Each search used to read all of them back from the table and build
 //! the overlay anew, so a batch of 100 remembers read its own rows up to
 //! 99 times each: 14% of the writer remembering into a filled
@@ -11,10 +11,10 @@
 //!
 //! What was read holds while the transaction goes on: a connection keeps
 //! it only inside a transaction opened by `SqliteStore::begin_immediate`
-//! (as every server write is), and drops it when that ends or a savepoint
-//! in it rolls back (`SqliteStore::forget_own_text`, from the call's
-//! `Transaction`): rows and change numbers written after a rollback may
-//! repeat those it undid.
+//! (as every server write is), whose horizon therefore stays put, and
+//! drops it when that ends or a savepoint in it rolls back
+//! (`SqliteStore::ending`, from the call's `Transaction`): rows and change
+//! numbers written after a rollback may repeat those it undid.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock, Weak};
@@ -27,9 +27,8 @@ use super::partition::{Overlay, Partition};
 struct Own {
     /// The partition it overlays (a rebuilt one is another).
     part: Weak<RwLock<Partition>>,
-    /// The partition's mark and the transaction's horizon then.
+    /// The partition's mark then.
     since: i64,
-    horizon: i64,
     /// The (change number, row) pairs the overlay holds, in order.
     changes: Vec<(i64, i64)>,
     overlay: Arc<Overlay>,
@@ -49,19 +48,17 @@ impl OwnText {
 
     /// `key`'s overlay and how many of `changes` it holds, when those are
     /// where `changes` (the partition's changes after `since`, now) begin:
-    /// the same partition, mark and horizon, in the same transaction.
+    /// the same partition and mark.
     pub fn take(
         &mut self,
         key: &(Target, String),
         part: &Arc<RwLock<Partition>>,
         since: i64,
-        horizon: i64,
         changes: &[(i64, i64)],
     ) -> Option<(usize, Arc<Overlay>)> {
         let own = self.parts.remove(key)?;
         let same = own.part.upgrade().is_some_and(|p| Arc::ptr_eq(&p, part))
             && own.since == since
-            && own.horizon == horizon
             && changes.starts_with(&own.changes);
         same.then_some((own.changes.len(), own.overlay))
     }
@@ -71,7 +68,7 @@ impl OwnText {
         &mut self,
         key: (Target, String),
         part: &Arc<RwLock<Partition>>,
-        (since, horizon): (i64, i64),
+        since: i64,
         changes: Vec<(i64, i64)>,
         overlay: Arc<Overlay>,
     ) {
@@ -80,7 +77,6 @@ impl OwnText {
             Own {
                 part: Arc::downgrade(part),
                 since,
-                horizon,
                 changes,
                 overlay,
             },
