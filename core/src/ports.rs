@@ -48,6 +48,26 @@ pub trait Storage {
         filter: &SearchFilter,
         limit: u32,
     ) -> CoreResult<Vec<ScoredId>>;
+    /// `vector_search` (when `vector` is given) and `fts_search` under one
+    /// filter and limit, in that order. A host may run the two side by
+    /// side (the native one does: insert dedup asks both, and the writer
+    /// would otherwise wait for each in turn).
+    fn near_search(
+        &self,
+        target: Target,
+        vector: Option<&[f32]>,
+        terms: &[String],
+        filter: &SearchFilter,
+        limit: u32,
+        context_weight: f32,
+    ) -> CoreResult<(Vec<ScoredId>, Vec<ScoredId>)> {
+        let near = match vector {
+            Some(v) => self.vector_search(target, v, filter, limit)?,
+            None => Vec::new(),
+        };
+        let best = self.fts_search(target, terms, filter, limit, context_weight)?;
+        Ok((near, best))
+    }
     fn entity_search(
         &self,
         target: Target,

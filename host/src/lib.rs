@@ -2,6 +2,7 @@
 //! SQLite storage, embedding/LLM/NER providers, and the surfaces (CLI, HTTP).
 
 pub mod backfill;
+pub mod beside;
 pub mod cli;
 pub mod clock;
 pub mod config;

@@ -61,6 +61,23 @@ impl Twins {
             "{when}: the queries find rows"
         );
         same(&self.qs, &indexed, &fts5);
+        // Dedup's two searches at once: the index ranks on a second
+        // thread while this one searches the vectors, and answers alike.
+        let beside: Vec<Vec<(String, u32)>> = self
+            .qs
+            .iter()
+            .map(|q| {
+                let v = [1.0, 0.0, 0.0];
+                let (_, best) = self
+                    .index
+                    .near_search(Target::Memories, Some(&v), q, &f, 10, 0.35)
+                    .unwrap();
+                best.into_iter()
+                    .map(|h| (h.id, h.score.to_bits()))
+                    .collect()
+            })
+            .collect();
+        same(&self.qs, &beside, &fts5);
         assert_eq!(self.index.text_status().building, 0, "{when}");
     }
 }

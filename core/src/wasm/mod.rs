@@ -114,6 +114,24 @@ impl ports::Storage for WitPorts {
             limit,
         ))
     }
+    fn near_search(
+        &self,
+        target: Target,
+        vector: Option<&[f32]>,
+        terms: &[String],
+        f: &SearchFilter,
+        limit: u32,
+        context_weight: f32,
+    ) -> CoreResult<(Vec<ScoredId>, Vec<ScoredId>)> {
+        back(storage::near_search(
+            target.cross(),
+            vector,
+            terms,
+            &f.clone().cross(),
+            limit,
+            context_weight,
+        ))
+    }
     fn entity_search(
         &self,
         target: Target,

@@ -45,38 +45,45 @@ pub fn find_duplicate(
         ..Default::default()
     };
     let new_tokens = text::token_set(content);
-
-    if let Some(v) = vector {
-        let near = storage.vector_search(Target::Memories, v, &filter, DEDUP_CANDIDATES)?;
-        let close: Vec<_> = near
-            .into_iter()
-            .filter(|h| h.score > DEDUP_COSINE_SIM)
-            .collect();
-        if !close.is_empty() {
-            let ids: Vec<String> = close.iter().map(|h| h.id.clone()).collect();
-            let memories = storage.get_memories(&ids)?;
-            for hit in &close {
-                let Some(m) = memories.iter().find(|m| m.id == hit.id && m.is_active()) else {
-                    continue;
-                };
-                let j = text::jaccard(&new_tokens, &text::token_set(&m.content));
-                if j > DEDUP_JACCARD_PREFILTER && !is_substitution(content, &m.content) {
-                    return Ok(Some(Duplicate {
-                        memory: m.clone(),
-                        reason: "cosine",
-                        similarity: hit.score,
-                    }));
-                }
+    let terms = text::fts_terms(content);
+    if vector.is_none() && terms.is_empty() {
+        return Ok(None);
+    }
+    // Both searches at once: a host may run them side by side. The full
+    // text's answer is read only when no near vector is a duplicate.
+    let (near, best) = storage.near_search(
+        Target::Memories,
+        vector,
+        &terms,
+        &filter,
+        DEDUP_CANDIDATES,
+        0.0,
+    )?;
+    let close: Vec<_> = near
+        .into_iter()
+        .filter(|h| h.score > DEDUP_COSINE_SIM)
+        .collect();
+    if !close.is_empty() {
+        let ids: Vec<String> = close.iter().map(|h| h.id.clone()).collect();
+        let memories = storage.get_memories(&ids)?;
+        for hit in &close {
+            let Some(m) = memories.iter().find(|m| m.id == hit.id && m.is_active()) else {
+                continue;
+            };
+            let j = text::jaccard(&new_tokens, &text::token_set(&m.content));
+            if j > DEDUP_JACCARD_PREFILTER && !is_substitution(content, &m.content) {
+                return Ok(Some(Duplicate {
+                    memory: m.clone(),
+                    reason: "cosine",
+                    similarity: hit.score,
+                }));
             }
         }
     }
-
-    let terms = text::fts_terms(content);
     if terms.is_empty() {
         return Ok(None);
     }
-    let near = storage.fts_search(Target::Memories, &terms, &filter, DEDUP_CANDIDATES, 0.0)?;
-    let ids: Vec<String> = near.into_iter().map(|h| h.id).collect();
+    let ids: Vec<String> = best.into_iter().map(|h| h.id).collect();
     for m in storage.get_memories(&ids)? {
         if !m.is_active() {
             continue;

@@ -111,6 +111,26 @@ impl storage::Host for HostState {
                 .vector_search(t.cross(), &v, &f.cross(), limit))
         })
     }
+    fn near_search(
+        &mut self,
+        t: wit::Target,
+        v: Option<Vec<f32>>,
+        terms: Vec<String>,
+        f: wit::SearchFilter,
+        limit: u32,
+        context_weight: f32,
+    ) -> W<(Vec<wit::ScoredId>, Vec<wit::ScoredId>)> {
+        timed("near-search", || {
+            out(self.ports.store.near_search(
+                t.cross(),
+                v.as_deref(),
+                &terms,
+                &f.cross(),
+                limit,
+                context_weight,
+            ))
+        })
+    }
     fn entity_search(
         &mut self,
         t: wit::Target,

@@ -21,9 +21,51 @@ impl SqliteStore {
         limit: u32,
         context_weight: f32,
     ) -> R<Vec<ScoredId>> {
-        if let Some(hits) = self.text_search(target, terms, f, limit, context_weight)? {
+        if let Some(hits) = self.text_search(target, terms, f, limit, context_weight, None)? {
             return Ok(hits);
         }
+        self.fts5_search(target, terms, f, limit, context_weight)
+    }
+
+    /// `vector_search` and `fts_search` (`Storage::near_search`): when the
+    /// derived index answers, its first ranking runs on a second thread
+    /// while this one searches the vectors.
+    pub fn near_search(
+        &self,
+        target: Target,
+        v: Option<&[f32]>,
+        terms: &[String],
+        f: &SearchFilter,
+        limit: u32,
+        context_weight: f32,
+    ) -> R<(Vec<ScoredId>, Vec<ScoredId>)> {
+        let Some(v) = v else {
+            let best = self.fts_search(target, terms, f, limit, context_weight)?;
+            return Ok((Vec::new(), best));
+        };
+        let mut near = None;
+        let mut run = || near = Some(self.vector_search(target, v, f, limit));
+        let indexed = self.text_search(target, terms, f, limit, context_weight, Some(&mut run))?;
+        let near = match near {
+            Some(found) => found?,
+            None => self.vector_search(target, v, f, limit)?,
+        };
+        let best = match indexed {
+            Some(hits) => hits,
+            None => self.fts5_search(target, terms, f, limit, context_weight)?,
+        };
+        Ok((near, best))
+    }
+
+    /// BM25 from FTS5, in the passes `query_passes` chooses.
+    fn fts5_search(
+        &self,
+        target: Target,
+        terms: &[String],
+        f: &SearchFilter,
+        limit: u32,
+        context_weight: f32,
+    ) -> R<Vec<ScoredId>> {
         let t = table(target);
         ranked_in_passes(self.query_passes(t, terms)?, limit, |terms| {
             self.fts_ranked(target, terms, f, limit, context_weight)

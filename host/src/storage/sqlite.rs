@@ -422,6 +422,18 @@ impl Storage for SqliteStore {
         SqliteStore::vector_search(self, target, v, f, limit)
     }
 
+    fn near_search(
+        &self,
+        target: Target,
+        v: Option<&[f32]>,
+        terms: &[String],
+        f: &SearchFilter,
+        limit: u32,
+        context_weight: f32,
+    ) -> R<(Vec<ScoredId>, Vec<ScoredId>)> {
+        SqliteStore::near_search(self, target, v, terms, f, limit, context_weight)
+    }
+
     fn entity_search(
         &self,
         target: Target,

@@ -417,6 +417,17 @@ impl Storage for Store {
     ) -> R<Vec<ScoredId>> {
         both!(self, s => s.vector_search(target, v, f, limit))
     }
+    fn near_search(
+        &self,
+        target: Target,
+        v: Option<&[f32]>,
+        terms: &[String],
+        f: &SearchFilter,
+        limit: u32,
+        context_weight: f32,
+    ) -> R<(Vec<ScoredId>, Vec<ScoredId>)> {
+        both!(self, s => s.near_search(target, v, terms, f, limit, context_weight))
+    }
     fn entity_search(
         &self,
         target: Target,

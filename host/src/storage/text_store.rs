@@ -82,7 +82,10 @@ impl SqliteStore {
     }
 
     /// BM25's top `limit` of `terms` from the derived index; `None` when
-    /// FTS5 must answer (see the module doc).
+    /// FTS5 must answer (see the module doc). `beside`, if given, runs on
+    /// this thread while a second one ranks the first pass (`near_search`:
+    /// dedup's vector search beside its full-text one); it is not run when
+    /// the index cannot answer, or no term is left to rank.
     pub(super) fn text_search(
         &self,
         target: Target,
@@ -90,6 +93,7 @@ impl SqliteStore {
         f: &SearchFilter,
         limit: u32,
         context_weight: f32,
+        mut beside: Option<&mut dyn FnMut()>,
     ) -> R<Option<Vec<ScoredId>>> {
         if f.namespaces.is_empty() || !self.text().enabled {
             return Ok(None);
@@ -161,8 +165,23 @@ impl SqliteStore {
         };
         let hits = ranked_in_passes(passes, limit, |pass| {
             let phrases: Vec<String> = pass.iter().filter_map(|(t, _)| t.clone()).collect();
-            let mut ranking = text::Ranking::new(&views, &phrases, weights);
-            self.filtered_top(target, |n| ranking.best(n), f, limit)
+            let make = || text::Ranking::new(&views, &phrases, weights);
+            let (mut ranking, mut first) = match beside.take() {
+                Some(run) => {
+                    let (ranking, first) = first_ask_beside(&make, limit, run);
+                    (ranking, Some(first))
+                }
+                None => (make(), None),
+            };
+            self.filtered_top(
+                target,
+                |n| match first.take() {
+                    Some((asked, rows)) if asked == n => rows,
+                    _ => ranking.best(n),
+                },
+                f,
+                limit,
+            )
         })?;
         Ok(Some(hits))
     }
@@ -433,3 +452,22 @@ fn builder(
 /// The builder connection's page cache, in KiB: a build reads each row
 /// once, so a cache the size of the readers' would only hold memory.
 const BUILDER_CACHE_KIB: i64 = 2048;
+
+/// A ranking (`make`) and its answer to `top_admitted`'s first ask,
+/// computed beside `run` (`crate::beside`): on the second core while this
+/// thread searches the vectors. The writer is one thread: its dedup waited
+/// for the full-text ranking and then for the vector search, with the
+/// second core idle (docs/benchmarks.md).
+fn first_ask_beside<'a>(
+    make: &(dyn Fn() -> text::Ranking<'a> + Sync),
+    limit: u32,
+    run: &mut dyn FnMut(),
+) -> (text::Ranking<'a>, (usize, Vec<(i64, f64)>)) {
+    let n = text::first_ask(limit);
+    let ((), (ranking, rows)) = crate::beside::beside(run, || {
+        let mut ranking = make();
+        let rows = ranking.best(n);
+        (ranking, rows)
+    });
+    (ranking, (n, rows))
+}

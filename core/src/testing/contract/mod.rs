@@ -515,4 +515,23 @@ fn vectors<S: Storage>(s: &S) {
         .vector_search(Target::Memories, &unit(1), &filter(NS), 3)
         .unwrap();
     assert!(!scored(&hits).contains(&"mem_2"), "{:?}", scored(&hits));
+    // Both searches at once answer as each alone.
+    let words = vec!["vector".to_string(), "1".to_string()];
+    let (near, best) = s
+        .near_search(Target::Memories, Some(&query), &words, &filter(NS), 2, 0.0)
+        .unwrap();
+    let alone = s
+        .vector_search(Target::Memories, &query, &filter(NS), 2)
+        .unwrap();
+    let text = s
+        .fts_search(Target::Memories, &words, &filter(NS), 2, 0.0)
+        .unwrap();
+    assert_eq!(near, alone);
+    assert_eq!(best, text);
+    assert_eq!(scored(&best)[0], "mem_1", "{best:?}");
+    let (none, best) = s
+        .near_search(Target::Memories, None, &words, &filter(NS), 2, 0.0)
+        .unwrap();
+    assert!(none.is_empty(), "no vector, no vector search");
+    assert_eq!(best, text);
 }

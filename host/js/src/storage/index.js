@@ -18,7 +18,7 @@ const META_DIMENSION = 'js_embedding_dimension';
 export const STORAGE_FUNCTIONS = [
   'insertMemory', 'updateMemory', 'getMemories', 'findExact', 'listMemories', 'touchMemories', 'renewMemories',
   'insertEpisode', 'getEpisodes', 'getSession', 'putSession', 'pendingSessions', 'sessionEpisodes',
-  'ftsSearch', 'vectorSearch', 'entitySearch', 'putVector', 'getVectors', 'deleteVector', 'vectorsEnabled',
+  'ftsSearch', 'vectorSearch', 'nearSearch', 'entitySearch', 'putVector', 'getVectors', 'deleteVector', 'vectorsEnabled',
   'findEntity', 'putEntity', 'linkEntity', 'findEntities', 'linkedItems', 'enrichmentCandidates', 'markEnriched',
   'putFact', 'queryFacts', 'tagCounts', 'stats', 'activeNamespaces', 'putVersion', 'memoryVersions',
   'logDecision', 'getMeta', 'setMeta',

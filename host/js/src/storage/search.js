@@ -192,6 +192,13 @@ export const searchMethods = {
     return r ? [Number(r[0]), r[1]] : undefined;
   },
 
+  /// `vectorSearch` (when `v` is given) and `ftsSearch`, one after the
+  /// other: this host has one thread.
+  nearSearch(target, v, terms, f, limit, contextWeight) {
+    const near = v === undefined ? [] : this.vectorSearch(target, v, f, limit);
+    return [near, this.ftsSearch(target, terms, f, limit, contextWeight)];
+  },
+
   vectorSearch(target, v, f, limit) {
     if (!this.vectorsEnabled() || limit === 0) return [];
     const t = table(target);

@@ -251,6 +251,14 @@ pub(super) fn each_namespace<P>(
     Ok(Some(out))
 }
 
+/// The rows `top_admitted` asks `best` for first: its first shortlist and
+/// the best row after it.
+pub(super) fn first_ask(limit: u32) -> usize {
+    (limit as usize)
+        .saturating_mul(TEXT_FIRST_CHECK)
+        .saturating_add(1)
+}
+
 /// The best `limit` rows that `admit` lets through, by score then id, as
 /// FTS5's statement orders them. `best(n)` answers the best `n` rows by
 /// score (ties by row), best first (`Ranking::best`). `admit` is asked for a
@@ -268,6 +276,7 @@ pub(super) fn top_admitted(
         return Ok(Vec::new());
     }
     let mut chunk = limit.saturating_mul(TEXT_FIRST_CHECK);
+    debug_assert_eq!(first_ask(limit as u32), chunk.saturating_add(1));
     let mut out: Vec<(String, f64)> = Vec::new();
     let mut taken: usize = 0;
     loop {
