@@ -135,10 +135,8 @@ impl SqliteStore {
     pub fn get_meta(&self, key: &str) -> R<Option<String>> {
         sql(self
             .conn
-            .query_row("SELECT value FROM metadata WHERE key = ?1", [key], |r| {
-                r.get(0)
-            })
-            .optional())
+            .prepare_cached("SELECT value FROM metadata WHERE key = ?1")
+            .and_then(|mut s| s.query_row([key], |r| r.get(0)).optional()))
     }
 
     pub fn set_meta(&self, key: &str, value: &str) -> R<()> {

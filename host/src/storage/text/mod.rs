@@ -398,20 +398,18 @@ pub(super) fn read_row(
 /// The last change number `conn` sees: AUTOINCREMENT's counter, which
 /// pruning the log never takes back.
 pub(super) fn last_change(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.query_row(
+    conn.prepare_cached(
         "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'text_changes'), 0)",
-        [],
-        |r| r.get(0),
-    )
+    )?
+    .query_row([], |r| r.get(0))
 }
 
 /// The newest change number dropped from the log (0: none).
 pub(super) fn pruned_through(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.query_row(
+    conn.prepare_cached(
         "SELECT COALESCE((SELECT CAST(value AS INTEGER) FROM metadata WHERE key = 'text_changes_pruned'), 0)",
-        [],
-        |r| r.get(0),
-    )
+    )?
+    .query_row([], |r| r.get(0))
 }
 
 /// Builds the partition of `ns` from its table in one read transaction,
