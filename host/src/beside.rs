@@ -84,12 +84,7 @@ pub fn beside<A, B: Send>(a: impl FnOnce() -> A, b: impl FnOnce() -> B + Send) -
     if lent {
         let mut spins = 0u32;
         while h.state.load(Ordering::Acquire) != DONE {
-            spins = spins.wrapping_add(1);
-            if spins.is_multiple_of(64) {
-                thread::yield_now();
-            } else {
-                std::hint::spin_loop();
-            }
+            pause(&mut spins);
         }
         // SAFETY: `DONE`: the helper is finished with the slot.
         panic = unsafe { (*h.panic.get()).take() };
@@ -154,12 +149,7 @@ fn serve(h: &'static Helper) {
             continue;
         }
         if last.elapsed() < BESIDE_SPIN {
-            spins = spins.wrapping_add(1);
-            if spins.is_multiple_of(64) {
-                thread::yield_now();
-            } else {
-                std::hint::spin_loop();
-            }
+            pause(&mut spins);
             continue;
         }
         h.asleep.store(true, Ordering::SeqCst);
@@ -168,6 +158,17 @@ fn serve(h: &'static Helper) {
         }
         h.asleep.store(false, Ordering::SeqCst);
         last = Instant::now();
+    }
+}
+
+/// One round of waiting awake: a spin hint, and every 64th round the
+/// core offered to any other thread that can run on it.
+fn pause(spins: &mut u32) {
+    *spins = spins.wrapping_add(1);
+    if spins.is_multiple_of(64) {
+        thread::yield_now();
+    } else {
+        std::hint::spin_loop();
     }
 }
 

@@ -80,9 +80,6 @@ pub fn find_duplicate(
             }
         }
     }
-    if terms.is_empty() {
-        return Ok(None);
-    }
     let ids: Vec<String> = best.into_iter().map(|h| h.id).collect();
     for m in storage.get_memories(&ids)? {
         if !m.is_active() {

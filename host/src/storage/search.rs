@@ -274,8 +274,10 @@ impl SqliteStore {
                 "no row `{id}` in {t}"
             )));
         };
-        // Cached statements: parsing these three anew was 1.8% of the
-        // writer remembering into a filled store (`perf`).
+        // Cached statements: `Connection::execute` parses its SQL anew on
+        // every call (0.6% of the writer remembering into a filled store,
+        // `perf`; the rest of put_vector's parsing was sqlite-vec's own
+        // statement recompiled, which `storage::tune` ends).
         sql(self
             .conn
             .prepare_cached(&format!("DELETE FROM vec_{t} WHERE rowid = ?1"))

@@ -168,8 +168,9 @@ impl SqliteStore {
             let make = || text::Ranking::new(&views, &phrases, weights);
             let (mut ranking, mut first) = match beside.take() {
                 Some(run) => {
-                    let (ranking, first) = first_ask_beside(&make, limit, run);
-                    (ranking, Some(first))
+                    let n = text::first_ask(limit);
+                    let (ranking, rows) = ranked_beside(&make, n, run);
+                    (ranking, Some((n, rows)))
                 }
                 None => (make(), None),
             };
@@ -453,21 +454,20 @@ fn builder(
 /// once, so a cache the size of the readers' would only hold memory.
 const BUILDER_CACHE_KIB: i64 = 2048;
 
-/// A ranking (`make`) and its answer to `top_admitted`'s first ask,
-/// computed beside `run` (`crate::beside`): on the second core while this
-/// thread searches the vectors. The writer is one thread: its dedup waited
-/// for the full-text ranking and then for the vector search, with the
-/// second core idle (docs/benchmarks.md).
-fn first_ask_beside<'a>(
+/// A ranking (`make`) and its best `n` rows, computed beside `run`
+/// (`crate::beside`): on the second core while this thread searches the
+/// vectors. The writer is one thread: its dedup waited for the full-text
+/// ranking and then for the vector search, with the second core idle
+/// (docs/benchmarks.md).
+fn ranked_beside<'a>(
     make: &(dyn Fn() -> text::Ranking<'a> + Sync),
-    limit: u32,
+    n: usize,
     run: &mut dyn FnMut(),
-) -> (text::Ranking<'a>, (usize, Vec<(i64, f64)>)) {
-    let n = text::first_ask(limit);
-    let ((), (ranking, rows)) = crate::beside::beside(run, || {
+) -> (text::Ranking<'a>, Vec<(i64, f64)>) {
+    let ((), ranked) = crate::beside::beside(run, || {
         let mut ranking = make();
         let rows = ranking.best(n);
         (ranking, rows)
     });
-    (ranking, (n, rows))
+    ranked
 }

@@ -275,8 +275,8 @@ pub(super) fn top_admitted(
     if limit == 0 {
         return Ok(Vec::new());
     }
-    let mut chunk = limit.saturating_mul(TEXT_FIRST_CHECK);
-    debug_assert_eq!(first_ask(limit as u32), chunk.saturating_add(1));
+    // The first round asks `first_ask`: its chunk and the row after it.
+    let mut chunk = first_ask(limit as u32) - 1;
     let mut out: Vec<(String, f64)> = Vec::new();
     let mut taken: usize = 0;
     loop {
