@@ -7,6 +7,8 @@
 
 #![allow(clippy::unwrap_used)]
 
+use std::time::{Duration, Instant};
+
 use crate::common;
 
 use mnemo_core::model::*;
@@ -78,13 +80,16 @@ fn sides(db: &mut postgres::Client, ns: &str) -> (i64, i64) {
     (r.get(0), r.get(1))
 }
 
-/// `n` vectors of `ns` that no memory owns (rows past any real one): they
-/// count toward the namespace's size, and no search can return them.
+/// `n` vectors of `ns` that no memory owns (rows from 1,000,000,001, past
+/// any real one and the crowd's before): they count toward the namespace's
+/// size, and no search can return them.
 fn crowd(db: &mut postgres::Client, ns: &str, n: i64) {
     db.execute(
         "INSERT INTO vec_memories (row, namespace, embedding) \
-         SELECT 1000000000 + i, $1, (SELECT array_agg(random()::real - 0.5) FROM generate_series(1, 384) WHERE i > 0)::vector \
-         FROM generate_series(1, $2::bigint) i",
+         SELECT b.last + i, $1, (SELECT array_agg(random()::real - 0.5) FROM generate_series(1, 384) WHERE i > 0)::vector \
+         FROM generate_series(1, $2::bigint) i, \
+           (SELECT COALESCE(MAX(row), 1000000000) AS last FROM vec_memories \
+            WHERE row BETWEEN 1000000000 AND 1999999999) b",
         &[&ns, &n],
     )
     .unwrap();
@@ -100,6 +105,31 @@ fn fill(m: &mut Mnemo) {
     m.backfill_all(16, |_| {}).unwrap();
 }
 
+/// Rounds of the backfill leader until nothing waits and the index
+/// serves (a rebuild runs on its own connection between rounds).
+fn settle(m: &Mnemo) {
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        m.ports().store.grow_graphs().unwrap();
+        let s = m.ports().store.ann_status().unwrap();
+        if s.building == 0 && s.fresh == 0 {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the graph did not settle: {s:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Whether `vec_memories_graph` exists and is valid.
+fn index_valid(db: &mut postgres::Client) -> bool {
+    db.query_opt(
+        "SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass('vec_memories_graph')",
+        &[],
+    )
+    .unwrap()
+    .is_some_and(|r| r.get::<_, bool>(0))
+}
+
 #[test]
 fn a_namespace_moves_into_the_graph_and_answers_the_same_throughout() {
     let url = common::postgres::fresh_database();
@@ -112,7 +142,7 @@ fn a_namespace_moves_into_the_graph_and_answers_the_same_throughout() {
     assert_eq!(sides(&mut db, "big"), (0, 8), "small namespaces stay out");
 
     // Under the threshold nothing is listed; at it, the namespace is, and
-    // its rows start moving in, a round (of batches) at a time.
+    // as the graph is empty its rows go in by a rebuild (a bulk build).
     crowd(&mut db, "big", LARGE - 9);
     m.ports().store.grow_graphs().unwrap();
     assert_eq!(one_i64(&mut db, "SELECT COUNT(*) FROM vec_graph"), 0);
@@ -124,7 +154,7 @@ fn a_namespace_moves_into_the_graph_and_answers_the_same_throughout() {
     )
     .unwrap();
     let moved = m.ports().store.grow_graphs().unwrap();
-    assert!(moved > 0, "the first round moved rows");
+    assert_eq!(moved, 0, "a rebuild, not batches");
     assert_eq!(
         db.query_one(
             "SELECT namespace FROM vec_graph WHERE target = 'memories'",
@@ -134,16 +164,34 @@ fn a_namespace_moves_into_the_graph_and_answers_the_same_throughout() {
         .get::<_, String>(0),
         "big"
     );
-    let (inside, outside) = sides(&mut db, "big");
-    assert!(inside > 0 && outside > 0, "{inside} in, {outside} out");
+    settle(&m);
+    assert!(index_valid(&mut db));
+    assert_eq!(sides(&mut db, "big"), (LARGE, 0));
     let status = m.ports().store.ann_status().unwrap();
     assert_eq!(
         (status.graphs, status.building, status.points, status.fresh),
-        (1, 1, inside as usize, outside as usize),
-        "/health and /metrics show the move"
+        (1, 0, LARGE as usize, 0),
+        "/health and /metrics show the graph"
     );
+    // (The crowd's random vectors leave the graph no path to the real
+    // rows: the searches through it are compared once the crowd leaves.
+    // A rebuild's states in between, the index missing or invalid, are
+    // searched in the next test.)
 
-    // The crowd leaves; the real rows are split across both sides.
+    // A third of the graph's rows arrive: while the backlog grows, batches
+    // (a rebuild would wait for it to match the graph); once it stops
+    // growing, and more than a seventh of the graph still waits (a batch
+    // round moves far fewer than the 3,300 that would leave), a rebuild.
+    crowd(&mut db, "big", LARGE / 3);
+    assert!(m.ports().store.grow_graphs().unwrap() > 0, "batches first");
+    assert!(index_valid(&mut db));
+    assert_eq!(m.ports().store.grow_graphs().unwrap(), 0, "then a rebuild");
+    settle(&m);
+    assert!(index_valid(&mut db));
+    assert_eq!(sides(&mut db, "big").1, 0);
+
+    // The crowd leaves; the real rows are split across both sides: a few
+    // rows wait, and batches move them (the index stays).
     db.batch_execute("DELETE FROM vec_memories WHERE row >= 1000000000")
         .unwrap();
     db.batch_execute("VACUUM vec_memories").unwrap();
@@ -160,8 +208,10 @@ fn a_namespace_moves_into_the_graph_and_answers_the_same_throughout() {
     .unwrap();
     assert_eq!(sides(&mut db, "big"), (4, 4));
     assert_eq!(searches(&m, &["big"]), big, "half moved");
-
-    while m.ports().store.grow_graphs().unwrap() > 0 {}
+    let status = m.ports().store.ann_status().unwrap();
+    assert_eq!((status.building, status.points, status.fresh), (1, 4, 4));
+    assert_eq!(m.ports().store.grow_graphs().unwrap(), 4, "by batches");
+    assert!(index_valid(&mut db));
     assert_eq!(sides(&mut db, "big"), (8, 0));
     let status = m.ports().store.ann_status().unwrap();
     assert_eq!(
@@ -171,12 +221,13 @@ fn a_namespace_moves_into_the_graph_and_answers_the_same_throughout() {
     assert_eq!(searches(&m, &["big"]), big, "all moved");
     assert_eq!(searches(&m, &["small"]), small);
 
-    // A listed namespace's new vectors go straight into the graph; the
-    // others' stay out. Both are found, alone and with no filter.
+    // No write pays the graph's insert: a listed namespace's new vector
+    // is written outside and found there, then moved in. Both
+    // namespaces' are found, alone and with no filter.
     let new_big = common::remember(&mut m, "big", "The dentist moved to Rua Augusta");
     let new_small = common::remember(&mut m, "small", "The dentist moved to Rua Augusta");
     m.backfill_all(16, |_| {}).unwrap();
-    assert_eq!(sides(&mut db, "big"), (9, 0));
+    assert_eq!(sides(&mut db, "big"), (8, 1));
     assert_eq!(sides(&mut db, "small"), (0, 4));
     let texts = vec!["where is the dentist now".to_string()];
     let v = m.ports().embeddings.embed_batch(&texts).unwrap().remove(0);
@@ -193,13 +244,73 @@ fn a_namespace_moves_into_the_graph_and_answers_the_same_throughout() {
         hits.into_iter().map(|h| h.id).collect()
     };
     let (new_big, new_small) = (new_big.memory.id, new_small.memory.id);
-    assert_eq!(nearest(&["big"])[0], new_big);
-    assert_eq!(nearest(&["small"])[0], new_small);
-    let mut both = nearest(&[]);
-    both.sort();
-    let mut want = vec![new_big, new_small];
-    want.sort();
-    assert_eq!(both, want, "with no filter, both sides");
+    for moved in [false, true] {
+        assert_eq!(nearest(&["big"])[0], new_big, "moved: {moved}");
+        assert_eq!(nearest(&["small"])[0], new_small);
+        let mut both = nearest(&[]);
+        both.sort();
+        let mut want = vec![new_big.clone(), new_small.clone()];
+        want.sort();
+        assert_eq!(both, want, "with no filter, both sides");
+        if !moved {
+            assert_eq!(m.ports().store.grow_graphs().unwrap(), 1);
+            assert_eq!(sides(&mut db, "big"), (9, 0));
+        }
+    }
+}
+
+/// A rebuild that stopped half way — the server killed while the index
+/// was dropped, or while its concurrent build ran (which leaves it
+/// invalid) — is finished by the next leader, and every search answers
+/// the same in between.
+#[test]
+fn a_graph_index_left_missing_or_invalid_is_built_again() {
+    let url = common::postgres::fresh_database();
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = common::postgres::connect(&url);
+    let before = {
+        let mut m = open_pg(&url, dir.path());
+        fill(&mut m);
+        crowd(&mut db, "big", LARGE);
+        settle(&m);
+        (searches(&m, &["big"]), searches(&m, &["small"]))
+    };
+    assert!(index_valid(&mut db));
+    assert_eq!(sides(&mut db, "big"), (LARGE + 8, 0));
+
+    // Killed while the concurrent build ran: the index is there, invalid.
+    db.batch_execute(
+        "UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'vec_memories_graph'::regclass",
+    )
+    .unwrap();
+    let m = open_pg(&url, dir.path());
+    let status = m.ports().store.ann_status().unwrap();
+    assert_eq!(
+        (status.building, status.points, status.fresh),
+        (1, 0, LARGE as usize + 8),
+        "an invalid index serves nothing"
+    );
+    assert_eq!(searches(&m, &["big"]), before.0, "searched without it");
+    settle(&m);
+    assert!(index_valid(&mut db));
+    assert_eq!(searches(&m, &["big"]), before.0);
+    drop(m);
+
+    // Killed after the drop: a server's start does not build it (that
+    // would hold the table for the whole build); the leader does.
+    db.batch_execute("DROP INDEX vec_memories_graph").unwrap();
+    let m = open_pg(&url, dir.path());
+    assert!(!index_valid(&mut db), "not built at start");
+    assert_eq!(m.ports().store.ann_status().unwrap().building, 1);
+    assert_eq!(searches(&m, &["big"]), before.0, "searched without it");
+    assert_eq!(searches(&m, &["small"]), before.1);
+    settle(&m);
+    assert!(index_valid(&mut db));
+    assert_eq!(sides(&mut db, "big"), (LARGE + 8, 0));
+    db.batch_execute("DELETE FROM vec_memories WHERE row >= 1000000000")
+        .unwrap();
+    assert_eq!(searches(&m, &["big"]), before.0);
+    assert_eq!(searches(&m, &["small"]), before.1);
 }
 
 #[test]

@@ -19,6 +19,7 @@ mod child;
 mod fill;
 mod llm;
 mod load;
+mod ready;
 mod serve;
 mod serve_args;
 mod stalls;

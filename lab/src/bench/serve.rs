@@ -15,10 +15,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
-use super::child::{Server, db_bytes, query, recall_load, recall_once, remove_db, stub_env};
+use super::child::{Server, db_bytes, recall_load, remove_db, stub_env};
 use super::fill::{cycle_rows, fill, ingest_rows};
+use super::ready::{ann_building, ann_ready, text_ready};
 pub use super::serve_args::ServeBenchArgs;
 use super::{Corpus, Table, work_dir};
 
@@ -87,7 +86,7 @@ fn size_rows(
             ann_building(&server.base)?
         ));
     }
-    let ann_built = ann_ready(&server.base, &texts)?;
+    let ann_built = ann_ready(&server.base, &texts, n >= mnemo_host::storage::ANN_MIN_ROWS)?;
     t.row(
         &label("HNSW graph built after ingest"),
         format!("{:.1}", ann_built.as_secs_f64()),
@@ -169,7 +168,7 @@ fn size_rows(
     let restarted = Instant::now();
     let server = Server::start(&db, dir, &env)?;
     let listening = restarted.elapsed();
-    let ready = ann_ready(&server.base, &texts)?;
+    let ready = ann_ready(&server.base, &texts, n >= mnemo_host::storage::ANN_MIN_ROWS)?;
     t.row(
         &label("restart: listening"),
         format!("{:.2}", listening.as_secs_f64()),
@@ -202,37 +201,6 @@ fn size_rows(
     Ok(())
 }
 
-/// The HNSW index as `/health` shows it now.
-fn ann_health(agent: &ureq::Agent, base: &str) -> anyhow::Result<Value> {
-    let health: Value = agent.get(&format!("{base}/health")).call()?.into_json()?;
-    Ok(health["ann"].clone())
-}
-
-/// Recalls until `/health` shows full-text partitions and none building
-/// (a saved one is loaded at start; one without a file is built on the
-/// first search that needs it): the time taken, and the partitions loaded.
-fn text_ready(base: &str, texts: &Arc<Vec<String>>) -> anyhow::Result<(Duration, u64)> {
-    let started = Instant::now();
-    let agent = ureq::AgentBuilder::new().build();
-    let mut round = 0;
-    loop {
-        let health: Value = agent.get(&format!("{base}/health")).call()?.into_json()?;
-        let text = &health["text"];
-        if text["enabled"] != true
-            || (text["partitions"].as_u64() > Some(0) && text["building"] == 0)
-        {
-            return Ok((started.elapsed(), text["loaded"].as_u64().unwrap_or(0)));
-        }
-        anyhow::ensure!(
-            started.elapsed() < Duration::from_secs(3600),
-            "the full-text partitions were not ready in an hour"
-        );
-        recall_once(&agent, base, &query(texts, round))?;
-        round += 1;
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 /// The bytes of the files in `dir` (0 if there is none).
 fn dir_bytes(dir: &Path) -> u64 {
     std::fs::read_dir(dir)
@@ -243,44 +211,4 @@ fn dir_bytes(dir: &Path) -> u64 {
                 .sum()
         })
         .unwrap_or(0)
-}
-
-/// HNSW builds running now.
-fn ann_building(base: &str) -> anyhow::Result<u64> {
-    let ann = ann_health(&ureq::AgentBuilder::new().build(), base)?;
-    Ok(ann["building"].as_u64().unwrap_or(0))
-}
-
-/// Recalls until the HNSW index is settled: no build running, and a graph
-/// for a large partition whose fresh (exactly scanned) vectors are too few
-/// to start a rebuild. A build starts on the first search of a partition
-/// that needs one. Returns the time taken.
-fn ann_ready(base: &str, texts: &Arc<Vec<String>>) -> anyhow::Result<Duration> {
-    let started = Instant::now();
-    let agent = ureq::AgentBuilder::new().build();
-    let deadline = started + Duration::from_secs(3 * 3600);
-    let large = texts.len() >= mnemo_host::storage::ANN_MIN_ROWS;
-    for round in 0.. {
-        recall_once(&agent, base, &query(texts, round))?;
-        let ann = loop {
-            let ann = ann_health(&agent, base)?;
-            if ann["building"].as_u64() == Some(0) {
-                break ann;
-            }
-            anyhow::ensure!(
-                Instant::now() < deadline,
-                "the HNSW graph was not built in 3 hours"
-            );
-            std::thread::sleep(Duration::from_millis(250));
-        };
-        let points = ann["points"].as_u64().unwrap_or(0);
-        let fresh = ann["fresh"].as_u64().unwrap_or(0);
-        let settled = ann["enabled"] == false
-            || !large
-            || (points > 0 && fresh < mnemo_host::storage::ann::ANN_FLUSH_AT as u64);
-        if settled {
-            break;
-        }
-    }
-    Ok(started.elapsed())
 }

@@ -10,16 +10,11 @@ use mnemo_core::model::Target;
 use pgvector::Vector;
 use postgres::GenericClient;
 
-use super::graph::TABLES;
+use super::graph::{TABLES, graph_index};
 use super::search::EXACT_MAX_ROWS;
 use super::sql::table;
 use super::{PgStore, R, pg};
 use crate::storage::vectors::{META_DIMENSION, META_MODEL, VectorState, verdict};
-
-/// HNSW build parameters (pgvector's defaults, named: `m` links per node,
-/// `ef_construction` candidates while building).
-const HNSW_M: u32 = 16;
-const HNSW_EF_CONSTRUCTION: u32 = 64;
 
 /// Postgres's largest btree entry (btree version 4: about a third of a page).
 const BTREE_MAX_TUPLE: u32 = 2704;
@@ -42,8 +37,9 @@ fn covered(dimension: u32) -> bool {
 /// through the HNSW graph (`vec_graph`). Only the rows of those namespaces
 /// are in the graph (`graph`, the index's predicate): a namespace under
 /// `EXACT_MAX_ROWS` vectors is searched exactly, from the covering index
-/// of the rows outside the graph, and its writes do not pay the graph's
-/// insert (4.7 ms against 0.04 ms without it in a 100,000-vector store).
+/// of the rows outside the graph. No write pays the graph's insert (4.7 ms
+/// against 0.04 ms without it in a 100,000-vector store): a vector is
+/// written outside, and the backfill leader moves a listed namespace's in.
 fn create_tables(db: &mut impl GenericClient, dimension: u32) -> Result<(), postgres::Error> {
     db.batch_execute(
         "CREATE TABLE IF NOT EXISTS vec_graph (\
@@ -82,18 +78,31 @@ fn create_tables(db: &mut impl GenericClient, dimension: u32) -> Result<(), post
         }
         let namespace_index = if covered(dimension) {
             format!(
-                "CREATE INDEX IF NOT EXISTS vec_{t}_loose ON vec_{t} (namespace) INCLUDE (row, embedding) WHERE NOT graph;"
+                "CREATE INDEX IF NOT EXISTS vec_{t}_loose ON vec_{t} (namespace) INCLUDE (row, embedding) WHERE NOT graph"
             )
         } else {
             format!(
-                "CREATE INDEX IF NOT EXISTS vec_{t}_loose ON vec_{t} (namespace) WHERE NOT graph;"
+                "CREATE INDEX IF NOT EXISTS vec_{t}_loose ON vec_{t} (namespace) WHERE NOT graph"
             )
         };
-        db.batch_execute(&format!(
-            "CREATE INDEX IF NOT EXISTS vec_{t}_graph ON vec_{t} USING hnsw (embedding vector_cosine_ops) \
-                 WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION}) WHERE graph; \
-             {namespace_index}"
-        ))?;
+        db.batch_execute(&namespace_index)?;
+        // A missing graph index over marked rows is a rebuild that stopped
+        // half way (`graph.rs`): the backfill leader builds it again
+        // without blocking the table, not every server at its start.
+        let index_missing: bool = db
+            .query_one(&format!("SELECT to_regclass('vec_{t}_graph') IS NULL"), &[])?
+            .get(0);
+        if index_missing {
+            let marked: bool = db
+                .query_one(
+                    &format!("SELECT EXISTS (SELECT 1 FROM vec_{t} WHERE graph)"),
+                    &[],
+                )?
+                .get(0);
+            if !marked {
+                db.batch_execute(&graph_index(t, false))?;
+            }
+        }
     }
     Ok(())
 }
@@ -120,6 +129,7 @@ fn upgrade(db: &mut impl GenericClient, t: &str) -> Result<(), postgres::Error> 
         ),
         &[&t],
     )?;
+    db.batch_execute(&graph_index(t, false))?;
     Ok(())
 }
 
@@ -206,6 +216,9 @@ impl PgStore {
         Ok(row.map(|r| (r.get(0), r.get(1))))
     }
 
+    /// Stores `v` for row `id`, outside the graph even in a listed
+    /// namespace (the exact search finds it until the leader moves it in;
+    /// a vector written over one in the graph stays there).
     pub fn put_vector(&self, target: Target, id: &str, v: &[f32]) -> R<()> {
         if self.absorbs() {
             return Ok(());
@@ -226,11 +239,10 @@ impl PgStore {
         let mut db = self.db();
         pg(db.execute(
             &format!(
-                "INSERT INTO vec_{t} (row, namespace, embedding, graph) VALUES ($1, $2, $3, \
-                   EXISTS (SELECT 1 FROM vec_graph WHERE target = $4 AND namespace = $2)) \
+                "INSERT INTO vec_{t} (row, namespace, embedding) VALUES ($1, $2, $3) \
                  ON CONFLICT (row) DO UPDATE SET embedding = excluded.embedding"
             ),
-            &[&row, &ns, &Vector::from(v.to_vec()), &t],
+            &[&row, &ns, &Vector::from(v.to_vec())],
         ))?;
         pg(db.execute(
             "DELETE FROM vector_pending WHERE target = $1 AND row = $2",
