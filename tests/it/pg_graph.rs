@@ -120,6 +120,13 @@ fn settle(m: &Mnemo) {
     }
 }
 
+/// The object id of `vec_memories_graph` (a rebuild makes a new one).
+fn index_oid(db: &mut postgres::Client) -> u32 {
+    db.query_one("SELECT to_regclass('vec_memories_graph')::oid", &[])
+        .unwrap()
+        .get(0)
+}
+
 /// Whether `vec_memories_graph` exists and is valid.
 fn index_valid(db: &mut postgres::Client) -> bool {
     db.query_opt(
@@ -178,17 +185,34 @@ fn a_namespace_moves_into_the_graph_and_answers_the_same_throughout() {
     // A rebuild's states in between, the index missing or invalid, are
     // searched in the next test.)
 
-    // A third of the graph's rows arrive: while the backlog grows, batches
-    // (a rebuild would wait for it to match the graph); once it stops
-    // growing, and more than a seventh of the graph still waits (a batch
-    // round moves far fewer than the 3,300 that would leave), a rebuild.
+    // A third of the graph's rows arrive: while rows arrive, batches (a
+    // rebuild waits for the backlog to match the graph). A leader that
+    // finds a backlog it has not seen grow (a new one, here) counts it as
+    // settled: more than a seventh of the graph waits (a batch round moves
+    // far fewer than the 3,300 that would leave), so a rebuild.
     crowd(&mut db, "big", LARGE / 3);
     assert!(m.ports().store.grow_graphs().unwrap() > 0, "batches first");
     assert!(index_valid(&mut db));
+    drop(m);
+    let mut m = open_pg(&url, dir.path());
+    let built = index_oid(&mut db);
     assert_eq!(m.ports().store.grow_graphs().unwrap(), 0, "then a rebuild");
     settle(&m);
     assert!(index_valid(&mut db));
+    assert_ne!(index_oid(&mut db), built, "a new index");
     assert_eq!(sides(&mut db, "big").1, 0);
+
+    // Rows that arrive after a rebuild are a backlog still growing (the
+    // rebuild marked every row that waited when it began): more than a
+    // seventh of the graph, less than all of it, so batches.
+    crowd(&mut db, "big", LARGE / 5);
+    let built = index_oid(&mut db);
+    assert!(
+        m.ports().store.grow_graphs().unwrap() > 0,
+        "batches after a rebuild"
+    );
+    settle(&m);
+    assert_eq!(index_oid(&mut db), built, "the same index throughout");
 
     // The crowd leaves; the real rows are split across both sides: a few
     // rows wait, and batches move them (the index stays).
