@@ -143,16 +143,20 @@ fn measure(
     // A namespace past the exact threshold goes into the HNSW graph after
     // its writes (on Postgres, in the background): recall meanwhile, then
     // the time until /health shows it built. The settled load follows.
+    // The tenant's recall load, its queries drawn with `seed`.
+    let load_in = |seed| {
+        recall_load_in(
+            &server.base,
+            asked,
+            args.clients(),
+            args.seconds(),
+            seed,
+            Some(ns),
+        )
+    };
     if texts.len() / namespaces >= mnemo_host::storage::ANN_MIN_ROWS {
         if !reused {
-            let building = recall_load_in(
-                &server.base,
-                asked,
-                args.clients(),
-                args.seconds(),
-                3,
-                Some(ns),
-            )?;
+            let building = load_in(3)?;
             building.rows(
                 t,
                 &format!("{label}: recall right after import"),
@@ -183,14 +187,7 @@ fn measure(
         "ms",
         "after the server started",
     );
-    let load = recall_load_in(
-        &server.base,
-        asked,
-        args.clients(),
-        args.seconds(),
-        5,
-        Some(ns),
-    )?;
+    let load = load_in(5)?;
     load.rows(t, &format!("{label}: tenant recall"), args.clients());
     let (rss, _peak, anon) = server.rss_mb();
     t.row(
