@@ -320,6 +320,35 @@ fn a_graph_index_left_missing_or_invalid_is_built_again() {
     assert_eq!(searches(&m, &["big"]), before.0);
     drop(m);
 
+    // A rebuild that fails (its concurrent build cancelled here, as a
+    // container's small shared memory fails pgvector's parallel build)
+    // leaves the index invalid; the next one, without parallel workers,
+    // builds it.
+    let m = open_pg(&url, dir.path());
+    db.batch_execute("DROP INDEX vec_memories_graph").unwrap();
+    m.ports().store.grow_graphs().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let cancelled: bool = db
+            .query_one(
+                "SELECT COALESCE(bool_or(pg_cancel_backend(pid)), false) FROM pg_stat_activity \
+                 WHERE query LIKE 'CREATE INDEX CONCURRENTLY%' AND state = 'active'",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        if cancelled {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no concurrent build to cancel");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(searches(&m, &["big"]), before.0, "searched without it");
+    settle(&m);
+    assert!(index_valid(&mut db));
+    assert_eq!(searches(&m, &["big"]), before.0);
+    drop(m);
+
     // Killed after the drop: a server's start does not build it (that
     // would hold the table for the whole build); the leader does.
     db.batch_execute("DROP INDEX vec_memories_graph").unwrap();

@@ -126,7 +126,9 @@ fn build_memory_mb(points: i64, dimension: u32) -> u64 {
 /// per namespace outside the graph, from the rows past `seen`; the
 /// vectors in the graph (counted once, then kept by the moves: deleted
 /// rows make it high, so a rebuild comes a little later than it could);
-/// the rows of listed namespaces waiting after the last round's moves
+/// whether its last rebuild failed (the next runs without parallel
+/// workers: `rebuild`); the rows of listed namespaces waiting after the
+/// last round's moves
 /// (unknown until the leader's first round) and when the count last grew
 /// past it; and a rebuild running on its own connection, which answers
 /// the vectors it left in the graph.
@@ -135,6 +137,7 @@ pub(super) struct Survey {
     seen: i64,
     counts: HashMap<String, i64>,
     points: Option<i64>,
+    failed: bool,
     waiting: Option<i64>,
     arrived: Option<std::time::Instant>,
     rebuild: Option<JoinHandle<anyhow::Result<i64>>>,
@@ -166,7 +169,13 @@ fn mark_sql(t: &str) -> String {
 /// every waiting row of the listed namespaces, vacuums, and builds the
 /// index over the marked rows without blocking writes. Returns the rows
 /// in the graph.
-fn rebuild(url: &str, t: &str, memory_mb: u64) -> anyhow::Result<i64> {
+///
+/// Not `parallel`, the build runs in the backend alone: pgvector's
+/// parallel build asks `maintenance_work_mem` of shared memory at once,
+/// which a container's small `/dev/shm` refuses ("could not resize shared
+/// memory segment", Docker's 64 MB; pgvector issue 453), so a rebuild
+/// after a failed one is not parallel.
+fn rebuild(url: &str, t: &str, memory_mb: u64, parallel: bool) -> anyhow::Result<i64> {
     let started = std::time::Instant::now();
     let mut db = super::connect(url)?;
     // A bulk build runs minutes over a million rows, and a concurrent
@@ -174,6 +183,9 @@ fn rebuild(url: &str, t: &str, memory_mb: u64) -> anyhow::Result<i64> {
     db.batch_execute(&format!(
         "SET statement_timeout = 0; SET lock_timeout = 0; SET maintenance_work_mem = '{memory_mb}MB'"
     ))?;
+    if !parallel {
+        db.batch_execute("SET max_parallel_maintenance_workers = 0")?;
+    }
     db.batch_execute(&format!("DROP INDEX CONCURRENTLY IF EXISTS vec_{t}_graph"))?;
     let mark = mark_sql(t);
     let mut marked = 0;
@@ -196,6 +208,7 @@ fn rebuild(url: &str, t: &str, memory_mb: u64) -> anyhow::Result<i64> {
         table = t,
         marked,
         points,
+        parallel,
         seconds = started.elapsed().as_secs_f64(),
         "the HNSW graph is rebuilt"
     );
@@ -254,15 +267,21 @@ impl PgStore {
             let points = match handle.join() {
                 Ok(Ok(points)) => Some(points),
                 Ok(Err(e)) => {
-                    tracing::warn!(table = t, error = %format!("{e:#}"), "rebuilding the HNSW graph failed; will retry");
+                    tracing::warn!(table = t, error = %format!("{e:#}"), "rebuilding the HNSW graph failed; will retry without parallel workers");
                     None
                 }
                 Err(_) => {
-                    tracing::warn!(table = t, "rebuilding the HNSW graph panicked; will retry");
+                    tracing::warn!(
+                        table = t,
+                        "rebuilding the HNSW graph panicked; will retry without parallel workers"
+                    );
                     None
                 }
             };
-            self.surveys.borrow_mut()[i].points = points;
+            let mut surveys = self.surveys.borrow_mut();
+            surveys[i].failed = points.is_none();
+            surveys[i].points = points;
+            drop(surveys);
         }
         let points = match self.surveys.borrow()[i].points {
             Some(p) => p,
@@ -307,16 +326,18 @@ impl PgStore {
         };
         let memory = build_memory_mb(points + waiting, dimension);
         let (url, table) = (self.url.clone(), t.to_string());
+        let parallel = !self.surveys.borrow()[i].failed;
         tracing::info!(
             table = t,
             points,
             waiting,
             index_serving = serving,
+            parallel,
             "rebuilding the HNSW graph"
         );
         let handle = std::thread::Builder::new()
             .name("mnemo-graph-build".into())
-            .spawn(move || rebuild(&url, &table, memory))?;
+            .spawn(move || rebuild(&url, &table, memory, parallel))?;
         let mut surveys = self.surveys.borrow_mut();
         surveys[i].rebuild = Some(handle);
         // The rebuild marks every row waiting now: the rows waiting after
