@@ -120,11 +120,8 @@ pub(super) fn xorshift(s: &mut u64) -> u64 {
     *s
 }
 
-pub(super) fn recall_once(agent: &ureq::Agent, base: &str, q: &str) -> anyhow::Result<Duration> {
-    recall_once_in(agent, base, q, None)
-}
-
-/// [`recall_once`] in namespace `ns` (`None`: the server's default).
+/// One dry recall of `q` (limit 10) in namespace `ns` (`None`: the
+/// server's default): its time.
 pub(super) fn recall_once_in(
     agent: &ureq::Agent,
     base: &str,

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::child::{query, recall_once};
+use super::child::{query, recall_once_in};
 
 /// The HNSW index as `/health` shows it now.
 fn ann_health(agent: &ureq::Agent, base: &str) -> anyhow::Result<Value> {
@@ -26,18 +26,20 @@ pub(super) fn ann_building(base: &str) -> anyhow::Result<u64> {
 /// for a large partition whose fresh (exactly scanned) vectors are too few
 /// to start a rebuild (when `large`: the namespace is past the exact
 /// threshold). A SQLite build starts on the first search of a partition
-/// that needs one; Postgres's move runs in the background. Returns the
-/// time taken.
+/// that needs one, so the recalls ask in `ns` (the default namespace:
+/// `None`); Postgres's move runs in the background. Returns the time
+/// taken.
 pub(super) fn ann_ready(
     base: &str,
     texts: &Arc<Vec<String>>,
+    ns: Option<&str>,
     large: bool,
 ) -> anyhow::Result<Duration> {
     let started = Instant::now();
     let agent = ureq::AgentBuilder::new().build();
     let deadline = started + Duration::from_secs(3 * 3600);
     for round in 0.. {
-        recall_once(&agent, base, &query(texts, round))?;
+        recall_once_in(&agent, base, &query(texts, round), ns)?;
         let ann = loop {
             let ann = ann_health(&agent, base)?;
             if ann["building"].as_u64() == Some(0) {
@@ -63,8 +65,13 @@ pub(super) fn ann_ready(
 
 /// Recalls until `/health` shows full-text partitions and none building
 /// (a saved one is loaded at start; one without a file is built on the
-/// first search that needs it): the time taken, and the partitions loaded.
-pub(super) fn text_ready(base: &str, texts: &Arc<Vec<String>>) -> anyhow::Result<(Duration, u64)> {
+/// first search that needs it, so the recalls ask in `ns`): the time
+/// taken, and the partitions loaded.
+pub(super) fn text_ready(
+    base: &str,
+    texts: &Arc<Vec<String>>,
+    ns: Option<&str>,
+) -> anyhow::Result<(Duration, u64)> {
     let started = Instant::now();
     let agent = ureq::AgentBuilder::new().build();
     let mut round = 0;
@@ -80,7 +87,7 @@ pub(super) fn text_ready(base: &str, texts: &Arc<Vec<String>>) -> anyhow::Result
             started.elapsed() < Duration::from_secs(3600),
             "the full-text partitions were not ready in an hour"
         );
-        recall_once(&agent, base, &query(texts, round))?;
+        recall_once_in(&agent, base, &query(texts, round), ns)?;
         round += 1;
         std::thread::sleep(Duration::from_millis(100));
     }

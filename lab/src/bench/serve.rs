@@ -70,6 +70,8 @@ fn size_rows(
     let mut corpus = Corpus::new(args.seed);
     let texts: Arc<Vec<String>> = Arc::new((0..n).map(|_| corpus.sentence(8, 30)).collect());
     let label = |what: &str| format!("{n} memories: {what}");
+    // Past the exact threshold: one namespace's graph must be built.
+    let large = n >= mnemo_host::storage::ANN_MIN_ROWS;
     if reused {
         t.note(&format!(
             "{n} memories: the store in {} is reused",
@@ -86,7 +88,7 @@ fn size_rows(
             ann_building(&server.base)?
         ));
     }
-    let ann_built = ann_ready(&server.base, &texts, n >= mnemo_host::storage::ANN_MIN_ROWS)?;
+    let ann_built = ann_ready(&server.base, &texts, None, large)?;
     t.row(
         &label("HNSW graph built after ingest"),
         format!("{:.1}", ann_built.as_secs_f64()),
@@ -95,7 +97,7 @@ fn size_rows(
     );
     // A reused store's saved partitions load at start; a fresh one's are
     // built on the first search (FTS5 answers until then).
-    let (text, loaded) = text_ready(&server.base, &texts)?;
+    let (text, loaded) = text_ready(&server.base, &texts, None)?;
     t.row(
         &label("full text serving after that"),
         format!("{:.1}", text.as_secs_f64()),
@@ -168,7 +170,7 @@ fn size_rows(
     let restarted = Instant::now();
     let server = Server::start(&db, dir, &env)?;
     let listening = restarted.elapsed();
-    let ready = ann_ready(&server.base, &texts, n >= mnemo_host::storage::ANN_MIN_ROWS)?;
+    let ready = ann_ready(&server.base, &texts, None, large)?;
     t.row(
         &label("restart: listening"),
         format!("{:.2}", listening.as_secs_f64()),
@@ -181,7 +183,7 @@ fn size_rows(
         "s",
         "from the start until /health shows the graphs built",
     );
-    let (text, loaded) = text_ready(&server.base, &texts)?;
+    let (text, loaded) = text_ready(&server.base, &texts, None)?;
     t.row(
         &label("restart: full text serving"),
         format!("{:.1}", (listening + ready + text).as_secs_f64()),

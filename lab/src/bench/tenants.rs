@@ -140,9 +140,6 @@ fn measure(
             "POST /import with vectors",
         );
     }
-    // A namespace past the exact threshold goes into the HNSW graph after
-    // its writes (on Postgres, in the background): recall meanwhile, then
-    // the time until /health shows it built. The settled load follows.
     // The tenant's recall load, its queries drawn with `seed`.
     let load_in = |seed| {
         recall_load_in(
@@ -154,6 +151,9 @@ fn measure(
             Some(ns),
         )
     };
+    // A namespace past the exact threshold goes into the HNSW graph after
+    // its writes (on Postgres, in the background): recall meanwhile, then
+    // the time until /health shows it built. The settled load follows.
     if texts.len() / namespaces >= mnemo_host::storage::ANN_MIN_ROWS {
         if !reused {
             let building = load_in(3)?;
@@ -163,14 +163,14 @@ fn measure(
                 args.clients(),
             );
         }
-        let built = super::ready::ann_ready(&server.base, asked, true)?;
+        let built = super::ready::ann_ready(&server.base, asked, Some(ns), true)?;
         t.row(
             &format!("{label}: HNSW graph built after that"),
             format!("{:.1}", built.as_secs_f64()),
             "s",
             "first recall until /health shows the graphs built",
         );
-        let (text, loaded) = super::ready::text_ready(&server.base, asked)?;
+        let (text, loaded) = super::ready::text_ready(&server.base, asked, Some(ns))?;
         t.row(
             &format!("{label}: full text serving after that"),
             format!("{:.1}", text.as_secs_f64()),

@@ -46,7 +46,7 @@ const HNSW_M: u32 = 16;
 const HNSW_EF_CONSTRUCTION: u32 = 64;
 
 /// The statement creating table `t`'s HNSW index over the rows marked
-/// `graph`; `concurrently` while the table takes writes (`graph.rs`).
+/// `graph`; `concurrently` while the table takes writes (a rebuild).
 pub(super) fn graph_index(t: &str, concurrently: bool) -> String {
     let how = if concurrently { "CONCURRENTLY " } else { "" };
     format!(
@@ -73,7 +73,8 @@ const GRAPH_ROUND: std::time::Duration = std::time::Duration::from_secs(1);
 /// than by an insert into the built index: 200,000 random 64-d vectors
 /// indexed by `CREATE INDEX` in 51.5 s (3,880 a second), then 2,000 more
 /// inserted into that index in 4.4 s (452 a second), `\timing` on this
-/// machine (2 cores, Postgres 18.3, pgvector 0.8.2): 8.6, rounded down.
+/// machine (2 cores, Postgres 18.3, pgvector 0.8.2, one run with a cargo
+/// build beside it): 8.6, rounded down.
 const BULK_SPEEDUP: i64 = 8;
 
 /// Rows marked per statement of a rebuild (the index is gone then, so a
@@ -85,7 +86,8 @@ const MARK_BATCH: i64 = 20_000;
 /// NOTICE "hnsw graph no longer fits into maintenance_work_mem"). A point
 /// takes its vector (4 bytes a dimension) and about `BUILD_POINT_BYTES`
 /// more (its element, and 2·m = 32 neighbours at level 0 with their
-/// distances, rounded up); between Postgres's default of 64 MB and
+/// distances, rounded up: an estimate from the graph's shape, not
+/// measured); between Postgres's default of 64 MB and
 /// `BUILD_MEMORY_MAX_MB`.
 const BUILD_POINT_BYTES: u64 = 1024;
 const BUILD_MEMORY_MIN_MB: u64 = 64;
@@ -128,10 +130,9 @@ fn build_memory_mb(points: i64, dimension: u32) -> u64 {
 /// rows make it high, so a rebuild comes a little later than it could);
 /// whether its last rebuild failed (the next runs without parallel
 /// workers: `rebuild`); the rows of listed namespaces waiting after the
-/// last round's moves
-/// (unknown until the leader's first round) and when the count last grew
-/// past it; and a rebuild running on its own connection, which answers
-/// the vectors it left in the graph.
+/// last round's moves (unknown until the leader's first round) and when
+/// the count last grew past it; and a rebuild running on its own
+/// connection, which answers the vectors it left in the graph.
 #[derive(Default)]
 pub(super) struct Survey {
     seen: i64,
@@ -154,14 +155,26 @@ enum Move {
     Rebuilding,
 }
 
-/// The statement moving up to `$2` waiting rows of table `t`'s listed
-/// namespaces into the graph (`$1` the table).
+/// Up to `$2` rows of table `t`'s listed namespaces (`$1` the table)
+/// waiting outside the graph: what the moves mark and the leader counts.
+fn waiting_sql(t: &str) -> String {
+    format!(
+        "SELECT v.row FROM vec_graph g JOIN vec_{t} v ON v.namespace = g.namespace AND NOT v.graph \
+         WHERE g.target = $1 LIMIT $2"
+    )
+}
+
+/// The statement moving up to `$2` waiting rows into the graph.
 fn mark_sql(t: &str) -> String {
     format!(
-        "UPDATE vec_{t} SET graph = true WHERE row IN (\
-           SELECT v.row FROM vec_graph g JOIN vec_{t} v ON v.namespace = g.namespace AND NOT v.graph \
-           WHERE g.target = $1 LIMIT $2 FOR UPDATE OF v SKIP LOCKED)"
+        "UPDATE vec_{t} SET graph = true WHERE row IN ({} FOR UPDATE OF v SKIP LOCKED)",
+        waiting_sql(t)
     )
+}
+
+/// The statement counting table `t`'s vectors in the graph (a scan).
+fn points_sql(t: &str) -> String {
+    format!("SELECT COUNT(*) FROM vec_{t} WHERE graph")
 }
 
 /// Rebuilds table `t`'s graph on a connection of its own (`url`): drops
@@ -201,9 +214,7 @@ fn rebuild(url: &str, t: &str, memory_mb: u64, parallel: bool) -> anyhow::Result
     // search of the namespace would step over until autovacuum came.
     db.batch_execute(&format!("VACUUM (ANALYZE) vec_{t}"))?;
     db.batch_execute(&graph_index(t, true))?;
-    let points: i64 = db
-        .query_one(&format!("SELECT COUNT(*) FROM vec_{t} WHERE graph"), &[])?
-        .get(0);
+    let points: i64 = db.query_one(&points_sql(t), &[])?.get(0);
     tracing::info!(
         table = t,
         marked,
@@ -278,10 +289,9 @@ impl PgStore {
                     None
                 }
             };
-            let mut surveys = self.surveys.borrow_mut();
-            surveys[i].failed = points.is_none();
-            surveys[i].points = points;
-            drop(surveys);
+            let s = &mut self.surveys.borrow_mut()[i];
+            s.failed = points.is_none();
+            s.points = points;
         }
         let points = match self.surveys.borrow()[i].points {
             Some(p) => p,
@@ -293,10 +303,7 @@ impl PgStore {
         let waiting: i64 = self
             .db()
             .query_one(
-                &format!(
-                    "SELECT COUNT(*) FROM (SELECT 1 FROM vec_graph g JOIN vec_{t} v \
-                       ON v.namespace = g.namespace AND NOT v.graph WHERE g.target = $1 LIMIT $2) w"
-                ),
+                &format!("SELECT COUNT(*) FROM ({}) w", waiting_sql(t)),
                 &[&t, &cap],
             )?
             .get(0);
@@ -349,10 +356,7 @@ impl PgStore {
     /// The vectors of table `t` in the graph, counted (a scan: once per
     /// leader, and after a failed rebuild).
     fn count_points(&self, t: &str) -> anyhow::Result<i64> {
-        Ok(self
-            .db()
-            .query_one(&format!("SELECT COUNT(*) FROM vec_{t} WHERE graph"), &[])?
-            .get(0))
+        Ok(self.db().query_one(&points_sql(t), &[])?.get(0))
     }
 
     /// Whether table `t`'s graph index exists and is valid (a concurrent
@@ -459,10 +463,7 @@ impl PgStore {
             if rows.is_empty() {
                 continue;
             }
-            let points: i64 = self
-                .db()
-                .query_one(&format!("SELECT COUNT(*) FROM vec_{t} WHERE graph"), &[])?
-                .get(0);
+            let points: i64 = self.db().query_one(&points_sql(t), &[])?.get(0);
             let waiting: Vec<i64> = rows.iter().map(|r| r.get(1)).collect();
             status.graphs += rows.len();
             status.segments += 1;
