@@ -1,9 +1,11 @@
 //! Postgres's HNSW graph holds only the large namespaces' vectors
-//! (`host/src/storage/postgres/graph.rs`): a small namespace is searched
-//! exactly and never pays the graph's insert; a namespace that reaches
-//! `EXACT_MAX_ROWS` vectors is listed and moved in, in the background; a
-//! search answers the same before, during and after the move; a store
-//! from before (one graph over every vector) upgrades in place.
+//! (`host/src/storage/postgres/graph.rs`), in segments
+//! (`segments.rs`): a small namespace is searched exactly and never pays
+//! the graph's insert; a namespace that reaches `EXACT_MAX_ROWS` vectors
+//! is listed, its rows sealed into segments and indexed in the
+//! background, and the indexes merged; a search answers the same before,
+//! during and after; a build cut short is done again; the stores from
+//! before upgrade in place.
 
 #![allow(clippy::unwrap_used)]
 
@@ -18,6 +20,9 @@ use mnemo_host::Mnemo;
 /// The threshold the store lists a namespace at (`EXACT_MAX_ROWS`, the
 /// SQLite store's `ANN_MIN_ROWS`).
 const LARGE: i64 = 20_000;
+
+/// The rows at which the open segment is sealed and indexed (`ANN_FLUSH_AT`).
+const FLUSH: usize = mnemo_host::storage::ann::ANN_FLUSH_AT;
 
 const BIG: [&str; 8] = [
     "Alice's sister lives in Lisbon and teaches piano",
@@ -68,16 +73,36 @@ fn one_i64(db: &mut postgres::Client, sql: &str) -> i64 {
     db.query_one(sql, &[]).unwrap().get(0)
 }
 
-/// Vectors of `ns` in the graph and outside it.
+/// Vectors of `ns` in a segment a valid index holds, and outside.
 fn sides(db: &mut postgres::Client, ns: &str) -> (i64, i64) {
     let r = db
         .query_one(
-            "SELECT COUNT(*) FILTER (WHERE graph), COUNT(*) FILTER (WHERE NOT graph) \
-             FROM vec_memories WHERE namespace = $1",
+            "SELECT COUNT(*) FILTER (WHERE i.ok), COUNT(*) FILTER (WHERE NOT i.ok) FROM ( \
+               SELECT EXISTS (SELECT 1 FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid \
+                 WHERE x.indisvalid AND c.relname ~ '^vec_memories_graph_[0-9]+_[0-9]+$' \
+                 AND v.seg BETWEEN split_part(c.relname, '_', 4)::int AND split_part(c.relname, '_', 5)::int) AS ok \
+               FROM vec_memories v WHERE v.namespace = $1) i",
             &[&ns],
         )
         .unwrap();
     (r.get(0), r.get(1))
+}
+
+/// The names of `vec_memories`'s segment indexes, valid or not.
+fn segment_indexes(db: &mut postgres::Client) -> Vec<(String, bool)> {
+    db.query(
+        "SELECT c.relname::text, x.indisvalid FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid \
+         WHERE x.indrelid = 'vec_memories'::regclass AND c.relname ~ '^vec_memories_graph_' ORDER BY c.relname",
+        &[],
+    )
+    .unwrap()
+    .iter()
+    .map(|r| (r.get(0), r.get(1)))
+    .collect()
+}
+
+fn valid(names: &[&str]) -> Vec<(String, bool)> {
+    names.iter().map(|n| (n.to_string(), true)).collect()
 }
 
 /// `n` vectors of `ns` that no memory owns (rows from 1,000,000,001, past
@@ -105,14 +130,14 @@ fn fill(m: &mut Mnemo) {
     m.backfill_all(16, |_| {}).unwrap();
 }
 
-/// Rounds of the backfill leader until nothing waits and the index
-/// serves (a rebuild runs on its own connection between rounds).
+/// Rounds of the backfill leader until no build runs or is due, and
+/// fewer than a segment's rows wait in the open one.
 fn settle(m: &Mnemo) {
     let deadline = Instant::now() + Duration::from_secs(300);
     loop {
-        m.ports().store.grow_graphs().unwrap();
+        let round = m.ports().store.grow_graphs().unwrap();
         let s = m.ports().store.ann_status().unwrap();
-        if s.building == 0 && s.fresh == 0 {
+        if round.building == 0 && s.building == 0 && s.fresh < FLUSH {
             return;
         }
         assert!(Instant::now() < deadline, "the graph did not settle: {s:?}");
@@ -120,25 +145,8 @@ fn settle(m: &Mnemo) {
     }
 }
 
-/// The object id of `vec_memories_graph` (a rebuild makes a new one).
-fn index_oid(db: &mut postgres::Client) -> u32 {
-    db.query_one("SELECT to_regclass('vec_memories_graph')::oid", &[])
-        .unwrap()
-        .get(0)
-}
-
-/// Whether `vec_memories_graph` exists and is valid.
-fn index_valid(db: &mut postgres::Client) -> bool {
-    db.query_opt(
-        "SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass('vec_memories_graph')",
-        &[],
-    )
-    .unwrap()
-    .is_some_and(|r| r.get::<_, bool>(0))
-}
-
 #[test]
-fn a_namespace_moves_into_the_graph_and_answers_the_same_throughout() {
+fn a_namespace_moves_into_segments_and_answers_the_same_throughout() {
     let url = common::postgres::fresh_database();
     let dir = tempfile::tempdir().unwrap();
     let mut m = open_pg(&url, dir.path());
@@ -147,9 +155,16 @@ fn a_namespace_moves_into_the_graph_and_answers_the_same_throughout() {
     let (big, small) = (searches(&m, &["big"]), searches(&m, &["small"]));
     assert!(big.iter().all(|h| !h.is_empty()));
     assert_eq!(sides(&mut db, "big"), (0, 8), "small namespaces stay out");
+    assert_eq!(
+        one_i64(
+            &mut db,
+            "SELECT COUNT(*) FROM vec_memories WHERE seg IS NOT NULL"
+        ),
+        0
+    );
 
-    // Under the threshold nothing is listed; at it, the namespace is, and
-    // as the graph is empty its rows go in by a rebuild (a bulk build).
+    // Under the threshold nothing is listed; at it, the namespace is, its
+    // rows join the open segment, which is sealed and indexed.
     crowd(&mut db, "big", LARGE - 9);
     m.ports().store.grow_graphs().unwrap();
     assert_eq!(one_i64(&mut db, "SELECT COUNT(*) FROM vec_graph"), 0);
@@ -160,8 +175,8 @@ fn a_namespace_moves_into_the_graph_and_answers_the_same_throughout() {
         &[],
     )
     .unwrap();
-    let moved = m.ports().store.grow_graphs().unwrap();
-    assert_eq!(moved, 0, "a rebuild, not batches");
+    let round = m.ports().store.grow_graphs().unwrap();
+    assert_eq!(round.moved, LARGE as u64, "every row of `big` joins");
     assert_eq!(
         db.query_one(
             "SELECT namespace FROM vec_graph WHERE target = 'memories'",
@@ -172,86 +187,94 @@ fn a_namespace_moves_into_the_graph_and_answers_the_same_throughout() {
         "big"
     );
     settle(&m);
-    assert!(index_valid(&mut db));
+    assert_eq!(segment_indexes(&mut db), valid(&["vec_memories_graph_1_1"]));
     assert_eq!(sides(&mut db, "big"), (LARGE, 0));
+    assert_eq!(sides(&mut db, "small"), (0, 3));
     let status = m.ports().store.ann_status().unwrap();
     assert_eq!(
-        (status.graphs, status.building, status.points, status.fresh),
-        (1, 0, LARGE as usize, 0),
+        (
+            status.graphs,
+            status.segments,
+            status.building,
+            status.points,
+            status.fresh
+        ),
+        (1, 1, 0, LARGE as usize, 0),
         "/health and /metrics show the graph"
     );
-    // (The crowd's random vectors leave the graph no path to the real
-    // rows: the searches through it are compared once the crowd leaves.
-    // A rebuild's states in between, the index missing or invalid, are
-    // searched in the next test.)
+    // (The crowd's random vectors leave a graph no path to the real rows:
+    // the searches through one are compared once the crowd leaves.)
 
-    // A third of the graph's rows arrive: while rows arrive, batches (a
-    // rebuild waits for the backlog to match the graph). A leader that
-    // finds a backlog it has not seen grow (a new one, here) counts it as
-    // settled: more than a seventh of the graph waits (a batch round moves
-    // far fewer than the 3,300 that would leave), so a rebuild.
-    crowd(&mut db, "big", LARGE / 3);
-    assert!(m.ports().store.grow_graphs().unwrap() > 0, "batches first");
-    assert!(index_valid(&mut db));
-    drop(m);
-    let mut m = open_pg(&url, dir.path());
-    let built = index_oid(&mut db);
-    assert_eq!(m.ports().store.grow_graphs().unwrap(), 0, "then a rebuild");
-    settle(&m);
-    assert!(index_valid(&mut db));
-    assert_ne!(index_oid(&mut db), built, "a new index");
-    assert_eq!(sides(&mut db, "big").1, 0);
-
-    // Rows that arrive after a rebuild are a backlog still growing (the
-    // rebuild marked every row that waited when it began): more than a
-    // seventh of the graph, less than all of it, so batches.
-    crowd(&mut db, "big", LARGE / 5);
-    let built = index_oid(&mut db);
+    // Rows arriving wait in the open segment, searched exactly, until it
+    // holds a segment's worth: then it is sealed and indexed beside the
+    // first, which serves throughout.
+    crowd(&mut db, "big", FLUSH as i64 - 1);
+    assert_eq!(m.ports().store.grow_graphs().unwrap().building, 0);
+    let status = m.ports().store.ann_status().unwrap();
+    assert_eq!((status.building, status.fresh), (0, FLUSH - 1));
+    crowd(&mut db, "big", 1);
+    assert_eq!(m.ports().store.grow_graphs().unwrap().building, 1);
     assert!(
-        m.ports().store.grow_graphs().unwrap() > 0,
-        "batches after a rebuild"
+        segment_indexes(&mut db).contains(&("vec_memories_graph_1_1".into(), true)),
+        "the first index serves while the second builds"
     );
     settle(&m);
-    assert_eq!(index_oid(&mut db), built, "the same index throughout");
+    assert_eq!(
+        segment_indexes(&mut db),
+        valid(&["vec_memories_graph_1_1", "vec_memories_graph_2_2"])
+    );
+    // Three more of the same tier: the four are merged into one index,
+    // built beside them, and they are dropped.
+    for _ in 0..3 {
+        crowd(&mut db, "big", FLUSH as i64);
+        settle(&m);
+    }
+    assert_eq!(
+        segment_indexes(&mut db),
+        valid(&["vec_memories_graph_1_1", "vec_memories_graph_2_5"])
+    );
+    let status = m.ports().store.ann_status().unwrap();
+    assert_eq!(
+        (
+            status.segments,
+            status.building,
+            status.points,
+            status.fresh
+        ),
+        (2, 0, LARGE as usize + 4 * FLUSH, 0)
+    );
 
-    // The crowd leaves; the real rows are split across both sides: a few
-    // rows wait, and batches move them (the index stays).
+    // The crowd leaves; the real rows are split: four in the first
+    // segment, four moved to the open one (as a write over them would).
     db.batch_execute("DELETE FROM vec_memories WHERE row >= 1000000000")
         .unwrap();
     db.batch_execute("VACUUM vec_memories").unwrap();
     db.execute(
-        "UPDATE vec_memories SET graph = false WHERE namespace = 'big'",
-        &[],
-    )
-    .unwrap();
-    db.execute(
-        "UPDATE vec_memories SET graph = true WHERE row IN \
-         (SELECT row FROM vec_memories WHERE namespace = 'big' ORDER BY row LIMIT 4)",
+        "UPDATE vec_memories SET seg = (SELECT seg FROM vec_segments WHERE target = 'memories' AND rows IS NULL) \
+         WHERE row IN (SELECT row FROM vec_memories WHERE namespace = 'big' ORDER BY row LIMIT 4)",
         &[],
     )
     .unwrap();
     assert_eq!(sides(&mut db, "big"), (4, 4));
-    assert_eq!(searches(&m, &["big"]), big, "half moved");
-    let status = m.ports().store.ann_status().unwrap();
-    assert_eq!((status.building, status.points, status.fresh), (1, 4, 4));
-    assert_eq!(m.ports().store.grow_graphs().unwrap(), 4, "by batches");
-    assert!(index_valid(&mut db));
-    assert_eq!(sides(&mut db, "big"), (8, 0));
-    let status = m.ports().store.ann_status().unwrap();
-    assert_eq!(
-        (status.graphs, status.building, status.points, status.fresh),
-        (1, 0, 8, 0)
-    );
-    assert_eq!(searches(&m, &["big"]), big, "all moved");
+    assert_eq!(searches(&m, &["big"]), big, "half in the open segment");
     assert_eq!(searches(&m, &["small"]), small);
 
     // No write pays the graph's insert: a listed namespace's new vector
-    // is written outside and found there, then moved in. Both
-    // namespaces' are found, alone and with no filter.
+    // is written into the open segment and found there; a small one's
+    // stays outside. Both are found, alone and with no filter.
     let new_big = common::remember(&mut m, "big", "The dentist moved to Rua Augusta");
     let new_small = common::remember(&mut m, "small", "The dentist moved to Rua Augusta");
     m.backfill_all(16, |_| {}).unwrap();
-    assert_eq!(sides(&mut db, "big"), (8, 1));
+    assert_eq!(sides(&mut db, "big"), (4, 5));
+    assert_eq!(
+        one_i64(
+            &mut db,
+            "SELECT COUNT(*) FROM vec_memories WHERE namespace = 'big' AND seg = \
+             (SELECT seg FROM vec_segments WHERE target = 'memories' AND rows IS NULL)"
+        ),
+        5,
+        "written into the open segment"
+    );
     assert_eq!(sides(&mut db, "small"), (0, 4));
     let texts = vec!["where is the dentist now".to_string()];
     let v = m.ports().embeddings.embed_batch(&texts).unwrap().remove(0);
@@ -268,27 +291,20 @@ fn a_namespace_moves_into_the_graph_and_answers_the_same_throughout() {
         hits.into_iter().map(|h| h.id).collect()
     };
     let (new_big, new_small) = (new_big.memory.id, new_small.memory.id);
-    for moved in [false, true] {
-        assert_eq!(nearest(&["big"])[0], new_big, "moved: {moved}");
-        assert_eq!(nearest(&["small"])[0], new_small);
-        let mut both = nearest(&[]);
-        both.sort();
-        let mut want = vec![new_big.clone(), new_small.clone()];
-        want.sort();
-        assert_eq!(both, want, "with no filter, both sides");
-        if !moved {
-            assert_eq!(m.ports().store.grow_graphs().unwrap(), 1);
-            assert_eq!(sides(&mut db, "big"), (9, 0));
-        }
-    }
+    assert_eq!(nearest(&["big"])[0], new_big);
+    assert_eq!(nearest(&["small"])[0], new_small);
+    let mut both = nearest(&[]);
+    both.sort();
+    let mut want = vec![new_big.clone(), new_small.clone()];
+    want.sort();
+    assert_eq!(both, want, "with no filter, both sides");
 }
 
-/// A rebuild that stopped half way — the server killed while the index
-/// was dropped, or while its concurrent build ran (which leaves it
-/// invalid) — is finished by the next leader, and every search answers
-/// the same in between.
+/// A build cut short — the server killed while its concurrent build ran,
+/// which leaves the index invalid, or before it started — is done again
+/// by the next leader, and every search answers the same in between.
 #[test]
-fn a_graph_index_left_missing_or_invalid_is_built_again() {
+fn a_segment_index_left_invalid_or_missing_is_built_again() {
     let url = common::postgres::fresh_database();
     let dir = tempfile::tempdir().unwrap();
     let mut db = common::postgres::connect(&url);
@@ -299,12 +315,12 @@ fn a_graph_index_left_missing_or_invalid_is_built_again() {
         settle(&m);
         (searches(&m, &["big"]), searches(&m, &["small"]))
     };
-    assert!(index_valid(&mut db));
+    assert_eq!(segment_indexes(&mut db), valid(&["vec_memories_graph_1_1"]));
     assert_eq!(sides(&mut db, "big"), (LARGE + 8, 0));
 
     // Killed while the concurrent build ran: the index is there, invalid.
     db.batch_execute(
-        "UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'vec_memories_graph'::regclass",
+        "UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'vec_memories_graph_1_1'::regclass",
     )
     .unwrap();
     let m = open_pg(&url, dir.path());
@@ -316,16 +332,17 @@ fn a_graph_index_left_missing_or_invalid_is_built_again() {
     );
     assert_eq!(searches(&m, &["big"]), before.0, "searched without it");
     settle(&m);
-    assert!(index_valid(&mut db));
+    assert_eq!(segment_indexes(&mut db), valid(&["vec_memories_graph_1_1"]));
     assert_eq!(searches(&m, &["big"]), before.0);
     drop(m);
 
-    // A rebuild that fails (its concurrent build cancelled here, as a
+    // A build that fails (its concurrent build cancelled here, as a
     // container's small shared memory fails pgvector's parallel build)
     // leaves the index invalid; the next one, without parallel workers,
     // builds it.
     let m = open_pg(&url, dir.path());
-    db.batch_execute("DROP INDEX vec_memories_graph").unwrap();
+    db.batch_execute("DROP INDEX vec_memories_graph_1_1")
+        .unwrap();
     m.ports().store.grow_graphs().unwrap();
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
@@ -345,20 +362,21 @@ fn a_graph_index_left_missing_or_invalid_is_built_again() {
     }
     assert_eq!(searches(&m, &["big"]), before.0, "searched without it");
     settle(&m);
-    assert!(index_valid(&mut db));
+    assert_eq!(segment_indexes(&mut db), valid(&["vec_memories_graph_1_1"]));
     assert_eq!(searches(&m, &["big"]), before.0);
     drop(m);
 
-    // Killed after the drop: a server's start does not build it (that
+    // Killed before its build: a server's start does not build it (that
     // would hold the table for the whole build); the leader does.
-    db.batch_execute("DROP INDEX vec_memories_graph").unwrap();
+    db.batch_execute("DROP INDEX vec_memories_graph_1_1")
+        .unwrap();
     let m = open_pg(&url, dir.path());
-    assert!(!index_valid(&mut db), "not built at start");
+    assert!(segment_indexes(&mut db).is_empty(), "not built at start");
     assert_eq!(m.ports().store.ann_status().unwrap().building, 1);
     assert_eq!(searches(&m, &["big"]), before.0, "searched without it");
     assert_eq!(searches(&m, &["small"]), before.1);
     settle(&m);
-    assert!(index_valid(&mut db));
+    assert_eq!(segment_indexes(&mut db), valid(&["vec_memories_graph_1_1"]));
     assert_eq!(sides(&mut db, "big"), (LARGE + 8, 0));
     db.batch_execute("DELETE FROM vec_memories WHERE row >= 1000000000")
         .unwrap();
@@ -366,8 +384,31 @@ fn a_graph_index_left_missing_or_invalid_is_built_again() {
     assert_eq!(searches(&m, &["small"]), before.1);
 }
 
+/// The layout's indexes, by name.
+fn indexes(db: &mut postgres::Client) -> Vec<String> {
+    db.query(
+        "SELECT indexname FROM pg_indexes WHERE tablename = 'vec_memories' ORDER BY indexname",
+        &[],
+    )
+    .unwrap()
+    .iter()
+    .map(|r| r.get(0))
+    .collect()
+}
+
+const SEGMENTED: [&str; 4] = [
+    "vec_memories_graph_1_1",
+    "vec_memories_loose",
+    "vec_memories_pkey",
+    "vec_memories_seg",
+];
+
+/// The layouts before segments upgrade in place: one HNSW index over
+/// every vector (round 2), and one over the rows flagged `graph`. A large
+/// namespace's rows become segment 1, whose index the leader builds; a
+/// small one's leave the graph.
 #[test]
-fn a_store_with_one_graph_over_every_vector_upgrades_in_place() {
+fn a_store_with_one_graph_upgrades_in_place() {
     let url = common::postgres::fresh_database();
     let dir = tempfile::tempdir().unwrap();
     let before = {
@@ -375,15 +416,15 @@ fn a_store_with_one_graph_over_every_vector_upgrades_in_place() {
         fill(&mut m);
         (searches(&m, &["big"]), searches(&m, &["small"]))
     };
-    // The layout before: no `graph` flag, one HNSW index over every
-    // vector, a covering index over every row. A namespace of `LARGE`
-    // vectors (rows no memory owns: no search returns them), written
-    // before the old index is built over the real rows alone — the
-    // upgrade reads only its name, and a test need not build it twice.
+    // One HNSW index over every vector, a covering index over every row.
+    // A namespace of `LARGE` vectors (rows no memory owns: no search
+    // returns them), written before the old index is built over the real
+    // rows alone — the upgrade reads only its name, and a test need not
+    // build it twice.
     let mut db = common::postgres::connect(&url);
     db.batch_execute(
-        "DROP INDEX vec_memories_graph; DROP INDEX vec_memories_loose; DROP TABLE vec_graph; \
-         ALTER TABLE vec_memories DROP COLUMN graph;",
+        "DROP INDEX vec_memories_loose; DROP INDEX vec_memories_seg; DROP TABLE vec_graph; \
+         DROP TABLE vec_segments; ALTER TABLE vec_memories DROP COLUMN seg;",
     )
     .unwrap();
     crowd(&mut db, "big", LARGE);
@@ -393,14 +434,7 @@ fn a_store_with_one_graph_over_every_vector_upgrades_in_place() {
          CREATE INDEX vec_memories_namespace_cover ON vec_memories (namespace) INCLUDE (row, embedding);",
     )
     .unwrap();
-
     let m = open_pg(&url, dir.path());
-    assert_eq!(
-        sides(&mut db, "big"),
-        (LARGE + 8, 0),
-        "a large namespace is in"
-    );
-    assert_eq!(sides(&mut db, "small"), (0, 3), "a small one is out");
     assert_eq!(
         one_i64(
             &mut db,
@@ -408,23 +442,40 @@ fn a_store_with_one_graph_over_every_vector_upgrades_in_place() {
         ),
         1
     );
-    let indexes: Vec<String> = db
-        .query(
-            "SELECT indexname FROM pg_indexes WHERE tablename = 'vec_memories' ORDER BY indexname",
-            &[],
-        )
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
     assert_eq!(
-        indexes,
-        [
-            "vec_memories_graph",
-            "vec_memories_loose",
-            "vec_memories_pkey"
-        ]
+        one_i64(&mut db, "SELECT COUNT(*) FROM vec_memories WHERE seg = 1"),
+        LARGE + 8
     );
+    assert_eq!(searches(&m, &["small"]), before.1, "before its index");
+    settle(&m);
+    assert_eq!(
+        sides(&mut db, "big"),
+        (LARGE + 8, 0),
+        "a large namespace is in"
+    );
+    assert_eq!(sides(&mut db, "small"), (0, 3), "a small one is out");
+    assert_eq!(indexes(&mut db), SEGMENTED);
+    drop(m);
+
+    // One HNSW index over the rows flagged `graph`.
+    db.batch_execute(
+        "DROP INDEX vec_memories_graph_1_1; DROP INDEX vec_memories_loose; DROP INDEX vec_memories_seg; \
+         DROP TABLE vec_segments; ALTER TABLE vec_memories ADD COLUMN graph BOOLEAN NOT NULL DEFAULT false; \
+         UPDATE vec_memories SET graph = seg IS NOT NULL; ALTER TABLE vec_memories DROP COLUMN seg; \
+         CREATE INDEX vec_memories_graph ON vec_memories USING hnsw (embedding vector_cosine_ops) \
+           WHERE graph AND row < 1000000000; \
+         CREATE INDEX vec_memories_loose ON vec_memories (namespace) INCLUDE (row, embedding) WHERE NOT graph;",
+    )
+    .unwrap();
+    let m = open_pg(&url, dir.path());
+    assert_eq!(
+        one_i64(&mut db, "SELECT COUNT(*) FROM vec_memories WHERE seg = 1"),
+        LARGE + 8
+    );
+    settle(&m);
+    assert_eq!(sides(&mut db, "big"), (LARGE + 8, 0));
+    assert_eq!(sides(&mut db, "small"), (0, 3));
+    assert_eq!(indexes(&mut db), SEGMENTED);
     db.batch_execute("DELETE FROM vec_memories WHERE row >= 1000000000")
         .unwrap();
     db.batch_execute("VACUUM vec_memories").unwrap();

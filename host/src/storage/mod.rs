@@ -39,7 +39,7 @@ pub use integrity::{DecisionFilter, Integrity};
 pub use locks::Locks;
 pub use postgres::lock_waits::snapshot as lock_waits;
 pub use postgres::tls::connect as connect_postgres;
-pub use postgres::{Lead, PgStore, is_postgres_url};
+pub use postgres::{GraphRound, Lead, PgStore, is_postgres_url};
 pub use reader::Effect;
 pub(crate) use rows::content_hash;
 pub use sqlite::{ANN_MIN_ROWS, SqliteStore};

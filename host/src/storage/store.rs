@@ -250,13 +250,13 @@ impl Store {
         }
     }
 
-    /// Moves the large namespaces' vectors into Postgres's HNSW graph, for
-    /// up to a second a call (in the background: `server/engine.rs`;
+    /// Lists Postgres's large namespaces and starts the next build of
+    /// their HNSW segments (in the background: `server/engine.rs`;
     /// `postgres/graph.rs` says why); nothing to do on SQLite, whose graphs
     /// are its own.
-    pub fn grow_graphs(&self) -> anyhow::Result<u64> {
+    pub fn grow_graphs(&self) -> anyhow::Result<super::GraphRound> {
         match self {
-            Store::Sqlite(_) => Ok(0),
+            Store::Sqlite(_) => Ok(Default::default()),
             Store::Postgres(p) => p.grow_graphs(),
         }
     }

@@ -327,7 +327,7 @@ fn chunks<T>(mut points: Vec<T>, max: usize) -> Vec<Vec<T>> {
 }
 
 /// The size tier of a segment of `points`.
-fn tier(points: usize, flush_at: usize) -> u32 {
+pub(crate) fn tier(points: usize, flush_at: usize) -> u32 {
     let mut t = 0;
     let mut bound = flush_at.max(1) * ANN_MERGE_FANOUT;
     while points >= bound {

@@ -1,24 +1,15 @@
-//! Which namespaces' vectors are in the HNSW graph, and moving them in.
+//! Which namespaces' vectors are in the HNSW graph, and the backfill
+//! leader's builds of it.
 //!
 //! A namespace under `EXACT_MAX_ROWS` vectors is searched exactly, from the
 //! covering index of the rows outside the graph (`search.rs`). A namespace
-//! that reaches the threshold is listed in `vec_graph`, and the server
-//! leading the backfill moves its vectors into the graph in the
-//! background. No write pays the graph's insert: every vector is written
-//! outside (`put_vector`) and moved in later. A search reads both sides at
-//! every moment — the graph for a listed namespace's moved rows, exactly
-//! for every row not yet moved — so no vector is out of reach while a move
-//! runs.
-//!
-//! The leader moves the waiting rows one of two ways: a few batches a
-//! round (`GRAPH_BATCH` rows a statement, each inserted into the index),
-//! or, when many wait, a rebuild: the index dropped, the rows marked, the
-//! index built again over every marked row (`CREATE INDEX CONCURRENTLY`,
-//! pgvector's bulk build, `BULK_SPEEDUP` times faster a row; `rebuild_due`
-//! says when). A rebuild runs on a connection of its own; while it runs
-//! the graph's rows are searched without their index, exactly. A rebuild
-//! that stops half way (the server killed) leaves the index missing or
-//! invalid; the next leader's round builds it again.
+//! that reaches the threshold is listed in `vec_graph`: its rows join the
+//! open segment (`segments.rs`), and from then on its writes are written
+//! there. The server leading the backfill seals the open segment when it
+//! holds `ANN_FLUSH_AT` rows and builds each segment's index, then merges
+//! indexes, one build per table at a time on a connection of its own. A
+//! search reads the graph's indexes and, exactly, every row none of them
+//! holds, so no vector is out of reach while a build runs.
 //!
 //! The leader finds the namespaces to list without scanning the store each
 //! round: it counts every namespace's vectors outside the graph once when
@@ -29,347 +20,225 @@
 
 use std::collections::HashMap;
 use std::thread::JoinHandle;
+use std::time::Instant;
 
 use mnemo_core::model::Target;
 
-use super::search::EXACT_MAX_ROWS;
-use super::{PgStore, unpoisoned};
-use crate::storage::ann::AnnStatus;
+use super::knn::EXACT_MAX_ROWS;
+use super::segments::{COVER_TTL, Cover, Job, catalog, merge_due};
+use super::sql::table;
+use super::{PgStore, R, pg, unpoisoned};
+use crate::storage::ann::{ANN_FLUSH_AT, AnnStatus};
 use crate::storage::vectors::VectorState;
 
-/// The vector tables, in the order of [`Surveys`].
+/// The vector tables, in the order of [`Surveys`] and [`Covers`].
 pub(super) const TABLES: [&str; 2] = ["memories", "episodes"];
 
-/// HNSW build parameters (pgvector's defaults, named: `m` links per node,
-/// `ef_construction` candidates while building).
-const HNSW_M: u32 = 16;
-const HNSW_EF_CONSTRUCTION: u32 = 64;
-
-/// The statement creating table `t`'s HNSW index over the rows marked
-/// `graph`; `concurrently` while the table takes writes (a rebuild).
-pub(super) fn graph_index(t: &str, concurrently: bool) -> String {
-    let how = if concurrently { "CONCURRENTLY " } else { "" };
-    format!(
-        "CREATE INDEX {how}IF NOT EXISTS vec_{t}_graph ON vec_{t} USING hnsw (embedding vector_cosine_ops) \
-             WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION}) WHERE graph"
-    )
-}
-
-/// Rows moved into the graph per statement, so a statement holds its rows
-/// briefly: 256 took 0.2–0.5 s into a 64-d graph of 5,000–25,000 vectors
-/// (`\timing`, and the round measured below).
-const GRAPH_BATCH: i64 = 256;
-
-/// How long one round of the background move goes on (the server's
-/// embedding worker pauses `BACKFILL_EVERY`, 0.5 s, between rounds), so a
-/// round moves a few batches, not one. Measured with `mnemo serve` on a
-/// copy of the 100,000-memory store given a namespace of 30,000 64-d
-/// vectors and no requests: 250–360 rows a second while the graph grew
-/// from 15,000 to 25,000 (a batch there takes ~0.5 s), so 20,000 rows move
-/// in about a minute and a quarter.
-const GRAPH_ROUND: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// How many times faster a row enters the graph by pgvector's bulk build
-/// than by an insert into the built index: 200,000 random 64-d vectors
-/// indexed by `CREATE INDEX` in 51.5 s (3,880 a second), then 2,000 more
-/// inserted into that index in 4.4 s (452 a second), `\timing` on this
-/// machine (2 cores, Postgres 18.3, pgvector 0.8.2, one run with a cargo
-/// build beside it): 8.6, rounded down.
-const BULK_SPEEDUP: i64 = 8;
-
-/// Rows marked per statement of a rebuild (the index is gone then, so a
-/// mark costs a row's update, not an insert into the graph).
-const MARK_BATCH: i64 = 20_000;
-
-/// `maintenance_work_mem` for a rebuild's session: pgvector builds the
-/// graph in memory while it fits and far slower once it does not (its
-/// NOTICE "hnsw graph no longer fits into maintenance_work_mem"). A point
-/// takes its vector (4 bytes a dimension) and about `BUILD_POINT_BYTES`
-/// more (its element, and 2·m = 32 neighbours at level 0 with their
-/// distances, rounded up: an estimate from the graph's shape, not
-/// measured); between Postgres's default of 64 MB and
-/// `BUILD_MEMORY_MAX_MB`.
-const BUILD_POINT_BYTES: u64 = 1024;
-const BUILD_MEMORY_MIN_MB: u64 = 64;
-const BUILD_MEMORY_MAX_MB: u64 = 4096;
-
-/// How long no row may have joined the backlog before it counts as
-/// settled (`rebuild_due`). An import body is one transaction, so its
-/// rows arrive all at once when it commits: the bench's bodies of 20,000
-/// commit every ~30 s at ~650 imported a second.
-const SETTLED_AFTER: std::time::Duration = std::time::Duration::from_secs(60);
-
-/// Whether to rebuild the graph over its `points` and the `waiting` rows.
-/// A single batch never rebuilds. While rows still arrive (`settled`
-/// false: within `SETTLED_AFTER`, as in a bulk import) a rebuild waits
-/// until the backlog matches the graph, so the rebuilds of a long import
-/// at most double its rows' indexing; once the backlog has settled, a
-/// rebuild starts when it ends sooner than the batches would: it indexes
-/// `points + waiting` rows `BULK_SPEEDUP` times faster a row than the
-/// batches insert `waiting`.
-pub(super) fn rebuild_due(points: i64, waiting: i64, settled: bool) -> bool {
-    if waiting <= GRAPH_BATCH {
-        return false;
-    }
-    if settled {
-        waiting * (BULK_SPEEDUP - 1) >= points
-    } else {
-        waiting >= points
-    }
-}
-
-/// The memory a rebuild of `points` vectors of `dimension` asks for, in MB.
-fn build_memory_mb(points: i64, dimension: u32) -> u64 {
-    let bytes = points.max(0) as u64 * (4 * u64::from(dimension) + BUILD_POINT_BYTES);
-    (bytes >> 20).clamp(BUILD_MEMORY_MIN_MB, BUILD_MEMORY_MAX_MB)
-}
+/// Rows of newly listed namespaces moved into the open segment per
+/// statement (an update of the row's `seg`: no index holds the open
+/// segment, so no graph insert).
+const ADOPT_BATCH: i64 = 20_000;
 
 /// The leader's state of one vector table: its running count of vectors
-/// per namespace outside the graph, from the rows past `seen`; the
-/// vectors in the graph (counted once, then kept by the moves: deleted
-/// rows make it high, so a rebuild comes a little later than it could);
-/// whether its last rebuild failed (the next runs without parallel
-/// workers: `rebuild`); the rows of listed namespaces waiting after the
-/// last round's moves (unknown until the leader's first round) and when
-/// the count last grew past it; and a rebuild running on its own
-/// connection, which answers the vectors it left in the graph.
+/// per namespace outside the graph, from the rows past `seen`; whether its
+/// last build failed (the next runs without parallel workers:
+/// `segments::run`); and the build running on its own connection.
 #[derive(Default)]
 pub(super) struct Survey {
     seen: i64,
     counts: HashMap<String, i64>,
-    points: Option<i64>,
     failed: bool,
-    waiting: Option<i64>,
-    arrived: Option<std::time::Instant>,
-    rebuild: Option<JoinHandle<anyhow::Result<i64>>>,
+    build: Option<JoinHandle<anyhow::Result<()>>>,
+}
+
+/// What one round of the backfill leader did: the rows it moved into the
+/// open segment, and the tables with a build running after it.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct GraphRound {
+    pub moved: u64,
+    pub building: usize,
 }
 
 /// Surveys of the two vector tables, in the order of [`TABLES`].
 pub(super) type Surveys = std::cell::RefCell<[Survey; 2]>;
 
-/// How a table's waiting rows move in this round.
-#[derive(Debug, PartialEq, Eq)]
-enum Move {
-    Nothing,
-    Batches,
-    Rebuilding,
-}
+/// Each table's cover as last read from the catalog, and when; shared by
+/// a server's connections.
+pub(super) type Covers = std::sync::Arc<std::sync::Mutex<[Option<(Instant, Cover)>; 2]>>;
 
-/// Up to `$2` rows of table `t`'s listed namespaces (`$1` the table)
-/// waiting outside the graph: what the moves mark and the leader counts.
-fn waiting_sql(t: &str) -> String {
-    format!(
-        "SELECT v.row FROM vec_graph g JOIN vec_{t} v ON v.namespace = g.namespace AND NOT v.graph \
-         WHERE g.target = $1 LIMIT $2"
-    )
-}
-
-/// The statement moving up to `$2` waiting rows into the graph.
-fn mark_sql(t: &str) -> String {
-    format!(
-        "UPDATE vec_{t} SET graph = true WHERE row IN ({} FOR UPDATE OF v SKIP LOCKED)",
-        waiting_sql(t)
-    )
-}
-
-/// The statement counting table `t`'s vectors in the graph (a scan).
-fn points_sql(t: &str) -> String {
-    format!("SELECT COUNT(*) FROM vec_{t} WHERE graph")
-}
-
-/// Rebuilds table `t`'s graph on a connection of its own (`url`): drops
-/// the index (an invalid one too, left by a rebuild that stopped), marks
-/// every waiting row of the listed namespaces, vacuums, and builds the
-/// index over the marked rows without blocking writes. Returns the rows
-/// in the graph.
-///
-/// Not `parallel`, the build runs in the backend alone: pgvector's
-/// parallel build asks `maintenance_work_mem` of shared memory at once,
-/// which a container's small `/dev/shm` refuses ("could not resize shared
-/// memory segment", Docker's 64 MB; pgvector issue 453), so a rebuild
-/// after a failed one is not parallel.
-fn rebuild(url: &str, t: &str, memory_mb: u64, parallel: bool) -> anyhow::Result<i64> {
-    let started = std::time::Instant::now();
-    let mut db = super::connect(url)?;
-    // A bulk build runs minutes over a million rows, and a concurrent
-    // build waits for every transaction that could see the old index.
-    db.batch_execute(&format!(
-        "SET statement_timeout = 0; SET lock_timeout = 0; SET maintenance_work_mem = '{memory_mb}MB'"
-    ))?;
-    if !parallel {
-        db.batch_execute("SET max_parallel_maintenance_workers = 0")?;
-    }
-    db.batch_execute(&format!("DROP INDEX CONCURRENTLY IF EXISTS vec_{t}_graph"))?;
-    let mark = mark_sql(t);
-    let mut marked = 0;
-    loop {
-        let n = db.execute(&mark, &[&t, &MARK_BATCH])?;
-        marked += n;
-        if n == 0 {
-            break;
+/// Table `t`'s segments: the open one's number and each sealed one's rows
+/// (as counted when sealed: deleted and re-embedded rows leave it high).
+fn segments_of(
+    db: &mut impl postgres::GenericClient,
+    t: &str,
+) -> Result<(i32, Vec<(i32, i64)>), postgres::Error> {
+    let mut open = 1;
+    let mut sealed = Vec::new();
+    for r in db.query(
+        "SELECT seg, rows FROM vec_segments WHERE target = $1 ORDER BY seg",
+        &[&t],
+    )? {
+        match r.get::<_, Option<i64>>(1) {
+            Some(rows) => sealed.push((r.get(0), rows)),
+            None => open = r.get(0),
         }
     }
-    // Each mark left a dead row version behind in the heap and in the
-    // covering index of the rows outside the graph, which every exact
-    // search of the namespace would step over until autovacuum came.
-    db.batch_execute(&format!("VACUUM (ANALYZE) vec_{t}"))?;
-    db.batch_execute(&graph_index(t, true))?;
-    let points: i64 = db.query_one(&points_sql(t), &[])?.get(0);
-    tracing::info!(
-        table = t,
-        marked,
-        points,
-        parallel,
-        seconds = started.elapsed().as_secs_f64(),
-        "the HNSW graph is rebuilt"
-    );
-    Ok(points)
+    Ok((open, sealed))
+}
+
+/// The rows counted in the sealed segments of `range`.
+fn rows_in(sealed: &[(i32, i64)], (lo, hi): (i32, i32)) -> i64 {
+    sealed
+        .iter()
+        .filter(|(s, _)| (lo..=hi).contains(s))
+        .map(|(_, n)| n)
+        .sum()
 }
 
 impl PgStore {
-    /// Lists the namespaces that reached `EXACT_MAX_ROWS` vectors and
-    /// moves the waiting rows of listed namespaces into the graph: a
-    /// rebuild started on its own connection when that ends sooner (or
-    /// the index is missing or invalid), else `GRAPH_BATCH` rows per table
-    /// and statement until none is left or `GRAPH_ROUND` has passed.
-    /// Returns how many rows moved by batches. The caller holds no
-    /// transaction.
-    pub fn grow_graphs(&self) -> anyhow::Result<u64> {
+    /// Lists the namespaces that reached `EXACT_MAX_ROWS` vectors, moves
+    /// their rows outside the graph into the open segment, and starts the
+    /// next build each table needs. The caller holds no transaction.
+    pub fn grow_graphs(&self) -> anyhow::Result<GraphRound> {
+        let mut round = GraphRound::default();
         if !self.vectors_on() {
-            return Ok(0);
+            return Ok(round);
         }
-        let started = std::time::Instant::now();
-        let mut batched = Vec::new();
         for (i, t) in TABLES.into_iter().enumerate() {
             self.list_large(i, t)?;
-            if self.choose_move(i, t)? == Move::Batches {
-                batched.push(i);
-            }
+            round.moved += self.adopt(t)?;
+            self.next_build(i, t)?;
+            round.building += self.surveys.borrow()[i].build.is_some() as usize;
         }
+        Ok(round)
+    }
+
+    /// Moves the rows of listed namespaces outside every segment (written
+    /// before the listing, or by a write that did not see it) into the
+    /// open one.
+    fn adopt(&self, t: &str) -> anyhow::Result<u64> {
+        let sql = format!(
+            "UPDATE vec_{t} SET seg = (SELECT seg FROM vec_segments WHERE target = $1 AND rows IS NULL) \
+             WHERE row IN (SELECT v.row FROM vec_graph g JOIN vec_{t} v ON v.namespace = g.namespace \
+               AND v.seg IS NULL WHERE g.target = $1 LIMIT $2 FOR UPDATE OF v SKIP LOCKED)"
+        );
         let mut moved = 0;
         loop {
-            let mut round = 0;
-            for &i in &batched {
-                let t = TABLES[i];
-                let n = self.db().execute(&mark_sql(t), &[&t, &GRAPH_BATCH])?;
-                let mut surveys = self.surveys.borrow_mut();
-                let s = &mut surveys[i];
-                s.points = s.points.map(|p| p + n as i64);
-                s.waiting = s.waiting.map(|w| w - n as i64);
-                round += n;
-            }
-            moved += round;
-            if round == 0 || started.elapsed() >= GRAPH_ROUND {
+            let n = self.db().execute(&sql, &[&t, &ADOPT_BATCH])?;
+            moved += n;
+            if n == 0 {
                 return Ok(moved);
             }
         }
     }
 
-    /// How table `t`'s waiting rows move this round (collecting a
-    /// finished rebuild, starting one when it ends sooner or the index is
-    /// not serving).
-    fn choose_move(&self, i: usize, t: &str) -> anyhow::Result<Move> {
-        let running = self.surveys.borrow_mut()[i].rebuild.take();
+    /// Starts table `t`'s next build, unless one runs: dropping indexes no
+    /// search uses (an invalid one first, so its build can start again),
+    /// building a sealed segment's index, sealing the open segment once it
+    /// holds `ANN_FLUSH_AT` rows, or merging a tier's indexes.
+    fn next_build(&self, i: usize, t: &str) -> anyhow::Result<()> {
+        let running = self.surveys.borrow_mut()[i].build.take();
         if let Some(handle) = running {
             if !handle.is_finished() {
-                self.surveys.borrow_mut()[i].rebuild = Some(handle);
-                return Ok(Move::Rebuilding);
+                self.surveys.borrow_mut()[i].build = Some(handle);
+                return Ok(());
             }
-            let points = match handle.join() {
-                Ok(Ok(points)) => Some(points),
+            let failed = match handle.join() {
+                Ok(Ok(())) => false,
                 Ok(Err(e)) => {
-                    tracing::warn!(table = t, error = %format!("{e:#}"), "rebuilding the HNSW graph failed; will retry without parallel workers");
-                    None
+                    tracing::warn!(table = t, error = %format!("{e:#}"), "an HNSW build failed; will retry without parallel workers");
+                    true
                 }
                 Err(_) => {
                     tracing::warn!(
                         table = t,
-                        "rebuilding the HNSW graph panicked; will retry without parallel workers"
+                        "an HNSW build panicked; will retry without parallel workers"
                     );
-                    None
+                    true
                 }
             };
-            let s = &mut self.surveys.borrow_mut()[i];
-            s.failed = points.is_none();
-            s.points = points;
-        }
-        let points = match self.surveys.borrow()[i].points {
-            Some(p) => p,
-            None => self.count_points(t)?,
-        };
-        // Enough rows to decide (`rebuild_due` asks at most as many as
-        // the graph holds, and more than a batch).
-        let cap = points.max(GRAPH_BATCH) + 1;
-        let waiting: i64 = self
-            .db()
-            .query_one(
-                &format!("SELECT COUNT(*) FROM ({}) w", waiting_sql(t)),
-                &[&t, &cap],
-            )?
-            .get(0);
-        let settled = {
-            let mut surveys = self.surveys.borrow_mut();
-            let s = &mut surveys[i];
-            s.points = Some(points);
-            // Only rows written can raise the count between rounds (the
-            // moves are taken off it): a backlog the leader finds on its
-            // first round counts as settled.
-            if s.waiting.is_some_and(|before| waiting > before) {
-                s.arrived = Some(std::time::Instant::now());
-            }
-            s.waiting = Some(waiting);
-            s.arrived.is_none_or(|at| at.elapsed() >= SETTLED_AFTER)
-        };
-        let serving = self.graph_index_valid(t)?;
-        if serving && waiting == 0 {
-            return Ok(Move::Nothing);
-        }
-        if serving && !rebuild_due(points, waiting, settled) {
-            return Ok(Move::Batches);
+            self.surveys.borrow_mut()[i].failed = failed;
         }
         let dimension = match self.vector_state() {
             VectorState::Enabled { dimension, .. } => dimension,
-            VectorState::Disabled { .. } => return Ok(Move::Nothing),
+            VectorState::Disabled { .. } => return Ok(()),
         };
-        let memory = build_memory_mb(points + waiting, dimension);
-        let (url, table) = (self.url.clone(), t.to_string());
+        let cat = catalog(&mut **self.db(), t)?;
+        let job = if !cat.building.is_empty() || !cat.inside.is_empty() {
+            Job::Drop([cat.building, cat.inside].concat())
+        } else {
+            let (open, sealed) = segments_of(&mut **self.db(), t)?;
+            if let Some(range) = cat.cover.first_gap(open) {
+                Job::Build {
+                    range,
+                    rows: rows_in(&sealed, range),
+                }
+            } else if let Some(rows) = self.seal(t, open)? {
+                Job::Build {
+                    range: (open, open),
+                    rows,
+                }
+            } else {
+                let rows: Vec<i64> = cat.cover.0.iter().map(|r| rows_in(&sealed, *r)).collect();
+                match merge_due(&cat.cover, &rows) {
+                    Some(range) => Job::Build {
+                        range,
+                        rows: rows_in(&sealed, range),
+                    },
+                    None => return Ok(()),
+                }
+            }
+        };
         let parallel = !self.surveys.borrow()[i].failed;
-        tracing::info!(
-            table = t,
-            points,
-            waiting,
-            index_serving = serving,
-            parallel,
-            "rebuilding the HNSW graph"
-        );
+        tracing::info!(table = t, job = ?job, parallel, "starting an HNSW build");
+        let (url, table) = (self.url.clone(), t.to_string());
         let handle = std::thread::Builder::new()
             .name("mnemo-graph-build".into())
-            .spawn(move || rebuild(&url, &table, memory, parallel))?;
-        let mut surveys = self.surveys.borrow_mut();
-        surveys[i].rebuild = Some(handle);
-        // The rebuild marks every row waiting now: the rows waiting after
-        // it arrived meanwhile.
-        surveys[i].waiting = Some(0);
-        Ok(Move::Rebuilding)
+            .spawn(move || super::segments::run(&url, &table, job, dimension, parallel))?;
+        self.surveys.borrow_mut()[i].build = Some(handle);
+        Ok(())
     }
 
-    /// The vectors of table `t` in the graph, counted (a scan: once per
-    /// leader, and after a failed rebuild).
-    fn count_points(&self, t: &str) -> anyhow::Result<i64> {
-        Ok(self.db().query_one(&points_sql(t), &[])?.get(0))
-    }
-
-    /// Whether table `t`'s graph index exists and is valid (a concurrent
-    /// build that has not finished, or stopped, leaves it invalid).
-    fn graph_index_valid(&self, t: &str) -> anyhow::Result<bool> {
-        let valid: Option<bool> = self
+    /// Seals table `t`'s open segment `open` if it holds `ANN_FLUSH_AT`
+    /// rows (the next number opens, in the same statement): its rows.
+    fn seal(&self, t: &str, open: i32) -> anyhow::Result<Option<i64>> {
+        let full: i64 = self
             .db()
-            .query_opt(
-                "SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass($1)",
-                &[&format!("vec_{t}_graph")],
+            .query_one(
+                &format!("SELECT COUNT(*) FROM (SELECT 1 FROM vec_{t} WHERE seg = $1 LIMIT $2) s"),
+                &[&open, &(ANN_FLUSH_AT as i64)],
             )?
-            .map(|r| r.get(0));
-        Ok(valid == Some(true))
+            .get(0);
+        if full < ANN_FLUSH_AT as i64 {
+            return Ok(None);
+        }
+        let row = self.db().query_opt(
+            &format!(
+                "WITH sealed AS (UPDATE vec_segments SET rows = (SELECT COUNT(*) FROM vec_{t} WHERE seg = $2) \
+                   WHERE target = $1 AND seg = $2 AND rows IS NULL RETURNING seg, rows) \
+                 INSERT INTO vec_segments (target, seg, rows) SELECT $1, seg + 1, NULL FROM sealed \
+                 RETURNING (SELECT rows FROM sealed)"
+            ),
+            &[&t, &open],
+        )?;
+        Ok(row.map(|r| r.get(0)))
+    }
+
+    /// Table `t`'s cover (`segments.rs`), read from the catalog at most
+    /// every `COVER_TTL` per server.
+    pub(super) fn cover(&self, target: Target) -> R<Cover> {
+        let i = match target {
+            Target::Memories => 0,
+            Target::Episodes => 1,
+        };
+        if let Some((at, cover)) = &unpoisoned(self.covers.lock())[i]
+            && at.elapsed() < COVER_TTL
+        {
+            return Ok(cover.clone());
+        }
+        let cover = pg(catalog(&mut **self.db(), table(target)))?.cover;
+        unpoisoned(self.covers.lock())[i] = Some((Instant::now(), cover.clone()));
+        Ok(cover)
     }
 
     /// Adds the vectors written since the last survey to each namespace's
@@ -380,7 +249,7 @@ impl PgStore {
         let s = &mut surveys[i];
         let rows = self.db().query(
             &format!(
-                "SELECT v.namespace, COUNT(*), MAX(v.row) FROM vec_{t} v WHERE v.row > $1 AND NOT v.graph \
+                "SELECT v.namespace, COUNT(*), MAX(v.row) FROM vec_{t} v WHERE v.row > $1 AND v.seg IS NULL \
                  GROUP BY v.namespace"
             ),
             &[&s.seen],
@@ -400,7 +269,7 @@ impl PgStore {
             let exact: i64 = self
                 .db()
                 .query_one(
-                    &format!("SELECT COUNT(*) FROM vec_{t} WHERE namespace = $1 AND NOT graph"),
+                    &format!("SELECT COUNT(*) FROM vec_{t} WHERE namespace = $1 AND seg IS NULL"),
                     &[&ns],
                 )?
                 .get(0);
@@ -434,12 +303,11 @@ impl PgStore {
     }
 
     /// The graph at a glance (`/health`, `/metrics`), in the SQLite
-    /// index's terms: `graphs` the listed namespaces, `segments` the tables
-    /// whose graph holds one, `points` the vectors in the graphs (counted:
-    /// a scan of the vector tables, as the health's integrity counts are),
-    /// `fresh` the listed namespaces' vectors not moved in yet, `building`
-    /// the listed namespaces with some. While the index is rebuilt, its
-    /// rows count as fresh and every listed namespace as building.
+    /// index's terms: `graphs` the listed namespaces, `segments` the
+    /// indexes searches walk, `points` the rows of their segments (as
+    /// counted when sealed), `fresh` the listed namespaces' rows no index
+    /// holds, `building` the builds running (an invalid index: a build
+    /// running, or cut short) or due (a sealed segment without its index).
     pub fn graph_status(&self) -> anyhow::Result<AnnStatus> {
         let mut status = AnnStatus {
             enabled: self.vectors_on(),
@@ -453,65 +321,46 @@ impl PgStore {
             return Ok(status);
         }
         for t in TABLES {
-            let rows = self.db().query(
-                &format!(
-                    "SELECT g.namespace, (SELECT COUNT(*) FROM vec_{t} v WHERE v.namespace = g.namespace AND NOT v.graph) \
-                     FROM vec_graph g WHERE g.target = $1"
-                ),
-                &[&t],
-            )?;
-            if rows.is_empty() {
+            let listed: i64 = self
+                .db()
+                .query_one("SELECT COUNT(*) FROM vec_graph WHERE target = $1", &[&t])?
+                .get(0);
+            if listed == 0 {
                 continue;
             }
-            let points: i64 = self.db().query_one(&points_sql(t), &[])?.get(0);
-            let waiting: Vec<i64> = rows.iter().map(|r| r.get(1)).collect();
-            status.graphs += rows.len();
-            status.segments += 1;
-            status.fresh += waiting.iter().sum::<i64>().max(0) as usize;
-            if self.graph_index_valid(t)? {
-                status.points += points.max(0) as usize;
-                status.building += waiting.iter().filter(|n| **n > 0).count();
-            } else {
-                // A rebuild runs (or stopped): every marked row is searched
-                // exactly until the index is built, and every listed
-                // namespace waits for it.
-                status.fresh += points.max(0) as usize;
-                status.building += rows.len();
-            }
+            let cat = catalog(&mut **self.db(), t)?;
+            let (open, sealed) = segments_of(&mut **self.db(), t)?;
+            let fresh: i64 = self
+                .db()
+                .query_one(
+                    &format!(
+                        "SELECT (SELECT COUNT(*) FROM vec_{t} v WHERE {}) + \
+                         (SELECT COUNT(*) FROM vec_graph g JOIN vec_{t} v ON v.namespace = g.namespace \
+                          AND v.seg IS NULL WHERE g.target = $1)",
+                        cat.cover.outside("v")
+                    ),
+                    &[&t],
+                )?
+                .get(0);
+            status.graphs += listed as usize;
+            status.segments += cat.cover.0.len();
+            status.points += cat
+                .cover
+                .0
+                .iter()
+                .map(|r| rows_in(&sealed, *r).max(0) as usize)
+                .sum::<usize>();
+            status.fresh += fresh.max(0) as usize;
+            let due = cat.cover.first_gap(open).is_some() as usize;
+            status.building += cat.building.len().max(due);
         }
         Ok(status)
     }
 
-    /// Forgets the kept listings (the vectors were reset).
+    /// Forgets the kept listings and covers (the vectors were reset).
     pub(super) fn forget_listings(&self) {
         unpoisoned(self.listed.lock()).clear();
+        *unpoisoned(self.covers.lock()) = Default::default();
         *self.surveys.borrow_mut() = Default::default();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_rebuild_when_it_ends_before_the_batches() {
-        // An empty graph: any backlog past one batch.
-        assert!(!rebuild_due(0, GRAPH_BATCH, false));
-        assert!(rebuild_due(0, GRAPH_BATCH + 1, false));
-        // A graph of 700,000 and a settled backlog: batches until 100,000
-        // wait (a seventh).
-        assert!(!rebuild_due(700_000, 99_999, true));
-        assert!(rebuild_due(700_000, 100_000, true));
-        // Rows still arriving: not until the backlog matches the graph.
-        assert!(!rebuild_due(700_000, 699_999, false));
-        assert!(rebuild_due(700_000, 700_000, false));
-    }
-
-    #[test]
-    fn a_rebuild_asks_memory_for_its_points_within_bounds() {
-        assert_eq!(build_memory_mb(0, 64), BUILD_MEMORY_MIN_MB);
-        // A million 64-d points: 1,280 bytes each.
-        assert_eq!(build_memory_mb(1_000_000, 64), 1_220);
-        assert_eq!(build_memory_mb(10_000_000, 768), BUILD_MEMORY_MAX_MB);
     }
 }

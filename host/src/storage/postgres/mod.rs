@@ -12,11 +12,13 @@ mod conn;
 mod coordinate;
 mod graph;
 mod host;
+mod knn;
 pub mod lock_waits;
 mod memories;
 mod meta;
 pub mod schema;
 mod search;
+mod segments;
 mod sql;
 mod text;
 pub mod tls;
@@ -33,6 +35,7 @@ use postgres::Client;
 
 use conn::Conn;
 pub use coordinate::Lead;
+pub use graph::GraphRound;
 
 use super::reader::{Effect, Role};
 use super::vectors::VectorState;
@@ -51,11 +54,14 @@ pub struct PgStore {
     /// The embedding lock's verdict, shared by the writer and its readers.
     vectors: Arc<RwLock<VectorState>>,
     /// Vectors per (table, namespace), shared likewise (`search.rs`).
-    sizes: search::Sizes,
+    sizes: knn::Sizes,
     /// The namespaces known to be listed in the HNSW graph, shared likewise (`graph.rs`).
     listed: Listed,
-    /// The backfill leader's counts of vectors outside the graph (`graph.rs`).
+    /// The backfill leader's counts of vectors outside the graph and its
+    /// builds (`graph.rs`).
     surveys: graph::Surveys,
+    /// The HNSW indexes searches walk, shared likewise (`segments.rs`).
+    covers: graph::Covers,
     /// The derived full-text index, shared likewise (`text.rs`).
     text: text::SharedText,
     role: Role,
@@ -97,9 +103,10 @@ impl PgStore {
             vectors: Arc::new(RwLock::new(VectorState::Disabled {
                 reason: "no embedder configured".into(),
             })),
-            sizes: search::Sizes::default(),
+            sizes: knn::Sizes::default(),
             listed: Listed::default(),
             surveys: graph::Surveys::default(),
+            covers: graph::Covers::default(),
             text: text::SharedText::default(),
             role: Role::Writer,
             depth: Cell::new(0),
@@ -116,6 +123,7 @@ impl PgStore {
             sizes: self.sizes.clone(),
             listed: Arc::clone(&self.listed),
             surveys: graph::Surveys::default(),
+            covers: Arc::clone(&self.covers),
             text: Arc::clone(&self.text),
             role,
             depth: Cell::new(0),

@@ -1,5 +1,5 @@
-//! The three search channels over Postgres: full text ranked by BM25,
-//! cosine KNN through pgvector, and entity links.
+//! Two of the three search channels over Postgres: full text ranked by
+//! BM25, and entity links (cosine KNN through pgvector is `knn.rs`).
 //!
 //! Postgres ranks text with `ts_rank`, which is not BM25; the SQLite store
 //! ranks with FTS5's `bm25()`, and the two backends must rank the same data
@@ -14,17 +14,12 @@
 //! candidate list and the common-term rule are the SQLite store's
 //! (`storage/search.rs`), with the same constants.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-
 use mnemo_core::model::*;
-use pgvector::Vector;
 
 use super::sql::{self, Args, junction, table};
-use super::{PgStore, R, fold, pg, unpoisoned};
+use super::{PgStore, R, fold, pg};
 use crate::storage::sqlite::{
-    ANN_MIN_ROWS, FTS_SCAN_CAP, FTS_SHORTLIST, FTS_SHORTLIST_MIN, RECOUNT_EVERY, VEC_OVERFETCH,
-    query_passes, ranked_in_passes,
+    FTS_SCAN_CAP, FTS_SHORTLIST, FTS_SHORTLIST_MIN, query_passes, ranked_in_passes,
 };
 
 /// FTS5's BM25 parameters (`fts5_aux.c`: k1 = 1.2, b = 0.75); `schema.rs`'s
@@ -33,39 +28,6 @@ const BM25_K1: f64 = 1.2;
 const BM25_B: f64 = 0.75;
 /// FTS5's floor for a term in more than half the rows.
 const BM25_MIN_IDF: f64 = 1e-6;
-
-/// A namespace with fewer vectors than this is searched exactly, over its
-/// own rows, and kept out of the HNSW graph; one that reaches it is moved
-/// in (`graph.rs`). Measured on a 100,000-memory store of 16 namespaces (64-d,
-/// `EXPLAIN ANALYZE`, warm): a namespace of 6,309 vectors takes 13.8 ms
-/// exactly and 44–52 ms through the shared HNSW index filtered to it; at
-/// ~2 µs a row, exact reaches the index's cost near 20,000 rows, the
-/// SQLite store's `ANN_MIN_ROWS`.
-pub(super) const EXACT_MAX_ROWS: i64 = ANN_MIN_ROWS as i64;
-
-/// Vectors per (table, namespace), each with the searches since it was
-/// counted; shared by a server's connections.
-#[derive(Clone, Default)]
-pub(super) struct Sizes(Arc<Mutex<HashMap<(Target, String), Counted>>>);
-
-/// A namespace's vectors and the searches since they were counted.
-type Counted = (i64, usize);
-
-impl Sizes {
-    /// The count, unless it is due to be counted again: after
-    /// `RECOUNT_EVERY` searches (the SQLite store counts its own writes
-    /// instead; on a shared Postgres the other servers write too).
-    fn get(&self, key: &(Target, String)) -> Option<i64> {
-        let mut sizes = unpoisoned(self.0.lock());
-        let (n, used) = sizes.get_mut(key)?;
-        *used += 1;
-        (*used < RECOUNT_EVERY).then_some(*n)
-    }
-
-    fn set(&self, key: (Target, String), n: i64) {
-        unpoisoned(self.0.lock()).insert(key, (n, 0));
-    }
-}
 
 /// One query term: its tsquery (a lexeme, or a phrase of them) and the
 /// lexeme its frequency is counted by.
@@ -350,178 +312,6 @@ impl PgStore {
         Ok(self.matches(t, query, Some(n + 1))? > n)
     }
 
-    /// Cosine KNN. Per namespace of the filter (one search each, the hits
-    /// merged, as the SQLite store searches its partitions): the rows
-    /// outside the HNSW graph exactly, from their covering index — every
-    /// row of a namespace under `EXACT_MAX_ROWS` vectors — and, for a
-    /// namespace listed in the graph (`graph.rs`), its rows there through
-    /// the HNSW index. An empty filter searches every namespace alike.
-    pub fn vector_search(
-        &self,
-        target: Target,
-        v: &[f32],
-        f: &SearchFilter,
-        limit: u32,
-    ) -> R<Vec<ScoredId>> {
-        if !self.vectors_on() || limit == 0 {
-            return Ok(Vec::new());
-        }
-        let mut hits = Vec::new();
-        let mut searches = 0;
-        if f.namespaces.is_empty() {
-            let (found, _) = self.vector_search_exact(target, v, f, (None, i64::MAX), limit)?;
-            hits.extend(found);
-            hits.extend(self.vector_search_indexed(target, v, f, None, limit)?);
-            searches = 2;
-        }
-        for ns in &f.namespaces {
-            // Even at a count of 0: the count may be older than the rows.
-            let rows = self.vectors_in(target, ns)?;
-            let (found, listed) =
-                self.vector_search_exact(target, v, f, (Some(ns), rows), limit)?;
-            hits.extend(found);
-            searches += 1;
-            if listed {
-                hits.extend(self.vector_search_indexed(target, v, f, Some(ns), limit)?);
-                searches += 1;
-            }
-        }
-        if searches > 1 {
-            hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
-            // A row moved into the graph between the exact search and the
-            // graph's is found by both; never by neither, as the exact
-            // search goes first and rows only ever move into the graph.
-            let mut seen = std::collections::HashSet::new();
-            hits.retain(|h| seen.insert(h.id.clone()));
-            hits.truncate(limit as usize);
-        }
-        Ok(hits)
-    }
-
-    /// Through the HNSW index over the graph's rows, which orders by
-    /// distance; iterative scans (set per connection) keep reading it
-    /// until the filter leaves `limit` rows.
-    fn vector_search_indexed(
-        &self,
-        target: Target,
-        v: &[f32],
-        f: &SearchFilter,
-        ns: Option<&String>,
-        limit: u32,
-    ) -> R<Vec<ScoredId>> {
-        let t = table(target);
-        let mut args = Args::default();
-        let q = args.add(Vector::from(v.to_vec()));
-        let ns = match ns {
-            Some(ns) => format!("v.namespace = {} AND ", args.add(ns.clone())),
-            None => String::new(),
-        };
-        let filter = sql::where_clause(target, "x", f, ListState::Active, &mut args);
-        let limit = args.add(i64::from(limit));
-        let rows = pg(self.db().query(
-            &format!(
-                "SELECT x.id, 1 - (v.embedding <=> {q}) AS s FROM vec_{t} v JOIN {t} x ON x.seq = v.row \
-                 WHERE v.graph AND {ns}{filter} ORDER BY v.embedding <=> {q}, x.id LIMIT {limit}"
-            ),
-            &args.refs(),
-        ))?;
-        Ok(scored(&rows))
-    }
-
-    /// Exactly, over the `rows` vectors of namespace `ns` (of every
-    /// namespace: `None`) outside the graph, from their covering index:
-    /// the nearest `limit × VEC_OVERFETCH` first, then the filter on those;
-    /// if that leaves too few and there are more, every such row through
-    /// the filter. The CTE is materialised so the planner cannot walk the
-    /// HNSW graph instead. Also says whether `ns` is listed in the graph
-    /// (`graph.rs`), asked in the same statement until it is known to be.
-    fn vector_search_exact(
-        &self,
-        target: Target,
-        v: &[f32],
-        f: &SearchFilter,
-        (ns, rows): (Option<&String>, i64),
-        limit: u32,
-    ) -> R<(Vec<ScoredId>, bool)> {
-        let t = table(target);
-        let nearest = limit.saturating_mul(VEC_OVERFETCH);
-        let known = match ns {
-            Some(ns) => self.known_in_graph(target, ns),
-            None => false,
-        };
-        let mut cut = Some(nearest);
-        loop {
-            let mut args = Args::default();
-            let q = args.add(Vector::from(v.to_vec()));
-            let (only, listed) = match ns {
-                Some(ns) => {
-                    let n = args.add(ns.clone());
-                    let listed = if known {
-                        "true".to_string()
-                    } else {
-                        let t = args.add(t.to_string());
-                        format!(
-                            "EXISTS (SELECT 1 FROM vec_graph WHERE target = {t} AND namespace = {n})"
-                        )
-                    };
-                    (format!(" AND v.namespace = {n}"), listed)
-                }
-                None => (String::new(), "false".to_string()),
-            };
-            let filter = sql::where_clause(target, "x", f, ListState::Active, &mut args);
-            let order = match cut {
-                Some(k) => format!("ORDER BY d LIMIT {}", args.add(i64::from(k))),
-                None => String::new(),
-            };
-            let k = args.add(i64::from(limit));
-            // One row at least (the listing), with no hit when none is found.
-            let found = pg(self.db().query(
-                &format!(
-                    "WITH c AS MATERIALIZED (SELECT v.row, v.embedding <=> {q} AS d FROM vec_{t} v WHERE NOT v.graph{only}), \
-                     near AS (SELECT row, d FROM c {order}), \
-                     hits AS (SELECT x.id, 1 - near.d AS s, near.d FROM near JOIN {t} x ON x.seq = near.row \
-                       WHERE {filter} ORDER BY near.d, x.id LIMIT {k}) \
-                     SELECT h.id, h.s, {listed} FROM (SELECT 1) one LEFT JOIN hits h ON true ORDER BY h.d, h.id"
-                ),
-                &args.refs(),
-            ))?;
-            let listed = known || found.first().is_some_and(|r| r.get::<_, bool>(2));
-            if listed && let Some(ns) = ns {
-                self.note_in_graph(target, ns);
-            }
-            let hits: Vec<ScoredId> = found
-                .iter()
-                .filter_map(|r| {
-                    Some(ScoredId {
-                        id: r.get::<_, Option<String>>(0)?,
-                        score: r.get::<_, f64>(1) as f32,
-                    })
-                })
-                .collect();
-            if cut.is_none() || hits.len() as u32 >= limit || rows <= i64::from(nearest) {
-                return Ok((hits, listed));
-            }
-            cut = None;
-        }
-    }
-
-    /// The vectors of namespace `ns` in `target` outside the graph, counted again after
-    /// `RECOUNT_EVERY` searches (the SQLite store's partition counts).
-    fn vectors_in(&self, target: Target, ns: &str) -> R<i64> {
-        let key = (target, ns.to_string());
-        if let Some(n) = self.sizes.get(&key) {
-            return Ok(n);
-        }
-        let t = table(target);
-        let n: i64 = pg(self.db().query_one(
-            &format!("SELECT COUNT(*) FROM vec_{t} WHERE namespace = $1 AND NOT graph"),
-            &[&ns],
-        ))?
-        .get(0);
-        self.sizes.set(key, n);
-        Ok(n)
-    }
-
     pub fn entity_search(
         &self,
         target: Target,
@@ -586,7 +376,7 @@ fn match_clause(t: &str, alias: &str) -> String {
 }
 
 /// `(id, score)` rows as hits.
-fn scored(rows: &[postgres::Row]) -> Vec<ScoredId> {
+pub(super) fn scored(rows: &[postgres::Row]) -> Vec<ScoredId> {
     rows.iter()
         .map(|r| ScoredId {
             id: r.get(0),

@@ -1,6 +1,7 @@
 //! Vectors in Postgres: pgvector tables (`vec_memories`, `vec_episodes`)
-//! under an HNSW cosine index over the large namespaces' rows and a
-//! covering index over the others' (`graph.rs` says which are which), the
+//! under HNSW cosine indexes over the large namespaces' sealed segments
+//! and a covering index over the others' rows (`graph.rs` says which are
+//! which, `segments.rs` how the segments are indexed), the
 //! embedding lock (the model and dimension the store was built with, in
 //! `metadata` as in the SQLite store), and the list of rows waiting for a
 //! vector.
@@ -10,8 +11,8 @@ use mnemo_core::model::Target;
 use pgvector::Vector;
 use postgres::GenericClient;
 
-use super::graph::{TABLES, graph_index};
-use super::search::EXACT_MAX_ROWS;
+use super::graph::TABLES;
+use super::knn::EXACT_MAX_ROWS;
 use super::sql::table;
 use super::{PgStore, R, pg};
 use crate::storage::vectors::{META_DIMENSION, META_MODEL, VectorState, verdict};
@@ -33,17 +34,21 @@ fn covered(dimension: u32) -> bool {
     4 * dimension + COVER_OVERHEAD <= BTREE_MAX_TUPLE
 }
 
-/// The vector tables, their indexes and the list of namespaces searched
-/// through the HNSW graph (`vec_graph`). Only the rows of those namespaces
-/// are in the graph (`graph`, the index's predicate): a namespace under
-/// `EXACT_MAX_ROWS` vectors is searched exactly, from the covering index
-/// of the rows outside the graph. No write pays the graph's insert (4.7 ms
-/// against 0.04 ms without it in a 100,000-vector store): a vector is
-/// written outside, and the backfill leader moves a listed namespace's in.
+/// The vector tables, their indexes, the list of namespaces searched
+/// through the HNSW graph (`vec_graph`) and each table's segments
+/// (`vec_segments`, `segments.rs`). Only the rows of listed namespaces are
+/// in a segment (`seg`, null for the others): a namespace under
+/// `EXACT_MAX_ROWS` vectors is searched exactly, from the covering index of
+/// the rows outside every segment. No write pays the graph's insert (4.7 ms
+/// against 0.04 ms without it in a 100,000-vector store): a listed
+/// namespace's vector is written into the open segment, which no index
+/// holds until the backfill leader seals it.
 fn create_tables(db: &mut impl GenericClient, dimension: u32) -> Result<(), postgres::Error> {
     db.batch_execute(
         "CREATE TABLE IF NOT EXISTS vec_graph (\
-             target TEXT NOT NULL, namespace TEXT NOT NULL, PRIMARY KEY (target, namespace))",
+             target TEXT NOT NULL, namespace TEXT NOT NULL, PRIMARY KEY (target, namespace)); \
+         CREATE TABLE IF NOT EXISTS vec_segments (\
+             target TEXT NOT NULL, seg INTEGER NOT NULL, rows BIGINT, PRIMARY KEY (target, seg))",
     )?;
     for t in TABLES {
         db.batch_execute(&format!(
@@ -51,21 +56,12 @@ fn create_tables(db: &mut impl GenericClient, dimension: u32) -> Result<(), post
                  row BIGINT PRIMARY KEY, \
                  namespace TEXT NOT NULL, \
                  embedding vector({dimension}) NOT NULL, \
-                 graph BOOLEAN NOT NULL DEFAULT false)"
+                 seg INTEGER)"
         ))?;
         // Asked first: an ALTER TABLE, even one with nothing to do, would
         // wait for every statement on the table (each server's start).
-        let flagged: bool = db
-            .query_one(
-                "SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) \
-                 AND attname = 'graph' AND NOT attisdropped)",
-                &[&format!("vec_{t}")],
-            )?
-            .get(0);
-        if !flagged {
-            db.batch_execute(&format!(
-                "ALTER TABLE vec_{t} ADD COLUMN graph BOOLEAN NOT NULL DEFAULT false"
-            ))?;
+        if !has_column(db, t, "seg")? {
+            db.batch_execute(&format!("ALTER TABLE vec_{t} ADD COLUMN seg INTEGER"))?;
         }
         let whole_graph: bool = db
             .query_one(
@@ -73,45 +69,52 @@ fn create_tables(db: &mut impl GenericClient, dimension: u32) -> Result<(), post
                 &[],
             )?
             .get(0);
-        if whole_graph {
+        if has_column(db, t, "graph")? {
+            upgrade_flagged(db, t)?;
+        } else if whole_graph {
             upgrade(db, t)?;
         }
+        // The open segment, numbered past every sealed one.
+        db.execute(
+            "INSERT INTO vec_segments (target, seg, rows) \
+             SELECT $1, COALESCE(MAX(seg), 0) + 1, NULL FROM vec_segments WHERE target = $1 \
+             HAVING COUNT(*) FILTER (WHERE rows IS NULL) = 0",
+            &[&t],
+        )?;
         let namespace_index = if covered(dimension) {
             format!(
-                "CREATE INDEX IF NOT EXISTS vec_{t}_loose ON vec_{t} (namespace) INCLUDE (row, embedding) WHERE NOT graph"
+                "CREATE INDEX IF NOT EXISTS vec_{t}_loose ON vec_{t} (namespace) INCLUDE (row, embedding) WHERE seg IS NULL"
             )
         } else {
             format!(
-                "CREATE INDEX IF NOT EXISTS vec_{t}_loose ON vec_{t} (namespace) WHERE NOT graph"
+                "CREATE INDEX IF NOT EXISTS vec_{t}_loose ON vec_{t} (namespace) WHERE seg IS NULL"
             )
         };
         db.batch_execute(&namespace_index)?;
-        // A missing graph index over marked rows is a rebuild that stopped
-        // half way (`graph.rs`): the backfill leader builds it again
-        // without blocking the table, not every server at its start.
-        let index_missing: bool = db
-            .query_one(&format!("SELECT to_regclass('vec_{t}_graph') IS NULL"), &[])?
-            .get(0);
-        if index_missing {
-            let marked: bool = db
-                .query_one(
-                    &format!("SELECT EXISTS (SELECT 1 FROM vec_{t} WHERE graph)"),
-                    &[],
-                )?
-                .get(0);
-            if !marked {
-                db.batch_execute(&graph_index(t, false))?;
-            }
-        }
+        // The segments' rows by number: the open segment's count, and the
+        // rows a search reads exactly because no index holds them yet.
+        db.batch_execute(&format!(
+            "CREATE INDEX IF NOT EXISTS vec_{t}_seg ON vec_{t} (seg, namespace) WHERE seg IS NOT NULL"
+        ))?;
     }
     Ok(())
 }
 
+fn has_column(db: &mut impl GenericClient, t: &str, column: &str) -> Result<bool, postgres::Error> {
+    Ok(db
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) \
+             AND attname = $2 AND NOT attisdropped)",
+            &[&format!("vec_{t}"), &column],
+        )?
+        .get(0))
+}
+
 /// A store from before the graph held only large namespaces: every vector
 /// was in one HNSW index (`vec_{t}_hnsw`). The namespaces of
-/// `EXACT_MAX_ROWS` vectors or more are listed and their rows marked
-/// before the new index is built over them (one bulk build, faster than
-/// the row-by-row move); the others' rows leave the graph.
+/// `EXACT_MAX_ROWS` vectors or more are listed and their rows put in
+/// segment 1, sealed; the backfill leader builds its index without
+/// blocking the table (`graph.rs`). The others' rows leave the graph.
 fn upgrade(db: &mut impl GenericClient, t: &str) -> Result<(), postgres::Error> {
     db.batch_execute(&format!(
         "DROP INDEX vec_{t}_hnsw; DROP INDEX IF EXISTS vec_{t}_namespace_cover; DROP INDEX IF EXISTS vec_{t}_namespace;"
@@ -123,13 +126,36 @@ fn upgrade(db: &mut impl GenericClient, t: &str) -> Result<(), postgres::Error> 
         ),
         &[&t, &EXACT_MAX_ROWS],
     )?;
-    db.execute(
+    let moved = db.execute(
         &format!(
-            "UPDATE vec_{t} v SET graph = true FROM vec_graph g WHERE g.target = $1 AND g.namespace = v.namespace"
+            "UPDATE vec_{t} v SET seg = 1 FROM vec_graph g WHERE g.target = $1 AND g.namespace = v.namespace"
         ),
         &[&t],
     )?;
-    db.batch_execute(&graph_index(t, false))?;
+    seal_first(db, t, moved)
+}
+
+/// A store whose graph was one index over the rows flagged `graph`: those
+/// rows become segment 1, sealed, and the flag goes (with the indexes
+/// over it); the backfill leader builds the segment's index.
+fn upgrade_flagged(db: &mut impl GenericClient, t: &str) -> Result<(), postgres::Error> {
+    // First the graph's index, or each row's update would insert into it.
+    db.batch_execute(&format!(
+        "DROP INDEX IF EXISTS vec_{t}_graph; DROP INDEX IF EXISTS vec_{t}_loose"
+    ))?;
+    let moved = db.execute(&format!("UPDATE vec_{t} SET seg = 1 WHERE graph"), &[])?;
+    db.batch_execute(&format!("ALTER TABLE vec_{t} DROP COLUMN graph"))?;
+    seal_first(db, t, moved)
+}
+
+/// Records segment 1 of `rows` rows as sealed (none when no row moved).
+fn seal_first(db: &mut impl GenericClient, t: &str, rows: u64) -> Result<(), postgres::Error> {
+    if rows > 0 {
+        db.execute(
+            "INSERT INTO vec_segments (target, seg, rows) VALUES ($1, 1, $2) ON CONFLICT DO NOTHING",
+            &[&t, &(rows as i64)],
+        )?;
+    }
     Ok(())
 }
 
@@ -141,7 +167,7 @@ fn meta(db: &mut impl GenericClient, key: &str) -> Result<Option<String>, postgr
 
 fn reset(db: &mut impl GenericClient, model: &str, dimension: u32) -> Result<(), postgres::Error> {
     db.batch_execute(
-        "DROP TABLE IF EXISTS vec_memories; DROP TABLE IF EXISTS vec_episodes; DROP TABLE IF EXISTS vec_graph; \
+        "DROP TABLE IF EXISTS vec_memories; DROP TABLE IF EXISTS vec_episodes; DROP TABLE IF EXISTS vec_graph; DROP TABLE IF EXISTS vec_segments; \
          DELETE FROM vector_pending; \
          INSERT INTO vector_pending SELECT 'memories', seq FROM memories WHERE valid_until IS NULL; \
          INSERT INTO vector_pending SELECT 'episodes', seq FROM episodes WHERE valid_until IS NULL;",
@@ -216,9 +242,10 @@ impl PgStore {
         Ok(row.map(|r| (r.get(0), r.get(1))))
     }
 
-    /// Stores `v` for row `id`, outside the graph even in a listed
-    /// namespace (the exact search finds it until the leader moves it in;
-    /// a vector written over one in the graph stays there).
+    /// Stores `v` for row `id`: in a listed namespace, into the open
+    /// segment (read in the same statement), which no index holds yet, so
+    /// the exact search finds it until the leader builds the segment's
+    /// index; a vector written over one in a built segment moves too.
     pub fn put_vector(&self, target: Target, id: &str, v: &[f32]) -> R<()> {
         if self.absorbs() {
             return Ok(());
@@ -239,10 +266,12 @@ impl PgStore {
         let mut db = self.db();
         pg(db.execute(
             &format!(
-                "INSERT INTO vec_{t} (row, namespace, embedding) VALUES ($1, $2, $3) \
-                 ON CONFLICT (row) DO UPDATE SET embedding = excluded.embedding"
+                "INSERT INTO vec_{t} (row, namespace, embedding, seg) VALUES ($1, $2, $3, \
+                   (SELECT s.seg FROM vec_segments s WHERE s.target = $4 AND s.rows IS NULL \
+                    AND EXISTS (SELECT 1 FROM vec_graph g WHERE g.target = $4 AND g.namespace = $2))) \
+                 ON CONFLICT (row) DO UPDATE SET embedding = excluded.embedding, seg = excluded.seg"
             ),
-            &[&row, &ns, &Vector::from(v.to_vec())],
+            &[&row, &ns, &Vector::from(v.to_vec()), &t],
         ))?;
         pg(db.execute(
             "DELETE FROM vector_pending WHERE target = $1 AND row = $2",
