@@ -25,7 +25,7 @@ use std::time::Instant;
 use mnemo_core::model::Target;
 
 use super::knn::EXACT_MAX_ROWS;
-use super::segments::{COVER_TTL, Cover, Job, catalog, merge_due};
+use super::segments::{COVER_TTL, Cover, Job, catalog, compact_due, merge_due};
 use super::sql::table;
 use super::{PgStore, R, pg, unpoisoned};
 use crate::storage::ann::{ANN_FLUSH_AT, AnnStatus};
@@ -42,13 +42,15 @@ const ADOPT_BATCH: i64 = 20_000;
 /// The leader's state of one vector table: its running count of vectors
 /// per namespace outside the graph, from the rows past `seen`; whether its
 /// last build failed (the next runs without parallel workers:
-/// `segments::run`); and the build running on its own connection.
+/// `segments::run`); the build running on its own connection, and whether
+/// it was a seal's.
 #[derive(Default)]
 pub(super) struct Survey {
     seen: i64,
     counts: HashMap<String, i64>,
     failed: bool,
     build: Option<JoinHandle<anyhow::Result<()>>>,
+    last_sealed: bool,
 }
 
 /// What one round of the backfill leader did: the rows it moved into the
@@ -164,6 +166,7 @@ impl PgStore {
             VectorState::Disabled { .. } => return Ok(()),
         };
         let cat = catalog(&mut **self.db(), t)?;
+        let mut sealing = false;
         let job = if !cat.building.is_empty() || !cat.inside.is_empty() {
             Job::Drop([cat.building, cat.inside].concat())
         } else {
@@ -173,19 +176,29 @@ impl PgStore {
                     range,
                     rows: rows_in(&sealed, range),
                 }
-            } else if let Some(rows) = self.seal(t, open)? {
-                Job::Build {
-                    range: (open, open),
-                    rows,
-                }
             } else {
                 let rows: Vec<i64> = cat.cover.0.iter().map(|r| rows_in(&sealed, *r)).collect();
-                match merge_due(&cat.cover, &rows) {
-                    Some(range) => Job::Build {
-                        range,
-                        rows: rows_in(&sealed, range),
-                    },
-                    None => return Ok(()),
+                let merge = merge_due(&cat.cover, &rows);
+                let full = self.open_full(t, open)?;
+                // Seals and merges take turns while rows pour in, so the
+                // indexes stay few and the open segment small.
+                let last_sealed = self.surveys.borrow()[i].last_sealed;
+                if full && (!last_sealed || merge.is_none()) {
+                    let rows = self.seal(t, open)?;
+                    sealing = true;
+                    Job::Build {
+                        range: (open, open),
+                        rows,
+                    }
+                } else {
+                    let quiet = (!full).then(|| compact_due(&cat.cover, &rows)).flatten();
+                    match merge.or(quiet) {
+                        Some(range) => Job::Build {
+                            range,
+                            rows: rows_in(&sealed, range),
+                        },
+                        None => return Ok(()),
+                    }
                 }
             }
         };
@@ -195,24 +208,28 @@ impl PgStore {
         let handle = std::thread::Builder::new()
             .name("mnemo-graph-build".into())
             .spawn(move || super::segments::run(&url, &table, job, dimension, parallel))?;
-        self.surveys.borrow_mut()[i].build = Some(handle);
+        let mut surveys = self.surveys.borrow_mut();
+        surveys[i].build = Some(handle);
+        surveys[i].last_sealed = sealing;
         Ok(())
     }
 
-    /// Seals table `t`'s open segment `open` if it holds `ANN_FLUSH_AT`
-    /// rows (the next number opens, in the same statement): its rows.
-    fn seal(&self, t: &str, open: i32) -> anyhow::Result<Option<i64>> {
-        let full: i64 = self
+    /// Whether table `t`'s open segment `open` holds `ANN_FLUSH_AT` rows.
+    fn open_full(&self, t: &str, open: i32) -> anyhow::Result<bool> {
+        let n: i64 = self
             .db()
             .query_one(
                 &format!("SELECT COUNT(*) FROM (SELECT 1 FROM vec_{t} WHERE seg = $1 LIMIT $2) s"),
                 &[&open, &(ANN_FLUSH_AT as i64)],
             )?
             .get(0);
-        if full < ANN_FLUSH_AT as i64 {
-            return Ok(None);
-        }
-        let row = self.db().query_opt(
+        Ok(n >= ANN_FLUSH_AT as i64)
+    }
+
+    /// Seals table `t`'s open segment `open` (the next number opens, in
+    /// the same statement): its rows.
+    fn seal(&self, t: &str, open: i32) -> anyhow::Result<i64> {
+        let row = self.db().query_one(
             &format!(
                 "WITH sealed AS (UPDATE vec_segments SET rows = (SELECT COUNT(*) FROM vec_{t} WHERE seg = $2) \
                    WHERE target = $1 AND seg = $2 AND rows IS NULL RETURNING seg, rows) \
@@ -221,7 +238,7 @@ impl PgStore {
             ),
             &[&t, &open],
         )?;
-        Ok(row.map(|r| r.get(0)))
+        Ok(row.get(0))
     }
 
     /// Table `t`'s cover (`segments.rs`), read from the catalog at most
