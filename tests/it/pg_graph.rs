@@ -329,27 +329,41 @@ fn a_segment_index_left_invalid_or_missing_is_built_again() {
     // A build that fails (its concurrent build cancelled here, as a
     // container's small shared memory fails pgvector's parallel build)
     // leaves the index invalid; the next one, without parallel workers,
-    // builds it.
+    // builds it. A transaction writing the table holds the build in its
+    // first wait (a concurrent build waits for every writer before it),
+    // and meanwhile a server starts: its start creates no index it finds,
+    // so it takes no lock the build holds.
     let m = open_pg(&url, dir.path());
     db.batch_execute("DROP INDEX vec_memories_graph_1_1")
         .unwrap();
+    let mut holder = common::postgres::connect(&url);
+    let mut writing = holder.transaction().unwrap();
+    writing
+        .batch_execute("LOCK TABLE vec_memories IN ROW EXCLUSIVE MODE")
+        .unwrap();
     m.ports().store.grow_graphs().unwrap();
     let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let cancelled: bool = db
-            .query_one(
-                "SELECT COALESCE(bool_or(pg_cancel_backend(pid)), false) FROM pg_stat_activity \
-                 WHERE query LIKE 'CREATE INDEX CONCURRENTLY%' AND state = 'active'",
-                &[],
-            )
-            .unwrap()
-            .get(0);
-        if cancelled {
-            break;
-        }
-        assert!(Instant::now() < deadline, "no concurrent build to cancel");
+    while one_i64(
+        &mut db,
+        "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'CREATE INDEX CONCURRENTLY%' AND state = 'active'",
+    ) == 0
+    {
+        assert!(Instant::now() < deadline, "no concurrent build started");
         std::thread::sleep(Duration::from_millis(5));
     }
+    let other = open_pg(&url, dir.path());
+    assert_eq!(searches(&other, &["small"]), before.1);
+    drop(other);
+    assert_eq!(
+        one_i64(
+            &mut db,
+            "SELECT COUNT(*) FILTER (WHERE pg_cancel_backend(pid)) FROM pg_stat_activity \
+             WHERE datname = current_database() AND query LIKE 'CREATE INDEX CONCURRENTLY%' AND state = 'active'"
+        ),
+        1,
+        "the build waited through a server's start"
+    );
+    writing.rollback().unwrap();
     assert_eq!(searches(&m, &["big"]), before.0, "searched without it");
     settle(&m);
     assert_eq!(segment_indexes(&mut db), valid(&["vec_memories_graph_1_1"]));

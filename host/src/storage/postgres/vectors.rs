@@ -90,12 +90,25 @@ fn create_tables(db: &mut impl GenericClient, dimension: u32) -> Result<(), post
                 "CREATE INDEX IF NOT EXISTS vec_{t}_loose ON vec_{t} (namespace) WHERE seg IS NULL"
             )
         };
-        db.batch_execute(&namespace_index)?;
         // The segments' rows by number: the open segment's count, and the
         // rows a search reads exactly because no index holds them yet.
-        db.batch_execute(&format!(
+        let seg_index = format!(
             "CREATE INDEX IF NOT EXISTS vec_{t}_seg ON vec_{t} (seg, namespace) WHERE seg IS NOT NULL"
-        ))?;
+        );
+        // Each asked first: a CREATE INDEX takes its table's lock before it
+        // finds the index there, and would wait out a segment's concurrent
+        // build (`segments.rs`) at every server's start.
+        for (name, create) in [("loose", namespace_index), ("seg", seg_index)] {
+            let exists: bool = db
+                .query_one(
+                    &format!("SELECT to_regclass('vec_{t}_{name}') IS NOT NULL"),
+                    &[],
+                )?
+                .get(0);
+            if !exists {
+                db.batch_execute(&create)?;
+            }
+        }
     }
     Ok(())
 }
