@@ -326,10 +326,8 @@ fn a_segment_index_left_invalid_or_missing_is_built_again() {
     assert_eq!(searches(&m, &["big"]), before.0);
     drop(m);
 
-    // A build that fails (its concurrent build cancelled here, as a
-    // container's small shared memory fails pgvector's parallel build)
-    // leaves the index invalid; the next one, without parallel workers,
-    // builds it. A transaction writing the table holds the build in its
+    // A build that fails (its concurrent build cancelled here) leaves the
+    // index invalid; the next one drops it and builds it. A transaction writing the table holds the build in its
     // first wait (a concurrent build waits for every writer before it),
     // and meanwhile a server starts: its start creates no index it finds,
     // so it takes no lock the build holds.

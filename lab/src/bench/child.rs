@@ -284,12 +284,15 @@ impl Server {
         let mut child = cmd.spawn().context("starting mnemo serve")?;
         let stderr = child.stderr.take().context("no stderr")?;
         let mut lines = BufReader::new(stderr).lines();
+        // What it said before listening, to show if it never does.
+        let mut said: Vec<String> = Vec::new();
         let base = loop {
             let Some(line) = lines.next() else {
                 let _ = child.wait();
-                anyhow::bail!("mnemo serve exited before listening");
+                anyhow::bail!("mnemo serve exited before listening: {}", said.join("\n"));
             };
             let line = line?;
+            said.push(line.clone());
             if let Some(rest) = line.strip_prefix("mnemo listening on ") {
                 break rest
                     .split_whitespace()

@@ -40,15 +40,12 @@ pub(super) const TABLES: [&str; 2] = ["memories", "episodes"];
 const ADOPT_BATCH: i64 = 20_000;
 
 /// The leader's state of one vector table: its running count of vectors
-/// per namespace outside the graph, from the rows past `seen`; whether its
-/// last build failed (the next runs without parallel workers:
-/// `segments::run`); the build running on its own connection, and whether
-/// it was a seal's.
+/// per namespace outside the graph, from the rows past `seen`; the build
+/// running on its own connection, and whether it was a seal's.
 #[derive(Default)]
 pub(super) struct Survey {
     seen: i64,
     counts: HashMap<String, i64>,
-    failed: bool,
     build: Option<JoinHandle<anyhow::Result<()>>>,
     last_sealed: bool,
 }
@@ -145,21 +142,13 @@ impl PgStore {
                 self.surveys.borrow_mut()[i].build = Some(handle);
                 return Ok(());
             }
-            let failed = match handle.join() {
-                Ok(Ok(())) => false,
+            match handle.join() {
+                Ok(Ok(())) => {}
                 Ok(Err(e)) => {
-                    tracing::warn!(table = t, error = %format!("{e:#}"), "an HNSW build failed; will retry without parallel workers");
-                    true
+                    tracing::warn!(table = t, error = %format!("{e:#}"), "an HNSW build failed; will retry");
                 }
-                Err(_) => {
-                    tracing::warn!(
-                        table = t,
-                        "an HNSW build panicked; will retry without parallel workers"
-                    );
-                    true
-                }
-            };
-            self.surveys.borrow_mut()[i].failed = failed;
+                Err(_) => tracing::warn!(table = t, "an HNSW build panicked; will retry"),
+            }
         }
         let dimension = match self.vector_state() {
             VectorState::Enabled { dimension, .. } => dimension,
@@ -202,12 +191,11 @@ impl PgStore {
                 }
             }
         };
-        let parallel = !self.surveys.borrow()[i].failed;
-        tracing::info!(table = t, job = ?job, parallel, "starting an HNSW build");
+        tracing::info!(table = t, job = ?job, "starting an HNSW build");
         let (url, table) = (self.url.clone(), t.to_string());
         let handle = std::thread::Builder::new()
             .name("mnemo-graph-build".into())
-            .spawn(move || super::segments::run(&url, &table, job, dimension, parallel))?;
+            .spawn(move || super::segments::run(&url, &table, job, dimension))?;
         let mut surveys = self.surveys.borrow_mut();
         surveys[i].build = Some(handle);
         surveys[i].last_sealed = sealing;
