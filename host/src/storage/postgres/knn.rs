@@ -50,11 +50,13 @@ impl Sizes {
 
 impl PgStore {
     /// Cosine KNN. Per namespace of the filter (one search each, the hits
-    /// merged, as the SQLite store searches its partitions): the rows
-    /// outside the HNSW graph exactly, from their covering index — every
-    /// row of a namespace under `EXACT_MAX_ROWS` vectors — and, for a
-    /// namespace listed in the graph (`graph.rs`), its rows there through
-    /// the HNSW index. An empty filter searches every namespace alike.
+    /// merged, as the SQLite store searches its partitions): exactly, the
+    /// rows no HNSW index holds — every row of a namespace under
+    /// `EXACT_MAX_ROWS` vectors, from their covering index, and a listed
+    /// namespace's rows of segments not indexed yet — and, for a namespace
+    /// listed in the graph (`graph.rs`), its rows in the indexed segments
+    /// through their indexes. An empty filter searches every namespace
+    /// alike.
     pub fn vector_search(
         &self,
         target: Target,
@@ -91,9 +93,10 @@ impl PgStore {
         }
         if searches > 1 {
             hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
-            // A row moved into the graph between the exact search and the
-            // graph's is found by both; never by neither, as the exact
-            // search goes first and rows only ever move into the graph.
+            // The exact search and the walks read disjoint segments of one
+            // cover, so the dedup below is only a guard; a vector rewritten
+            // between their statements (an edit at that instant) may be
+            // found by neither.
             let mut seen = std::collections::HashSet::new();
             hits.retain(|h| seen.insert(h.id.clone()));
             hits.truncate(limit as usize);
@@ -145,7 +148,8 @@ impl PgStore {
     }
 
     /// Exactly, over the `rows` vectors of namespace `ns` (of every
-    /// namespace: `None`) outside the graph, from their covering index:
+    /// namespace: `None`) no index of `cover` holds (those outside every
+    /// segment from their covering index, the others by segment number):
     /// the nearest `limit × VEC_OVERFETCH` first, then the filter on those;
     /// if that leaves too few and there are more, every such row through
     /// the filter. The CTE is materialised so the planner cannot walk the
