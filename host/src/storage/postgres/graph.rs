@@ -85,6 +85,16 @@ fn segments_of(
     Ok((open, sealed))
 }
 
+/// The rows of table `t`'s listed namespaces (`$1` the table) outside
+/// every segment, as a `FROM` clause over `v`: written before the listing,
+/// or by a write that did not see it. What `adopt` moves and `/health`
+/// counts.
+fn strays_sql(t: &str) -> String {
+    format!(
+        "FROM vec_graph g JOIN vec_{t} v ON v.namespace = g.namespace AND v.seg IS NULL WHERE g.target = $1"
+    )
+}
+
 /// The rows counted in the sealed segments of `range`.
 fn rows_in(sealed: &[(i32, i64)], (lo, hi): (i32, i32)) -> i64 {
     sealed
@@ -118,8 +128,8 @@ impl PgStore {
     fn adopt(&self, t: &str) -> anyhow::Result<u64> {
         let sql = format!(
             "UPDATE vec_{t} SET seg = (SELECT seg FROM vec_segments WHERE target = $1 AND rows IS NULL) \
-             WHERE row IN (SELECT v.row FROM vec_graph g JOIN vec_{t} v ON v.namespace = g.namespace \
-               AND v.seg IS NULL WHERE g.target = $1 LIMIT $2 FOR UPDATE OF v SKIP LOCKED)"
+             WHERE row IN (SELECT v.row {} LIMIT $2 FOR UPDATE OF v SKIP LOCKED)",
+            strays_sql(t)
         );
         let mut moved = 0;
         loop {
@@ -134,7 +144,8 @@ impl PgStore {
     /// Starts table `t`'s next build, unless one runs: dropping indexes no
     /// search uses (an invalid one first, so its build can start again),
     /// building a sealed segment's index, sealing the open segment once it
-    /// holds `ANN_FLUSH_AT` rows, or merging a tier's indexes.
+    /// holds `ANN_FLUSH_AT` rows, merging a tier's indexes, or, with no
+    /// seal due, merging every index into one (`compact_due`).
     fn next_build(&self, i: usize, t: &str) -> anyhow::Result<()> {
         let running = self.surveys.borrow_mut()[i].build.take();
         if let Some(handle) = running {
@@ -339,10 +350,9 @@ impl PgStore {
                 .db()
                 .query_one(
                     &format!(
-                        "SELECT (SELECT COUNT(*) FROM vec_{t} v WHERE {}) + \
-                         (SELECT COUNT(*) FROM vec_graph g JOIN vec_{t} v ON v.namespace = g.namespace \
-                          AND v.seg IS NULL WHERE g.target = $1)",
-                        cat.cover.outside("v")
+                        "SELECT (SELECT COUNT(*) FROM vec_{t} v WHERE {}) + (SELECT COUNT(*) {})",
+                        cat.cover.outside("v"),
+                        strays_sql(t)
                     ),
                     &[&t],
                 )?

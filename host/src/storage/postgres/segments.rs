@@ -73,11 +73,11 @@ fn parse_name(t: &str, name: &str) -> Option<Range> {
     Some((lo.parse().ok()?, hi.parse().ok()?))
 }
 
-/// The statement building table `t`'s index over segments `range`.
-pub(super) fn index_sql(t: &str, range: Range, concurrently: bool) -> String {
-    let how = if concurrently { "CONCURRENTLY " } else { "" };
+/// The statement building table `t`'s index over segments `range`, while
+/// the table takes writes and searches.
+fn index_sql(t: &str, range: Range) -> String {
     format!(
-        "CREATE INDEX {how}IF NOT EXISTS {} ON vec_{t} USING hnsw (embedding vector_cosine_ops) \
+        "CREATE INDEX CONCURRENTLY IF NOT EXISTS {} ON vec_{t} USING hnsw (embedding vector_cosine_ops) \
          WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION}) WHERE seg BETWEEN {} AND {}",
         index_name(t, range),
         range.0,
@@ -151,14 +151,12 @@ pub(super) fn catalog(db: &mut impl GenericClient, t: &str) -> Result<Catalog, p
     valid.sort_by_key(|&(lo, hi)| (lo, std::cmp::Reverse(hi)));
     let mut reach = 0;
     for range in valid {
-        if range.1 <= reach {
-            out.inside.push(index_name(t, range));
-        } else if range.0 > reach {
+        if range.0 > reach {
             out.cover.0.push(range);
             reach = range.1;
         } else {
-            // Overlapping without containing: never built so, and walked
-            // twice would only repeat hits; its rows are searched exactly.
+            // Inside one of the cover (or overlapping it, which no merge
+            // builds): its rows are walked there.
             out.inside.push(index_name(t, range));
         }
     }
@@ -266,7 +264,7 @@ pub(super) fn run(url: &str, t: &str, job: Job, dimension: u32) -> anyhow::Resul
         Job::Build { range, rows } => {
             let memory = build_memory_mb(rows, dimension);
             db.batch_execute(&format!("SET maintenance_work_mem = '{memory}MB'"))?;
-            db.batch_execute(&index_sql(t, range, true))?;
+            db.batch_execute(&index_sql(t, range))?;
             // The planner must see the segment numbers' spread to prefer the
             // new index over reading its rows by `seg`.
             db.batch_execute(&format!("ANALYZE vec_{t}"))?;
