@@ -158,6 +158,11 @@ def _mnemo_threads() -> list[str]:
 
 
 def test_close_stops_the_engine_and_a_reopen_finds_everything(tmp_path: Any, data_dir: Any) -> None:
+    # The process's shared threads start with its first engine and stay:
+    # the plugins' epoch ticker, and wasmtime's compile pool (named after
+    # the thread that started it). A first engine, opened and closed, has
+    # them started whatever ran before this test.
+    mnemo.Memory(tmp_path / "first.db", data_dir=data_dir, embedder="hash").close()
     before = _mnemo_threads()
     m = mnemo.Memory(tmp_path / "m.db", data_dir=data_dir, embedder="hash")
     written = m.remember(FACT)

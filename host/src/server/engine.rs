@@ -142,20 +142,32 @@ impl Engines {
         // Read-only: a read's effects are dropped, not handed to the writer.
         let effects_to = (!made.read_only).then(|| PendingEffects::new(writer_tx.clone()));
         for (i, instance) in made.readers.into_iter().enumerate() {
-            spawn_reader(i, instance, read_rx.clone(), effects_to.clone())?;
+            stop.keep(spawn_reader(
+                i,
+                instance,
+                read_rx.clone(),
+                effects_to.clone(),
+            )?);
         }
         if !made.read_only {
-            spawn_embedder(made.store, made.embeddings, writer_tx.clone(), stop.clone())?;
+            stop.keep(spawn_embedder(
+                made.store,
+                made.embeddings,
+                writer_tx.clone(),
+                stop.clone(),
+            )?);
         }
         let mut writers = vec![writer_tx];
         for (i, instance) in made.writers.into_iter().enumerate() {
             writers.push(spawn_writer_with(i + 1, instance, Arc::clone(&closed))?);
         }
         drop(closed);
+        let (planner, planner_thread) = spawn_planner(made.planner)?;
+        stop.keep(planner_thread);
         let engines = Self {
             writers: Arc::new(writers),
             readers: read_tx,
-            planner: spawn_planner(made.planner)?,
+            planner,
             ahead: Arc::new(Ahead::new(made.ahead)),
             llm_on: made.llm_on,
             read_only: made.read_only,
@@ -419,17 +431,20 @@ async fn on<R: Send + 'static>(
         .map_err(|_| ApiError::unavailable("the engine dropped the request"))
 }
 
+/// An engine thread, kept by [`Stop::keep`] to be joined on close.
+type Thread = std::thread::JoinHandle<()>;
+
 /// The planner's thread: rehearsals, one at a time, and dry runs.
-fn spawn_planner(mut mnemo: Mnemo) -> anyhow::Result<mpsc::Sender<Job>> {
+fn spawn_planner(mut mnemo: Mnemo) -> anyhow::Result<(mpsc::Sender<Job>, Thread)> {
     let (tx, rx) = mpsc::channel::<Job>();
-    std::thread::Builder::new()
+    let thread = std::thread::Builder::new()
         .name("mnemo-planner".into())
         .spawn(move || {
             for job in rx {
                 job(&mut mnemo);
             }
         })?;
-    Ok(tx)
+    Ok((tx, thread))
 }
 
 /// A reader's thread: takes the next read job, runs it, and hands the
@@ -439,8 +454,8 @@ fn spawn_reader(
     mut mnemo: Mnemo,
     jobs: Arc<Mutex<mpsc::Receiver<Job>>>,
     effects_to: Option<PendingEffects>,
-) -> anyhow::Result<()> {
-    std::thread::Builder::new()
+) -> anyhow::Result<Thread> {
+    Ok(std::thread::Builder::new()
         .name(format!("mnemo-reader-{i}"))
         .spawn(move || {
             loop {
@@ -458,8 +473,7 @@ fn spawn_reader(
                     return;
                 }
             }
-        })?;
-    Ok(())
+        })?)
 }
 
 /// The embedding worker: every `BACKFILL_EVERY`, a batch of rows without a
@@ -471,15 +485,24 @@ fn spawn_embedder(
     embeddings: Embeddings,
     writer: mpsc::Sender<Job>,
     stop: Stop,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Thread> {
     // The local model's matrix products run on rayon: inside this pool
     // they use `BACKFILL_THREADS` cores, leaving the rest to requests.
+    // Its threads end after the pool is dropped, with this thread.
+    let keeper = stop.clone();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(BACKFILL_THREADS)
-        .thread_name(|_| "mnemo-embedder-math".into())
         .start_handler(|_| yield_to_requests())
+        .spawn_handler(move |thread| {
+            keeper.keep(
+                std::thread::Builder::new()
+                    .name("mnemo-embedder-math".into())
+                    .spawn(|| thread.run())?,
+            );
+            Ok(())
+        })
         .build()?;
-    std::thread::Builder::new()
+    Ok(std::thread::Builder::new()
         .name("mnemo-embedder".into())
         .spawn(move || {
             yield_to_requests();
@@ -550,8 +573,7 @@ fn spawn_embedder(
                     }
                 }
             }
-        })?;
-    Ok(())
+        })?)
 }
 
 /// Lowers the calling thread's CPU priority to `BACKFILL_NICE`.

@@ -313,9 +313,11 @@ fn spawn_scheduler(
     }
     let claims = Arc::new(Mutex::new(scheduler::Claims::open(db)?));
     let mut ticker = Ticker::new(schedule);
-    std::thread::Builder::new()
+    let stop = engine.stop().clone();
+    let thread = std::thread::Builder::new()
         .name("mnemo-scheduler".into())
         .spawn(move || {
+            let keeper = engine.stop().clone();
             while engine.stop().pause(SCHEDULER_POLL) {
                 let now = crate::ledger::now_ms();
                 for guard in ticker.tick(now) {
@@ -346,8 +348,9 @@ fn spawn_scheduler(
                                 }
                                 drop(guard);
                             });
-                        if let Err(e) = by_namespace {
-                            tracing::warn!(error = %e, "could not start a scheduled run");
+                        match by_namespace {
+                            Ok(thread) => keeper.keep(thread),
+                            Err(e) => tracing::warn!(error = %e, "could not start a scheduled run"),
                         }
                         continue;
                     }
@@ -363,6 +366,7 @@ fn spawn_scheduler(
                 }
             }
         })?;
+    stop.keep(thread);
     Ok(())
 }
 

@@ -18,9 +18,9 @@ const STOP_CHECK: Duration = Duration::from_millis(500);
 pub(super) struct Stop {
     flag: Arc<AtomicBool>,
     closed: Arc<(Mutex<bool>, Condvar)>,
-    /// The writers' threads, joined once the database is closed, so that
+    /// The engines' threads, joined once the database is closed, so that
     /// a close returns with none of them left.
-    writers: Arc<Mutex<Vec<std::thread::JoinHandle<()>>>>,
+    threads: Arc<Mutex<Vec<std::thread::JoinHandle<()>>>>,
 }
 
 impl Stop {
@@ -41,16 +41,19 @@ impl Stop {
         false
     }
 
-    /// Keeps a writer's thread, to be joined by [`Stop::wait_closed`].
-    pub(super) fn keep(&self, writer: std::thread::JoinHandle<()>) {
-        self.writers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(writer);
+    /// Keeps an engine thread, to be joined by [`Stop::wait_closed`]: one
+    /// that ends by itself before the database closes (each holds a way to
+    /// the writer, or ends with the stop's flag or the engines' queues).
+    /// The threads that have ended already are let go.
+    pub(super) fn keep(&self, thread: std::thread::JoinHandle<()>) {
+        let mut threads = self.threads.lock().unwrap_or_else(|e| e.into_inner());
+        threads.retain(|t| !t.is_finished());
+        threads.push(thread);
     }
 
     /// Waits up to `timeout` for the writers to close the database, then
-    /// for their threads to end (they signal as their last step).
+    /// for the engines' threads to end (the writers signal as their last
+    /// step; the others have let go of the writers before).
     pub(super) fn wait_closed(&self, timeout: Duration) -> bool {
         let (closed, signal) = &*self.closed;
         let guard = closed.lock().unwrap_or_else(|e| e.into_inner());
@@ -59,10 +62,10 @@ impl Stop {
             .map(|(closed, _)| *closed)
             .unwrap_or(false);
         if done {
-            let writers =
-                std::mem::take(&mut *self.writers.lock().unwrap_or_else(|e| e.into_inner()));
-            for w in writers {
-                let _ = w.join();
+            let threads =
+                std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
+            for t in threads {
+                let _ = t.join();
             }
         }
         done

@@ -31,7 +31,8 @@ const TOPIC_SPACING: u32 = 20;
 /// The watcher's thread (see the module doc); at start, a store without
 /// a tree gets one at once.
 pub(super) fn spawn_topic_watcher(store: Store, engines: Engines) -> anyhow::Result<()> {
-    std::thread::Builder::new()
+    let stop = engines.stop().clone();
+    let thread = std::thread::Builder::new()
         .name("mnemo-topics".into())
         .spawn(move || {
             let mut due = store.needs_topic_tree().unwrap_or(false).then(Instant::now);
@@ -77,6 +78,7 @@ pub(super) fn spawn_topic_watcher(store: Store, engines: Engines) -> anyhow::Res
                 }
             }
         })?;
+    stop.keep(thread);
     Ok(())
 }
 

@@ -76,7 +76,8 @@ pub(super) fn spawn_writer_with(
 
 /// A writer: jobs in order, the ledger written after each (and every
 /// `WRITER_TICK` when idle, for what the others spent). The database is
-/// closed once the last writer's instance is dropped (`closed`).
+/// closed once the last writer's instance is dropped (`closed`), after the
+/// full-text builder's thread has ended.
 fn writer_loop(mut mnemo: Mnemo, rx: mpsc::Receiver<Job>, closed: Arc<Closed>) {
     loop {
         match rx.recv_timeout(WRITER_TICK) {
@@ -86,6 +87,9 @@ fn writer_loop(mut mnemo: Mnemo, rx: mpsc::Receiver<Job>, closed: Arc<Closed>) {
         }
         mnemo.ports().flush_ledger();
     }
+    // The partition builder ends here, not in whichever thread drops the
+    // store's shared state last (it may be the builder itself).
+    mnemo.ports().store.close_text_builder();
     drop(mnemo);
     drop(closed);
 }

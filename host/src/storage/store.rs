@@ -186,6 +186,15 @@ impl Store {
         }
     }
 
+    /// Ends the full-text partitions' builder thread, before the engines
+    /// close the database: no partition is built after.
+    pub fn close_text_builder(&self) {
+        match self {
+            Store::Sqlite(s) => s.close_text_builder(),
+            Store::Postgres(s) => s.close_text_builder(),
+        }
+    }
+
     /// The derived full-text index at a glance.
     pub fn text_status(&self) -> Option<super::text::TextStatus> {
         match self {

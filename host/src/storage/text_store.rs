@@ -60,6 +60,12 @@ impl SqliteStore {
         }
     }
 
+    /// Ends the partition builder's thread (`text::Builder::close`).
+    pub fn close_text_builder(&self) {
+        let thread = self.text().builder.close();
+        text::join(thread);
+    }
+
     /// The derived index at a glance.
     pub fn text_status(&self) -> text::TextStatus {
         self.text().status()

@@ -150,6 +150,12 @@ impl PgStore {
         index.parts.clear();
     }
 
+    /// Ends the partition builder's thread (`text::Builder::close`).
+    pub fn close_text_builder(&self) {
+        let thread = self.text().builder.close();
+        crate::storage::text::join(thread);
+    }
+
     /// The derived index at a glance.
     pub fn text_status(&self) -> TextStatus {
         let index = self.text();

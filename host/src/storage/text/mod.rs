@@ -178,12 +178,16 @@ pub(super) type Key = (Target, String);
 
 /// The thread that builds large partitions one at a time, away from the
 /// searches (one per store, SQLite's or Postgres's, started on first use),
-/// and its queue. Dropped with the store: the queue closes, and the thread
-/// is waited for (unless this is it, dropping the last handle).
+/// and its queue. Closed by the engines' last writer before it closes the
+/// database ([`Builder::close`]), so a close returns with the thread gone;
+/// dropped with the store otherwise: the queue closes, and the thread is
+/// waited for (unless this is it, dropping the last handle).
 #[derive(Default)]
 pub(super) struct Builder {
     queue: Option<std::sync::mpsc::Sender<Key>>,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// Closed: no thread starts again (the store's own search answers).
+    closed: bool,
 }
 
 impl Builder {
@@ -194,6 +198,9 @@ impl Builder {
         key: Key,
         run: impl FnOnce(std::sync::mpsc::Receiver<Key>) + Send + 'static,
     ) -> bool {
+        if self.closed {
+            return false;
+        }
         if self.queue.is_none() {
             let (tx, rx) = std::sync::mpsc::channel();
             match std::thread::Builder::new()
@@ -216,16 +223,29 @@ impl Builder {
         self.queue = None;
         false
     }
+
+    /// Takes no more keys and hands back the thread, for the caller to
+    /// [`join`] once it holds no lock the thread takes; it ends after the
+    /// build in hand.
+    pub(super) fn close(&mut self) -> Option<std::thread::JoinHandle<()>> {
+        self.closed = true;
+        self.queue = None;
+        self.thread.take()
+    }
+}
+
+/// Waits for a builder's thread to end, unless this is it.
+pub(super) fn join(thread: Option<std::thread::JoinHandle<()>>) {
+    if let Some(thread) = thread
+        && thread.thread().id() != std::thread::current().id()
+    {
+        let _ = thread.join();
+    }
 }
 
 impl Drop for Builder {
     fn drop(&mut self) {
-        self.queue = None;
-        if let Some(thread) = self.thread.take()
-            && thread.thread().id() != std::thread::current().id()
-        {
-            let _ = thread.join();
-        }
+        join(self.close());
     }
 }
 
