@@ -36,6 +36,7 @@ mod mcp;
 mod metrics;
 mod pg_graph;
 mod pg_locks;
+mod pg_tail;
 mod pg_text;
 mod pg_tls;
 mod plugins;

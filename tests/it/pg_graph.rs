@@ -20,10 +20,10 @@ use mnemo_host::Mnemo;
 
 /// The threshold the store lists a namespace at (`EXACT_MAX_ROWS`, the
 /// SQLite store's `ANN_MIN_ROWS`).
-const LARGE: i64 = 20_000;
+pub(crate) const LARGE: i64 = 20_000;
 
 /// The rows at which the open segment is sealed and indexed (`ANN_FLUSH_AT`).
-const FLUSH: usize = mnemo_host::storage::ann::ANN_FLUSH_AT;
+pub(crate) const FLUSH: usize = mnemo_host::storage::ann::ANN_FLUSH_AT;
 
 const BIG: [&str; 8] = [
     "Alice's sister lives in Lisbon and teaches piano",
@@ -43,14 +43,14 @@ const QUERIES: [&str; 4] = [
     "who serviced the boiler",
 ];
 
-fn open_pg(url: &str, dir: &std::path::Path) -> Mnemo {
+pub(crate) fn open_pg(url: &str, dir: &std::path::Path) -> Mnemo {
     let mut c = common::config(dir);
     c.db_path = url.into();
     Mnemo::open(&c).unwrap()
 }
 
 /// The vector channel's hits for each query in `ns`.
-fn searches(m: &Mnemo, ns: &[&str]) -> Vec<Vec<String>> {
+pub(crate) fn searches(m: &Mnemo, ns: &[&str]) -> Vec<Vec<String>> {
     let texts: Vec<String> = QUERIES.iter().map(|q| q.to_string()).collect();
     let vectors = m.ports().embeddings.embed_batch(&texts).unwrap();
     let filter = SearchFilter {
@@ -70,7 +70,7 @@ fn searches(m: &Mnemo, ns: &[&str]) -> Vec<Vec<String>> {
         .collect()
 }
 
-fn one_i64(db: &mut postgres::Client, sql: &str) -> i64 {
+pub(crate) fn one_i64(db: &mut postgres::Client, sql: &str) -> i64 {
     db.query_one(sql, &[]).unwrap().get(0)
 }
 
@@ -90,7 +90,7 @@ fn sides(db: &mut postgres::Client, ns: &str) -> (i64, i64) {
 }
 
 /// The names of `vec_memories`'s segment indexes, valid or not.
-fn segment_indexes(db: &mut postgres::Client) -> Vec<(String, bool)> {
+pub(crate) fn segment_indexes(db: &mut postgres::Client) -> Vec<(String, bool)> {
     db.query(
         "SELECT c.relname::text, x.indisvalid FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid \
          WHERE x.indrelid = 'vec_memories'::regclass AND c.relname ~ '^vec_memories_graph_' ORDER BY c.relname",
@@ -109,7 +109,7 @@ fn valid(names: &[&str]) -> Vec<(String, bool)> {
 /// `n` vectors of `ns` that no memory owns (rows from 1,000,000,001, past
 /// any real one and the crowd's before): they count toward the namespace's
 /// size, and no search can return them.
-fn crowd(db: &mut postgres::Client, ns: &str, n: i64) {
+pub(crate) fn crowd(db: &mut postgres::Client, ns: &str, n: i64) {
     db.execute(
         "INSERT INTO vec_memories (row, namespace, embedding) \
          SELECT b.last + i, $1, (SELECT array_agg(random()::real - 0.5) FROM generate_series(1, 384) WHERE i > 0)::vector \
@@ -121,7 +121,7 @@ fn crowd(db: &mut postgres::Client, ns: &str, n: i64) {
     .unwrap();
 }
 
-fn fill(m: &mut Mnemo) {
+pub(crate) fn fill(m: &mut Mnemo) {
     for text in BIG {
         common::remember(m, "big", text);
     }
@@ -133,7 +133,7 @@ fn fill(m: &mut Mnemo) {
 
 /// Rounds of the backfill leader until no build runs or is due, and
 /// fewer than a segment's rows wait in the open one.
-fn settle(m: &Mnemo) {
+pub(crate) fn settle(m: &Mnemo) {
     let deadline = Instant::now() + Duration::from_secs(300);
     loop {
         let round = m.ports().store.grow_graphs().unwrap();

@@ -515,6 +515,10 @@ fn spawn_embedder(
                 if let Err(e) = store.text_catch_up_all() {
                     tracing::warn!(error = %format!("{e:#}"), "applying text changes to the full-text index failed; will retry");
                 }
+                // And holds the sealed vector segments no index serves yet.
+                if let Err(e) = store.tail_catch_up() {
+                    tracing::warn!(error = %format!("{e:#}"), "reading sealed vector segments into memory failed; will retry");
+                }
                     // On a shared Postgres, one server embeds for all, and
                 // folds the full-text counts the writes left pending, and
                 // moves the large namespaces' vectors into the HNSW graph.

@@ -270,6 +270,26 @@ impl Store {
         }
     }
 
+    /// Holds in memory the sealed HNSW segments no index serves yet, once
+    /// no write can enter them, and lets go of the built ones (every
+    /// server, in the background: `postgres/tail.rs`); nothing on SQLite,
+    /// whose fresh rows are its own.
+    pub fn tail_catch_up(&self) -> anyhow::Result<()> {
+        match self {
+            Store::Sqlite(_) => Ok(()),
+            Store::Postgres(p) => p.tail_catch_up(),
+        }
+    }
+
+    /// (segments, rows) of sealed segments held in memory
+    /// ([`Store::tail_catch_up`]).
+    pub fn tail_status(&self) -> (usize, usize) {
+        match self {
+            Store::Sqlite(_) => (0, 0),
+            Store::Postgres(p) => p.tail_status(),
+        }
+    }
+
     pub fn memories_changed(&self) -> u64 {
         both!(self, s => s.memories_changed())
     }

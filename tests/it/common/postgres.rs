@@ -73,10 +73,32 @@ pub fn fresh_database() -> String {
             .unwrap_or(0)
     );
     let mut client = connect(&admin);
+    static SWEPT: OnceLock<()> = OnceLock::new();
+    SWEPT.get_or_init(|| drop_left_behind(&mut client));
     client
         .batch_execute(&format!("CREATE DATABASE {name}"))
         .expect("creating a test database");
     with_database(&admin, &name)
+}
+
+/// Drops the test databases of test processes that have ended (each
+/// process's are named after its id): a run leaves its own behind for a
+/// look, and the next run on the same server sweeps them.
+fn drop_left_behind(client: &mut postgres::Client) {
+    let Ok(rows) = client.query(
+        "SELECT datname FROM pg_database WHERE datname LIKE 'mnemo\\_test\\_%'",
+        &[],
+    ) else {
+        return;
+    };
+    for row in rows {
+        let name: String = row.get(0);
+        let pid = name.split('_').nth(2).and_then(|p| p.parse::<u32>().ok());
+        let ended = pid.is_some_and(|p| !PathBuf::from(format!("/proc/{p}")).exists());
+        if ended {
+            let _ = client.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+        }
+    }
 }
 
 /// `url` naming database `name` instead, its query (`sslmode`…) kept.

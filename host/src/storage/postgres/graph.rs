@@ -31,8 +31,7 @@ use super::{PgStore, R, pg, unpoisoned};
 use crate::storage::ann::{ANN_FLUSH_AT, AnnStatus};
 use crate::storage::vectors::VectorState;
 
-/// The vector tables, in the order of [`Surveys`] and [`Covers`].
-pub(super) const TABLES: [&str; 2] = ["memories", "episodes"];
+pub(super) use super::segments::{TABLES, segments_of};
 
 /// Rows of newly listed namespaces moved into the open segment per
 /// statement (an update of the row's `seg`: no index holds the open
@@ -64,26 +63,6 @@ pub(super) type Surveys = std::cell::RefCell<[Survey; 2]>;
 /// Each table's cover as last read from the catalog, and when; shared by
 /// a server's connections.
 pub(super) type Covers = std::sync::Arc<std::sync::Mutex<[Option<(Instant, Cover)>; 2]>>;
-
-/// Table `t`'s segments: the open one's number and each sealed one's rows
-/// (as counted when sealed: deleted and re-embedded rows leave it high).
-fn segments_of(
-    db: &mut impl postgres::GenericClient,
-    t: &str,
-) -> Result<(i32, Vec<(i32, i64)>), postgres::Error> {
-    let mut open = 1;
-    let mut sealed = Vec::new();
-    for r in db.query(
-        "SELECT seg, rows FROM vec_segments WHERE target = $1 ORDER BY seg",
-        &[&t],
-    )? {
-        match r.get::<_, Option<i64>>(1) {
-            Some(rows) => sealed.push((r.get(0), rows)),
-            None => open = r.get(0),
-        }
-    }
-    Ok((open, sealed))
-}
 
 /// The rows of table `t`'s listed namespaces (`$1` the table) outside
 /// every segment, as a `FROM` clause over `v`: written before the listing,
@@ -151,6 +130,13 @@ impl PgStore {
         if let Some(handle) = running {
             if !handle.is_finished() {
                 self.surveys.borrow_mut()[i].build = Some(handle);
+                // A seal does not wait for the build: the open segment
+                // stays small, and the sealed one is read from memory
+                // (`tail.rs`) until its index is built after this one.
+                let (open, _) = segments_of(&mut **self.db(), t)?;
+                if self.open_full(t, open)? {
+                    self.seal(t, open)?;
+                }
                 return Ok(());
             }
             match handle.join() {
@@ -226,7 +212,9 @@ impl PgStore {
     }
 
     /// Seals table `t`'s open segment `open` (the next number opens, in
-    /// the same statement): its rows.
+    /// the same statement): its rows. Then keeps the transactions that may
+    /// still write into it, those holding the table's write lock now, once
+    /// the seal is committed (`tail.rs`).
     fn seal(&self, t: &str, open: i32) -> anyhow::Result<i64> {
         let row = self.db().query_one(
             &format!(
@@ -234,6 +222,16 @@ impl PgStore {
                    WHERE target = $1 AND seg = $2 AND rows IS NULL RETURNING seg, rows) \
                  INSERT INTO vec_segments (target, seg, rows) SELECT $1, seg + 1, NULL FROM sealed \
                  RETURNING (SELECT rows FROM sealed)"
+            ),
+            &[&t, &open],
+        )?;
+        self.db().execute(
+            &format!(
+                "UPDATE vec_segments SET waits = (SELECT COALESCE(array_agg(DISTINCT l.virtualtransaction), '{{}}') \
+                   FROM pg_locks l WHERE l.locktype = 'relation' AND l.mode = 'RowExclusiveLock' \
+                   AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+                   AND l.relation = 'vec_{t}'::regclass AND l.pid IS DISTINCT FROM pg_backend_pid()) \
+                 WHERE target = $1 AND seg = $2"
             ),
             &[&t, &open],
         )?;
@@ -376,6 +374,7 @@ impl PgStore {
     pub(super) fn forget_listings(&self) {
         unpoisoned(self.listed.lock()).clear();
         *unpoisoned(self.covers.lock()) = Default::default();
+        self.tails.clear();
         *self.surveys.borrow_mut() = Default::default();
     }
 }

@@ -12,6 +12,7 @@ use pgvector::Vector;
 use super::search::scored;
 use super::segments::Cover;
 use super::sql::{self, Args, table};
+use super::tail::HeldSegments;
 use super::{PgStore, R, pg, unpoisoned};
 use crate::storage::sqlite::{ANN_MIN_ROWS, RECOUNT_EVERY, VEC_OVERFETCH};
 
@@ -68,13 +69,15 @@ impl PgStore {
             return Ok(Vec::new());
         }
         // One cover for both sides: what the exact search leaves out, the
-        // walks read.
+        // walks read; and of the rows left out, the sealed segments this
+        // server holds in memory (`tail.rs`), ranked here.
         let cover = self.cover(target)?;
+        let held = self.tails.outside(target, &cover);
         let mut hits = Vec::new();
         let mut searches = 0;
         if f.namespaces.is_empty() {
             let (found, _) =
-                self.vector_search_exact(target, v, f, &cover, (None, i64::MAX), limit)?;
+                self.vector_search_exact(target, v, f, (&cover, &held), (None, i64::MAX), limit)?;
             hits.extend(found);
             hits.extend(self.vector_search_indexed(target, v, f, &cover, None, limit)?);
             searches = 2;
@@ -83,7 +86,7 @@ impl PgStore {
             // Even at a count of 0: the count may be older than the rows.
             let rows = self.vectors_in(target, ns, &cover)?;
             let (found, listed) =
-                self.vector_search_exact(target, v, f, &cover, (Some(ns), rows), limit)?;
+                self.vector_search_exact(target, v, f, (&cover, &held), (Some(ns), rows), limit)?;
             hits.extend(found);
             searches += 1;
             if listed {
@@ -149,18 +152,20 @@ impl PgStore {
 
     /// Exactly, over the `rows` vectors of namespace `ns` (of every
     /// namespace: `None`) no index of `cover` holds (those outside every
-    /// segment from their covering index, the others by segment number):
-    /// the nearest `limit × VEC_OVERFETCH` first, then the filter on those;
-    /// if that leaves too few and there are more, every such row through
-    /// the filter. The CTE is materialised so the planner cannot walk the
-    /// HNSW graph instead. Also says whether `ns` is listed in the graph
-    /// (`graph.rs`), asked in the same statement until it is known to be.
+    /// segment from their covering index, the others by segment number,
+    /// but for the `held` segments, ranked in memory: `tail.rs`): the
+    /// nearest `limit × VEC_OVERFETCH` first, then the filter on those; if
+    /// that leaves too few and there are more, every such row through the
+    /// filter, all read from the table. The CTE is materialised so the
+    /// planner cannot walk the HNSW graph instead. Also says whether `ns`
+    /// is listed in the graph (`graph.rs`), asked in the same statement
+    /// until it is known to be.
     fn vector_search_exact(
         &self,
         target: Target,
         v: &[f32],
         f: &SearchFilter,
-        cover: &Cover,
+        (cover, held): (&Cover, &HeldSegments),
         (ns, rows): (Option<&String>, i64),
         limit: u32,
     ) -> R<(Vec<ScoredId>, bool)> {
@@ -170,11 +175,21 @@ impl PgStore {
             Some(ns) => self.known_in_graph(target, ns),
             None => false,
         };
-        let outside = cover.outside("v");
         let mut cut = Some(nearest);
         loop {
+            // The held segments only with the cut: the widened search reads
+            // every row from the table.
+            let in_memory = cut.is_some() && !held.is_empty();
             let mut args = Args::default();
             let q = args.add(Vector::from(v.to_vec()));
+            let outside = match in_memory {
+                true => format!(
+                    "{} AND v.seg <> ALL({})",
+                    cover.outside("v"),
+                    args.add(held.segs.clone())
+                ),
+                false => cover.outside("v"),
+            };
             let (only, listed) = match ns {
                 Some(ns) => {
                     let n = args.add(ns.clone());
@@ -212,7 +227,7 @@ impl PgStore {
             if listed && let Some(ns) = ns {
                 self.note_in_graph(target, ns);
             }
-            let hits: Vec<ScoredId> = found
+            let mut hits: Vec<ScoredId> = found
                 .iter()
                 .filter_map(|r| {
                     Some(ScoredId {
@@ -221,11 +236,53 @@ impl PgStore {
                     })
                 })
                 .collect();
+            if in_memory {
+                hits.extend(self.held_search(target, v, f, held, ns, nearest, limit)?);
+                hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+                hits.truncate(limit as usize);
+            }
             if cut.is_none() || hits.len() as u32 >= limit || rows <= i64::from(nearest) {
                 return Ok((hits, listed));
             }
             cut = None;
         }
+    }
+
+    /// The `nearest` rows of `ns` in the `held` segments ranked in memory,
+    /// then read from the table: those still in their segment (a row that
+    /// left it is in the open one, read by SQL), through the filter, the
+    /// best `limit` by pgvector's distance.
+    #[allow(clippy::too_many_arguments)]
+    fn held_search(
+        &self,
+        target: Target,
+        v: &[f32],
+        f: &SearchFilter,
+        held: &HeldSegments,
+        ns: Option<&String>,
+        nearest: u32,
+        limit: u32,
+    ) -> R<Vec<ScoredId>> {
+        let (candidates, _) = held.nearest(ns.map(String::as_str), v, nearest as usize);
+        if candidates.is_empty() {
+            return Ok(Vec::new());
+        }
+        let t = table(target);
+        let mut args = Args::default();
+        let q = args.add(Vector::from(v.to_vec()));
+        let rows = args.add(candidates);
+        let segs = args.add(held.segs.clone());
+        let filter = sql::where_clause(target, "x", f, ListState::Active, &mut args);
+        let k = args.add(i64::from(limit));
+        let found = pg(self.db().query(
+            &format!(
+                "SELECT x.id, 1 - (v.embedding <=> {q}) AS s FROM vec_{t} v JOIN {t} x ON x.seq = v.row \
+                 WHERE v.row = ANY({rows}) AND v.seg = ANY({segs}) AND {filter} \
+                 ORDER BY v.embedding <=> {q}, x.id LIMIT {k}"
+            ),
+            &args.refs(),
+        ))?;
+        Ok(scored(&found))
     }
 
     /// The vectors of namespace `ns` in `target` outside the graph, counted again after

@@ -20,6 +20,7 @@ pub mod schema;
 mod search;
 mod segments;
 mod sql;
+mod tail;
 mod text;
 pub mod tls;
 mod vectors;
@@ -62,6 +63,9 @@ pub struct PgStore {
     surveys: graph::Surveys,
     /// The HNSW indexes searches walk, shared likewise (`segments.rs`).
     covers: graph::Covers,
+    /// Sealed segments' vectors held until their index serves, shared
+    /// likewise (`tail.rs`).
+    tails: tail::Tails,
     /// The derived full-text index, shared likewise (`text.rs`).
     text: text::SharedText,
     role: Role,
@@ -107,6 +111,7 @@ impl PgStore {
             listed: Listed::default(),
             surveys: graph::Surveys::default(),
             covers: graph::Covers::default(),
+            tails: tail::Tails::default(),
             text: text::SharedText::default(),
             role: Role::Writer,
             depth: Cell::new(0),
@@ -124,6 +129,7 @@ impl PgStore {
             listed: Arc::clone(&self.listed),
             surveys: graph::Surveys::default(),
             covers: Arc::clone(&self.covers),
+            tails: self.tails.clone(),
             text: Arc::clone(&self.text),
             role,
             depth: Cell::new(0),

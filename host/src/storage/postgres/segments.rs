@@ -29,6 +29,30 @@ use postgres::GenericClient;
 
 use crate::storage::ann::{ANN_FLUSH_AT, ANN_MERGE_FANOUT, ANN_SEGMENT_MAX, tier};
 
+/// The vector tables, in the order of the leader's surveys and the
+/// servers' covers (`graph.rs`).
+pub(super) const TABLES: [&str; 2] = ["memories", "episodes"];
+
+/// Table `t`'s segments: the open one's number and each sealed one's rows
+/// (as counted when sealed: deleted and re-embedded rows leave it high).
+pub(super) fn segments_of(
+    db: &mut impl postgres::GenericClient,
+    t: &str,
+) -> Result<(i32, Vec<(i32, i64)>), postgres::Error> {
+    let mut open = 1;
+    let mut sealed = Vec::new();
+    for r in db.query(
+        "SELECT seg, rows FROM vec_segments WHERE target = $1 ORDER BY seg",
+        &[&t],
+    )? {
+        match r.get::<_, Option<i64>>(1) {
+            Some(rows) => sealed.push((r.get(0), rows)),
+            None => open = r.get(0),
+        }
+    }
+    Ok((open, sealed))
+}
+
 /// HNSW build parameters (pgvector's defaults, named: `m` links per node,
 /// `ef_construction` candidates while building).
 const HNSW_M: u32 = 16;
@@ -114,6 +138,11 @@ impl Cover {
         }
         parts.push(format!("{alias}.seg >= {next}"));
         format!("({})", parts.join(" OR "))
+    }
+
+    /// Whether an index of the cover holds segment `seg`.
+    pub fn holds(&self, seg: i32) -> bool {
+        self.0.iter().any(|&(lo, hi)| (lo..=hi).contains(&seg))
     }
 
     /// The segment numbers `lo..=hi` of sealed segments (below `open`) no

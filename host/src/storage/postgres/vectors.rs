@@ -48,8 +48,19 @@ fn create_tables(db: &mut impl GenericClient, dimension: u32) -> Result<(), post
         "CREATE TABLE IF NOT EXISTS vec_graph (\
              target TEXT NOT NULL, namespace TEXT NOT NULL, PRIMARY KEY (target, namespace)); \
          CREATE TABLE IF NOT EXISTS vec_segments (\
-             target TEXT NOT NULL, seg INTEGER NOT NULL, rows BIGINT, PRIMARY KEY (target, seg))",
+             target TEXT NOT NULL, seg INTEGER NOT NULL, rows BIGINT, waits TEXT[], PRIMARY KEY (target, seg))",
     )?;
+    // `waits` (`tail.rs`) came after the segments: asked first, as `seg`.
+    let waits: bool = db
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('vec_segments') \
+             AND attname = 'waits' AND NOT attisdropped)",
+            &[],
+        )?
+        .get(0);
+    if !waits {
+        db.batch_execute("ALTER TABLE vec_segments ADD COLUMN waits TEXT[]")?;
+    }
     for t in TABLES {
         db.batch_execute(&format!(
             "CREATE TABLE IF NOT EXISTS vec_{t} (\
