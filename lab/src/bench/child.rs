@@ -145,6 +145,9 @@ pub(super) fn recall_once_in(
 /// Recall latencies of a load: every client's, sorted.
 pub(super) struct Load {
     pub times: Vec<Duration>,
+    /// Each recall's end since the load began, and its time, in the
+    /// order they ended (`windows`).
+    pub ended: Vec<(Duration, Duration)>,
     pub seconds: f64,
     pub errors: usize,
 }
@@ -178,6 +181,34 @@ impl Load {
                 &how,
             );
         }
+    }
+}
+
+/// The recall load's p50 in each `step` of its time: how a cliff after
+/// bulk writes ends.
+pub(super) fn windows(load: &Load, t: &mut Table, label: &str, step: Duration) {
+    let mut at = Duration::ZERO;
+    while at < Duration::from_secs_f64(load.seconds) {
+        let mut times: Vec<Duration> = load
+            .ended
+            .iter()
+            .filter(|(end, _)| *end >= at && *end < at + step)
+            .map(|(_, d)| *d)
+            .collect();
+        times.sort();
+        if !times.is_empty() {
+            t.row(
+                &format!(
+                    "{label}: p50 in {}–{} s",
+                    at.as_secs(),
+                    (at + step).as_secs()
+                ),
+                format!("{:.1}", percentile(&times, 0.5).as_secs_f64() * 1e3),
+                "ms",
+                &format!("{} recalls ended then", times.len()),
+            );
+        }
+        at += step;
     }
 }
 
@@ -231,7 +262,7 @@ pub(super) fn recall_until(
                 while !stop.load(Ordering::SeqCst) {
                     let q = query(&texts, xorshift(&mut s));
                     match recall_once_in(&agent, &base, &q, ns.as_deref()) {
-                        Ok(d) => times.push(d),
+                        Ok(d) => times.push((started.elapsed(), d)),
                         Err(_) => errors += 1,
                     }
                 }
@@ -241,6 +272,7 @@ pub(super) fn recall_until(
         .collect();
     let mut load = Load {
         times: Vec::new(),
+        ended: Vec::new(),
         seconds: 0.0,
         errors: 0,
     };
@@ -248,11 +280,13 @@ pub(super) fn recall_until(
         let (times, errors) = w
             .join()
             .map_err(|_| anyhow::anyhow!("a recall client panicked"))?;
-        load.times.extend(times);
+        load.times.extend(times.iter().map(|(_, d)| *d));
+        load.ended.extend(times);
         load.errors += errors;
     }
     load.seconds = started.elapsed().as_secs_f64();
     load.times.sort();
+    load.ended.sort();
     Ok(load)
 }
 

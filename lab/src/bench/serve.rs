@@ -85,6 +85,12 @@ fn size_rows(
         // HNSW graph that its first search starts is built.
         let fresh = recall_load(&server.base, &texts, args.clients(), args.seconds(), 3)?;
         fresh.rows(t, &label("recall right after ingest"), args.clients());
+        super::child::windows(
+            &fresh,
+            t,
+            &label("recall right after ingest"),
+            Duration::from_secs(5),
+        );
         t.note(&format!(
             "{n} memories: HNSW builds still running when that load ended: {}",
             ann_building(&server.base)?

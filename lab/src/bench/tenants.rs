@@ -157,11 +157,9 @@ fn measure(
     if texts.len() / namespaces >= mnemo_host::storage::ANN_MIN_ROWS {
         if !reused {
             let building = load_in(3)?;
-            building.rows(
-                t,
-                &format!("{label}: recall right after import"),
-                args.clients(),
-            );
+            let what = format!("{label}: recall right after import");
+            building.rows(t, &what, args.clients());
+            super::child::windows(&building, t, &what, std::time::Duration::from_secs(5));
         }
         let built = super::ready::ann_ready(&server.base, asked, Some(ns), true)?;
         t.row(

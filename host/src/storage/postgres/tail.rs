@@ -233,7 +233,7 @@ impl PgStore {
                     rows.iter()
                         .map(|r| (r.get(0), r.get(1), r.get::<_, Vector>(2).to_vec())),
                 );
-                tracing::debug!(
+                tracing::info!(
                     table = t,
                     seg,
                     rows = held.rows(),
