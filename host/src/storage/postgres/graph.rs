@@ -157,34 +157,36 @@ impl PgStore {
             Job::Drop([cat.building, cat.inside].concat())
         } else {
             let (open, sealed) = segments_of(&mut **self.db(), t)?;
-            if let Some(range) = cat.cover.first_gap(open) {
-                Job::Build {
-                    range,
-                    rows: rows_in(&sealed, range),
+            let rows: Vec<i64> = cat.cover.0.iter().map(|r| rows_in(&sealed, *r)).collect();
+            let merge = merge_due(&cat.cover, &rows);
+            let gap = cat.cover.first_gap(open);
+            let full = gap.is_none() && self.open_full(t, open)?;
+            // New rows' builds (sealed while a build ran, or sealed now)
+            // and merges take turns while rows pour in, so the indexes
+            // stay few and the rows in none stay a build's worth.
+            let last_sealed = self.surveys.borrow()[i].last_sealed;
+            if (gap.is_some() || full) && (!last_sealed || merge.is_none()) {
+                sealing = true;
+                match gap {
+                    Some(range) => Job::Build {
+                        range,
+                        rows: rows_in(&sealed, range),
+                    },
+                    None => Job::Build {
+                        range: (open, open),
+                        rows: self.seal(t, open)?,
+                    },
                 }
             } else {
-                let rows: Vec<i64> = cat.cover.0.iter().map(|r| rows_in(&sealed, *r)).collect();
-                let merge = merge_due(&cat.cover, &rows);
-                let full = self.open_full(t, open)?;
-                // Seals and merges take turns while rows pour in, so the
-                // indexes stay few and the open segment small.
-                let last_sealed = self.surveys.borrow()[i].last_sealed;
-                if full && (!last_sealed || merge.is_none()) {
-                    let rows = self.seal(t, open)?;
-                    sealing = true;
-                    Job::Build {
-                        range: (open, open),
-                        rows,
-                    }
-                } else {
-                    let quiet = (!full).then(|| compact_due(&cat.cover, &rows)).flatten();
-                    match merge.or(quiet) {
-                        Some(range) => Job::Build {
-                            range,
-                            rows: rows_in(&sealed, range),
-                        },
-                        None => return Ok(()),
-                    }
+                let quiet = (!full && gap.is_none())
+                    .then(|| compact_due(&cat.cover, &rows))
+                    .flatten();
+                match merge.or(quiet) {
+                    Some(range) => Job::Build {
+                        range,
+                        rows: rows_in(&sealed, range),
+                    },
+                    None => return Ok(()),
                 }
             }
         };
