@@ -21,10 +21,8 @@ use super::ready::{ann_building, ann_ready, text_ready};
 pub use super::serve_args::ServeBenchArgs;
 use super::{Corpus, Table, work_dir};
 
-/// Memories remembered into the filled store, after its other rows: a
-/// phase of several seconds at ~1,000/s (2,000, a second and a half, read
-/// 949–1,331/s on one binary).
-const REMEMBERED_AFTER: usize = 10_000;
+/// Memories remembered into the filled store, after its other rows.
+const REMEMBERED_AFTER: usize = 2_000;
 
 pub fn run(base: &mnemo_host::Config, args: ServeBenchArgs) -> anyhow::Result<()> {
     let (dir, _tmp) = work_dir(args.dir.as_ref())?;
