@@ -36,6 +36,16 @@ fn nearest(m: &Mnemo, ns: &str, text: &str) -> Vec<String> {
     hits.into_iter().map(|h| h.id).collect()
 }
 
+/// The id of `big`'s memory whose text starts with `start`.
+fn big_memory(db: &mut postgres::Client, start: &str) -> String {
+    db.query_one(
+        "SELECT id FROM memories WHERE namespace = 'big' AND starts_with(content, $1)",
+        &[&start],
+    )
+    .unwrap()
+    .get(0)
+}
+
 fn row_of(db: &mut postgres::Client, id: &str) -> i64 {
     db.query_one("SELECT seq FROM memories WHERE id = $1", &[&id])
         .unwrap()
@@ -58,13 +68,7 @@ fn a_sealed_segment_is_held_once_no_write_can_enter_it() {
     // memory of `big` that is about something else.
     let dentist = common::remember(&mut m, "lender", "The dentist moved to Rua Augusta");
     m.backfill_all(16, |_| {}).unwrap();
-    let train = db
-        .query_one(
-            "SELECT id FROM memories WHERE namespace = 'big' AND content LIKE 'Train%'",
-            &[],
-        )
-        .unwrap()
-        .get::<_, String>(0);
+    let train = big_memory(&mut db, "Train");
     let (train_row, dentist_row) = (row_of(&mut db, &train), row_of(&mut db, &dentist.memory.id));
     let query = "where is the dentist now";
     assert_ne!(nearest(&m, "big", query)[0], train);
@@ -135,13 +139,8 @@ fn a_sealed_segment_is_held_once_no_write_can_enter_it() {
 
     // A row that leaves the held segment (rewritten into the open one) is
     // read from the table, not from its old vector in memory.
-    let boiler = db
-        .query_one(
-            "SELECT seq FROM memories WHERE namespace = 'big' AND content LIKE 'The boiler%'",
-            &[],
-        )
-        .unwrap()
-        .get::<_, i64>(0);
+    let boiler = big_memory(&mut db, "The boiler");
+    let boiler = row_of(&mut db, &boiler);
     db.execute(REWRITE, &[&train_row, &boiler]).unwrap();
     assert_ne!(nearest(&held, "big", query)[0], train);
     assert!(nearest(&held, "big", "who serviced the boiler").contains(&train));

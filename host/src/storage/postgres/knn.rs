@@ -182,13 +182,11 @@ impl PgStore {
             let in_memory = cut.is_some() && !held.is_empty();
             let mut args = Args::default();
             let q = args.add(Vector::from(v.to_vec()));
-            let outside = match in_memory {
-                true => format!(
-                    "{} AND v.seg <> ALL({})",
-                    cover.outside("v"),
-                    args.add(held.segs.clone())
-                ),
-                false => cover.outside("v"),
+            let outside = if in_memory {
+                let segs = args.add(held.segs.clone());
+                format!("{} AND v.seg <> ALL({segs})", cover.outside("v"))
+            } else {
+                cover.outside("v")
             };
             let (only, listed) = match ns {
                 Some(ns) => {
@@ -263,7 +261,7 @@ impl PgStore {
         nearest: u32,
         limit: u32,
     ) -> R<Vec<ScoredId>> {
-        let (candidates, _) = held.nearest(ns.map(String::as_str), v, nearest as usize);
+        let candidates = held.nearest(ns.map(String::as_str), v, nearest as usize);
         if candidates.is_empty() {
             return Ok(Vec::new());
         }

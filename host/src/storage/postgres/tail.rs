@@ -91,8 +91,8 @@ impl HeldSegments {
     }
 
     /// The `k` rows of namespace `ns` (of every namespace: `None`) nearest
-    /// to `q` by cosine, nearest first, and how many rows were compared.
-    pub(super) fn nearest(&self, ns: Option<&str>, q: &[f32], k: usize) -> (Vec<i64>, usize) {
+    /// to `q` by cosine, nearest first.
+    pub(super) fn nearest(&self, ns: Option<&str>, q: &[f32], k: usize) -> Vec<i64> {
         let norm = dot(q, q).sqrt();
         let q: Vec<f32> = q
             .iter()
@@ -111,7 +111,6 @@ impl HeldSegments {
                 }
             }
         }
-        let compared = scored.len();
         let by = |a: &(f32, i64), b: &(f32, i64)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
         if scored.len() > k && k > 0 {
             scored.select_nth_unstable_by(k - 1, by);
@@ -120,7 +119,7 @@ impl HeldSegments {
             scored.clear();
         }
         scored.sort_by(by);
-        (scored.into_iter().map(|(_, row)| row).collect(), compared)
+        scored.into_iter().map(|(_, row)| row).collect()
     }
 }
 
@@ -263,10 +262,10 @@ mod tests {
             segs: vec![2],
             held: vec![Arc::new(held)],
         };
-        assert_eq!(segs.nearest(Some("a"), &[5.0, 0.0], 2), (vec![1, 4], 3));
-        assert_eq!(segs.nearest(Some("a"), &[0.0, 1.0], 10), (vec![2, 4, 1], 3));
-        assert_eq!(segs.nearest(None, &[1.0, 0.0], 2), (vec![1, 3], 4));
-        assert_eq!(segs.nearest(Some("c"), &[1.0, 0.0], 2), (vec![], 0));
-        assert_eq!(segs.nearest(Some("a"), &[1.0, 0.0], 0), (vec![], 3));
+        assert_eq!(segs.nearest(Some("a"), &[5.0, 0.0], 2), vec![1, 4]);
+        assert_eq!(segs.nearest(Some("a"), &[0.0, 1.0], 10), vec![2, 4, 1]);
+        assert_eq!(segs.nearest(None, &[1.0, 0.0], 2), vec![1, 3]);
+        assert!(segs.nearest(Some("c"), &[1.0, 0.0], 2).is_empty());
+        assert!(segs.nearest(Some("a"), &[1.0, 0.0], 0).is_empty());
     }
 }
