@@ -243,10 +243,7 @@ impl PgStore {
     /// Table `t`'s cover (`segments.rs`), read from the catalog at most
     /// every `COVER_TTL` per server.
     pub(super) fn cover(&self, target: Target) -> R<Cover> {
-        let i = match target {
-            Target::Memories => 0,
-            Target::Episodes => 1,
-        };
+        let i = super::tail::index(target);
         if let Some((at, cover)) = &unpoisoned(self.covers.lock())[i]
             && at.elapsed() < COVER_TTL
         {

@@ -163,7 +163,8 @@ impl Tails {
     }
 }
 
-fn index(target: Target) -> usize {
+/// A table's place in `TABLES` (and in each per-table array).
+pub(super) fn index(target: Target) -> usize {
     match target {
         Target::Memories => 0,
         Target::Episodes => 1,
@@ -180,9 +181,10 @@ impl PgStore {
     /// be written into it, within `TAIL_MAX_BYTES`, and lets go of those
     /// whose index serves (the background worker, on every server).
     pub fn tail_catch_up(&self) -> anyhow::Result<()> {
-        if !self.vectors_on() {
-            return Ok(());
-        }
+        let dim = match self.vector_state() {
+            crate::storage::vectors::VectorState::Enabled { dimension, .. } => dimension,
+            crate::storage::vectors::VectorState::Disabled { .. } => return Ok(()),
+        };
         for (i, t) in TABLES.iter().enumerate() {
             let cover = catalog(&mut **self.db(), t)?.cover;
             let (_, sealed) = segments_of(&mut **self.db(), t)?;
@@ -216,10 +218,6 @@ impl PgStore {
                 .collect();
             for seg in finals {
                 let counted = unbuilt.iter().find(|(s, _)| *s == seg).map_or(0, |r| r.1);
-                let dim = match self.vector_state() {
-                    crate::storage::vectors::VectorState::Enabled { dimension, .. } => dimension,
-                    _ => return Ok(()),
-                };
                 let estimate = counted.max(0) as usize * (dim as usize * 4 + 8);
                 if self.tails.bytes() + estimate > TAIL_MAX_BYTES {
                     break;
