@@ -8,7 +8,7 @@ use std::sync::{Arc, mpsc};
 use mnemo_core::model::Target;
 
 use super::file::{self, Persist};
-use super::segment::{Entry, Segment, SegmentId, dot};
+use super::segment::{Entry, Segment, SegmentId, dot, walk_shares};
 use super::tail::{self, Points, Scan, Tail};
 use super::{ANN_BUILD_NICE, Built, Job, Key, Kind, Live, Partition, Snapshot, chunks};
 
@@ -72,9 +72,16 @@ impl Probe {
     /// Walks every segment's graph and scans the tail (no lock held) for
     /// the `k` nearest: (entry, cosine).
     pub fn walk(&self, v: &[f32], k: usize) -> Vec<(Entry, f32)> {
-        let mut found: Vec<(Entry, f32)> =
-            self.segments.iter().flat_map(|s| s.search(v, k)).collect();
-        found.extend(tail::nearest(&self.tail, v, k));
+        let scanned = tail::nearest(&self.tail, v, k);
+        // The fresh vectors (at most `ANN_FLUSH_AT`) are left out of the
+        // shares: the probe kept only their `k` nearest.
+        let total = self.segments.iter().map(|s| s.points_len()).sum::<usize>()
+            + self.tail.iter().map(|c| c.len()).sum::<usize>();
+        let beside: Vec<f32> = (scanned.iter().map(|(_, c)| *c))
+            .chain(self.fresh.iter().map(|(_, c)| *c))
+            .collect();
+        let mut found = walk_shares(&self.segments, v, k, total, &beside);
+        found.extend(scanned);
         found
     }
 }

@@ -48,6 +48,11 @@ pub(super) struct Scan {
 }
 
 impl Scan {
+    /// The chunk's points.
+    pub(super) fn len(&self) -> usize {
+        self.points.len()
+    }
+
     pub(super) fn new(points: Points) -> Self {
         let dimension = points.first().map_or(0, |(_, v)| v.len());
         let mut codes = Vec::with_capacity(points.len() * dimension);
