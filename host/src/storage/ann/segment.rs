@@ -21,9 +21,9 @@ pub use super::walk::{Entry, Graph, Unit, dot};
 /// --memories 100000 --queries 200`).
 pub const ANN_EF_SEARCH: usize = 128;
 /// The fewest candidates a walk keeps: a search for `k` keeps `max(k,
-/// ANN_EF_MIN)`. Recall asks 120 (a fan-out of 40 × `VEC_OVERFETCH` 3),
-/// as wide as every graph walked before; dedup asks 15 and walks 32, a
-/// quarter of that. `walk.rs`'s test finds every near-duplicate (cosine
+/// ANN_EF_MIN)`. Recall asks 120 of a partition (a fan-out of 40 ×
+/// `VEC_OVERFETCH` 3), of each of its segments its share (`walk_shares`);
+/// dedup asks 15 and walks 32. `walk.rs`'s test finds every near-duplicate (cosine
 /// ~0.88) of 200 at this width, and 180 at 1. At 100,000 memories the
 /// writer remembering into the full store went from 245 to 464/s
 /// (`bench serve --memories 100000`, docs/benchmarks.md).
