@@ -69,8 +69,8 @@ pub struct Probe {
 }
 
 impl Probe {
-    /// Walks every segment's graph and scans the tail (no lock held) for
-    /// the `k` nearest: (entry, cosine).
+    /// Walks each segment's graph for its share (`walk_shares`) and scans
+    /// the tail (no lock held) for the `k` nearest: (entry, cosine).
     pub fn walk(&self, v: &[f32], k: usize) -> Vec<(Entry, f32)> {
         let scanned = tail::nearest(&self.tail, v, k);
         // The fresh vectors (at most `ANN_FLUSH_AT`) are left out of the

@@ -22,9 +22,10 @@ pub use super::walk::{Entry, Graph, Unit, dot};
 pub const ANN_EF_SEARCH: usize = 128;
 /// The fewest candidates a walk keeps: a search for `k` keeps `max(k,
 /// ANN_EF_MIN)`. Recall asks 120 of a partition (a fan-out of 40 ×
-/// `VEC_OVERFETCH` 3), of each of its segments its share (`walk_shares`);
-/// dedup asks 15 and walks 32. `walk.rs`'s test finds every near-duplicate (cosine
-/// ~0.88) of 200 at this width, and 180 at 1. At 100,000 memories the
+/// `VEC_OVERFETCH` 3), of each of its segments its share
+/// (`walk_shares`); dedup asks 15 and walks 32. `walk.rs`'s test finds
+/// every near-duplicate (cosine ~0.88) of 200 at this width, and 180 at
+/// 1. At 100,000 memories the
 /// writer remembering into the full store went from 245 to 464/s
 /// (`bench serve --memories 100000`, docs/benchmarks.md).
 pub const ANN_EF_MIN: usize = 32;
