@@ -195,7 +195,7 @@ mod tests {
 
     const DIM: usize = 32;
     /// Points per segment (4 segments).
-    const PER: i64 = 1_500;
+    const PER: i64 = 500;
     const K: usize = 120;
     /// The rows a recall keeps of the `K` it asks (`limit` 40).
     const KEPT: usize = 40;
