@@ -24,10 +24,10 @@ pub const ANN_EF_SEARCH: usize = 128;
 /// ANN_EF_MIN)`. Recall asks 120 of a partition (a fan-out of 40 ×
 /// `VEC_OVERFETCH` 3), of each of its segments its share
 /// (`walk_shares`); dedup asks 15 and walks 32. `walk.rs`'s test finds
-/// every near-duplicate (cosine ~0.88) of 200 at this width, and 180 at
-/// 1. At 100,000 memories the
-/// writer remembering into the full store went from 245 to 464/s
-/// (`bench serve --memories 100000`, docs/benchmarks.md).
+/// every near-duplicate (cosine ~0.88) of 200 at this width, and 180 at a
+/// width of 1. At 100,000 memories the writer remembering into the full
+/// store went from 245 to 464/s (`bench serve --memories 100000`,
+/// docs/benchmarks.md).
 pub const ANN_EF_MIN: usize = 32;
 /// Candidates kept while linking a new point (instant-distance's
 /// `ef_construction`).
