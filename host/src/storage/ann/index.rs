@@ -77,7 +77,9 @@ impl Probe {
         // shares: the probe kept only their `k` nearest.
         let total = self.segments.iter().map(|s| s.points_len()).sum::<usize>()
             + self.tail.iter().map(|c| c.len()).sum::<usize>();
-        let beside: Vec<f32> = (scanned.iter().map(|(_, c)| *c))
+        let beside: Vec<f32> = scanned
+            .iter()
+            .map(|(_, c)| *c)
             .chain(self.fresh.iter().map(|(_, c)| *c))
             .collect();
         let mut found = walk_shares(&self.segments, v, k, total, &beside);

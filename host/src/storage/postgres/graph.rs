@@ -31,7 +31,7 @@ use super::{PgStore, R, pg, unpoisoned};
 use crate::storage::ann::{ANN_FLUSH_AT, AnnStatus};
 use crate::storage::vectors::VectorState;
 
-pub(super) use super::segments::{TABLES, segments_of};
+pub(super) use super::segments::{TABLES, segments_of, table_index};
 
 /// Rows of newly listed namespaces moved into the open segment per
 /// statement (an update of the row's `seg`: no index holds the open
@@ -147,9 +147,8 @@ impl PgStore {
                 Err(_) => tracing::warn!(table = t, "an HNSW build panicked; will retry"),
             }
         }
-        let dimension = match self.vector_state() {
-            VectorState::Enabled { dimension, .. } => dimension,
-            VectorState::Disabled { .. } => return Ok(()),
+        let VectorState::Enabled { dimension, .. } = self.vector_state() else {
+            return Ok(());
         };
         let cat = catalog(&mut **self.db(), t)?;
         let mut sealing = false;
@@ -243,7 +242,7 @@ impl PgStore {
     /// Table `t`'s cover (`segments.rs`), read from the catalog at most
     /// every `COVER_TTL` per server.
     pub(super) fn cover(&self, target: Target) -> R<Cover> {
-        let i = super::tail::index(target);
+        let i = table_index(target);
         if let Some((at, cover)) = &unpoisoned(self.covers.lock())[i]
             && at.elapsed() < COVER_TTL
         {

@@ -25,6 +25,7 @@
 
 use std::time::{Duration, Instant};
 
+use mnemo_core::model::Target;
 use postgres::GenericClient;
 
 use crate::storage::ann::{ANN_FLUSH_AT, ANN_MERGE_FANOUT, ANN_SEGMENT_MAX, tier};
@@ -32,6 +33,14 @@ use crate::storage::ann::{ANN_FLUSH_AT, ANN_MERGE_FANOUT, ANN_SEGMENT_MAX, tier}
 /// The vector tables, in the order of the leader's surveys and the
 /// servers' covers (`graph.rs`).
 pub(super) const TABLES: [&str; 2] = ["memories", "episodes"];
+
+/// A table's place in `TABLES` (and in each per-table array).
+pub(super) fn table_index(target: Target) -> usize {
+    match target {
+        Target::Memories => 0,
+        Target::Episodes => 1,
+    }
+}
 
 /// Table `t`'s segments: the open one's number and each sealed one's rows
 /// (as counted when sealed: deleted and re-embedded rows leave it high).

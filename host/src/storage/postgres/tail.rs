@@ -23,9 +23,10 @@ use std::sync::{Arc, Mutex};
 use mnemo_core::model::Target;
 use pgvector::Vector;
 
-use super::segments::{Cover, TABLES, catalog, segments_of};
+use super::segments::{Cover, TABLES, catalog, segments_of, table_index};
 use super::{PgStore, unpoisoned};
 use crate::storage::ann::dot;
+use crate::storage::vectors::VectorState;
 
 /// The most bytes of vectors a server holds; the segments past it are
 /// read by SQL as before. A 1,000,000-row import left 99,323 rows in no
@@ -129,7 +130,7 @@ impl Tails {
     pub(super) fn outside(&self, target: Target, cover: &Cover) -> HeldSegments {
         let tails = unpoisoned(self.0.lock());
         let mut out = HeldSegments::default();
-        let mut held: Vec<(&i32, &Arc<Held>)> = tails[index(target)]
+        let mut held: Vec<(&i32, &Arc<Held>)> = tails[table_index(target)]
             .iter()
             .filter(|(s, _)| !cover.holds(**s))
             .collect();
@@ -163,14 +164,6 @@ impl Tails {
     }
 }
 
-/// A table's place in `TABLES` (and in each per-table array).
-pub(super) fn index(target: Target) -> usize {
-    match target {
-        Target::Memories => 0,
-        Target::Episodes => 1,
-    }
-}
-
 impl PgStore {
     /// (segments, rows) held.
     pub fn tail_status(&self) -> (usize, usize) {
@@ -181,9 +174,8 @@ impl PgStore {
     /// be written into it, within `TAIL_MAX_BYTES`, and lets go of those
     /// whose index serves (the background worker, on every server).
     pub fn tail_catch_up(&self) -> anyhow::Result<()> {
-        let dim = match self.vector_state() {
-            crate::storage::vectors::VectorState::Enabled { dimension, .. } => dimension,
-            crate::storage::vectors::VectorState::Disabled { .. } => return Ok(()),
+        let VectorState::Enabled { dimension: dim, .. } = self.vector_state() else {
+            return Ok(());
         };
         for (i, t) in TABLES.iter().enumerate() {
             let cover = catalog(&mut **self.db(), t)?.cover;
