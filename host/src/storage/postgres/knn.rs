@@ -25,27 +25,32 @@ use crate::storage::sqlite::{ANN_MIN_ROWS, RECOUNT_EVERY, VEC_OVERFETCH};
 /// SQLite store's `ANN_MIN_ROWS`.
 pub(super) const EXACT_MAX_ROWS: i64 = ANN_MIN_ROWS as i64;
 
-/// Vectors per (table, namespace), each with the searches since it was
-/// counted; shared by a server's connections.
+/// Vectors per (table, namespace) outside every index, each with the
+/// cover it was counted under and the searches since; shared by a
+/// server's connections.
 #[derive(Clone, Default)]
 pub(super) struct Sizes(Arc<Mutex<HashMap<(Target, String), Counted>>>);
 
-/// A namespace's vectors and the searches since they were counted.
-type Counted = (i64, usize);
+/// A namespace's vectors outside `Cover`, and the searches since they were
+/// counted.
+type Counted = (i64, Cover, usize);
 
 impl Sizes {
     /// The count, unless it is due to be counted again: after
     /// `RECOUNT_EVERY` searches (the SQLite store counts its own writes
-    /// instead; on a shared Postgres the other servers write too).
-    fn get(&self, key: &(Target, String)) -> Option<i64> {
+    /// instead; on a shared Postgres the other servers write too), or once
+    /// the cover has changed. A count from before an index was built
+    /// names rows that index now holds, and so would widen every search
+    /// that finds fewer than asked over the rows outside it.
+    fn get(&self, key: &(Target, String), cover: &Cover) -> Option<i64> {
         let mut sizes = unpoisoned(self.0.lock());
-        let (n, used) = sizes.get_mut(key)?;
+        let (n, counted, used) = sizes.get_mut(key)?;
         *used += 1;
-        (*used < RECOUNT_EVERY).then_some(*n)
+        (*used < RECOUNT_EVERY && counted == cover).then_some(*n)
     }
 
-    fn set(&self, key: (Target, String), n: i64) {
-        unpoisoned(self.0.lock()).insert(key, (n, 0));
+    fn set(&self, key: (Target, String), cover: &Cover, n: i64) {
+        unpoisoned(self.0.lock()).insert(key, (n, cover.clone(), 0));
     }
 }
 
@@ -183,8 +188,7 @@ impl PgStore {
             let mut args = Args::default();
             let q = args.add(Vector::from(v.to_vec()));
             let outside = if in_memory {
-                let segs = args.add(held.segs.clone());
-                format!("{} AND v.seg <> ALL({segs})", cover.outside("v"))
+                cover.outside_except("v", &held.segs)
             } else {
                 cover.outside("v")
             };
@@ -287,7 +291,7 @@ impl PgStore {
     /// `RECOUNT_EVERY` searches (the SQLite store's partition counts).
     fn vectors_in(&self, target: Target, ns: &str, cover: &Cover) -> R<i64> {
         let key = (target, ns.to_string());
-        if let Some(n) = self.sizes.get(&key) {
+        if let Some(n) = self.sizes.get(&key, cover) {
             return Ok(n);
         }
         let t = table(target);
@@ -299,7 +303,31 @@ impl PgStore {
             &[&ns],
         ))?
         .get(0);
-        self.sizes.set(key, n);
+        self.sizes.set(key, cover, n);
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_count_serves_only_the_cover_it_was_counted_under() {
+        let sizes = Sizes::default();
+        let key = (Target::Memories, "default".to_string());
+        let before = Cover(vec![(1, 1)]);
+        let after = Cover(vec![(1, 3)]);
+        assert_eq!(sizes.get(&key, &before), None);
+        sizes.set(key.clone(), &before, 30_000);
+        assert_eq!(sizes.get(&key, &before), Some(30_000));
+        // An index built since holds rows the count names.
+        assert_eq!(sizes.get(&key, &after), None);
+        sizes.set(key.clone(), &after, 12);
+        assert_eq!(sizes.get(&key, &after), Some(12));
+        for _ in 0..RECOUNT_EVERY {
+            sizes.get(&key, &after);
+        }
+        assert_eq!(sizes.get(&key, &after), None);
     }
 }

@@ -137,9 +137,22 @@ impl Cover {
     /// The rows of listed namespaces no index of the cover holds, as an SQL
     /// condition on `alias` (the open segment, sealed ones not yet built).
     pub fn outside(&self, alias: &str) -> String {
+        self.outside_except(alias, &[])
+    }
+
+    /// As [`Cover::outside`], less the segments `skip` (those a server
+    /// holds in memory, `tail.rs`), written as ranges so that the planner
+    /// reads the rest through `vec_{t}_seg`. A `seg <> ALL(…)` filter
+    /// instead read every row of the skipped segments to drop them: 16.5 ms
+    /// for the 30,000 rows a 50,000-row import leaves in them (`EXPLAIN
+    /// ANALYZE`, no load), where ranges read only the open segment's.
+    pub fn outside_except(&self, alias: &str, skip: &[i32]) -> String {
+        let mut ranges = self.0.clone();
+        ranges.extend(skip.iter().map(|&s| (s, s)));
+        ranges.sort_unstable();
         let mut parts = Vec::new();
         let mut next = 1;
-        for &(lo, hi) in &self.0 {
+        for &(lo, hi) in &ranges {
             if lo > next {
                 parts.push(format!("{alias}.seg BETWEEN {next} AND {}", lo - 1));
             }
@@ -333,6 +346,15 @@ mod tests {
         let cover = Cover(vec![(1, 4), (5, 5), (8, 9)]);
         assert_eq!(cover.outside("v"), "(v.seg BETWEEN 6 AND 7 OR v.seg >= 10)");
         assert_eq!(Cover::default().outside("v"), "(v.seg >= 1)");
+        // Held segments leave ranges, inside or past the cover's gaps.
+        assert_eq!(
+            cover.outside_except("v", &[7, 10, 11]),
+            "(v.seg BETWEEN 6 AND 6 OR v.seg >= 12)"
+        );
+        assert_eq!(
+            Cover::default().outside_except("v", &[2, 3]),
+            "(v.seg BETWEEN 1 AND 1 OR v.seg >= 4)"
+        );
         assert_eq!(cover.first_gap(12), Some((6, 7)));
         assert_eq!(Cover(vec![(1, 4)]).first_gap(5), None);
         assert_eq!(Cover(vec![(1, 4)]).first_gap(8), Some((5, 7)));
