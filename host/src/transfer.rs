@@ -3,7 +3,10 @@
 //! too), episodes, entities with their links, facts (superseded ones
 //! too) and the memories' earlier versions, vectors optional. Import
 //! runs every item through the core (which keeps ids, times and counts and
-//! deduplicates) in one transaction: a bad line writes nothing.
+//! deduplicates) in one transaction: a bad line writes nothing. Once it
+//! commits, the full-text partitions of the large namespaces it wrote are
+//! queued for building (`Store::text_warm`), so the searches after a bulk
+//! import do not wait on them.
 
 use mnemo_core::ports::Storage as _;
 use rmcp::schemars::{self, JsonSchema};
@@ -143,6 +146,9 @@ pub fn import(
     let mut keep_vectors = false;
     let mut counts = Counts::default();
     let mut outcomes: HashMap<ImportOutcome, usize> = HashMap::new();
+    // The namespaces written, whose full-text partitions are built once
+    // the import commits (`Store::text_warm`).
+    let mut written: std::collections::BTreeSet<(Target, String)> = Default::default();
     let lines: Vec<String> = input
         .lines()
         .collect::<Result<_, _>>()
@@ -182,6 +188,15 @@ pub fn import(
                 _ => {}
             }
             match &item {
+                ImportItem::Memory(MemoryLine { memory, .. }) => {
+                    written.insert((Target::Memories, memory.namespace.clone()));
+                }
+                ImportItem::Episode(EpisodeLine { episode, .. }) => {
+                    written.insert((Target::Episodes, episode.namespace.clone()));
+                }
+                _ => {}
+            }
+            match &item {
                 ImportItem::Session { .. } => counts.sessions += 1,
                 ImportItem::Memory { .. } => counts.memories += 1,
                 ImportItem::Episode { .. } => counts.episodes += 1,
@@ -195,6 +210,9 @@ pub fn import(
         }
         Ok(())
     })?;
+    for (target, ns) in &written {
+        m.ports().store.text_warm(*target, ns);
+    }
     counts.created = outcomes.get(&ImportOutcome::Created).copied().unwrap_or(0);
     counts.existing = outcomes.get(&ImportOutcome::Exists).copied().unwrap_or(0);
     counts.merged = outcomes.get(&ImportOutcome::Merged).copied().unwrap_or(0);

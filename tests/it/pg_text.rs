@@ -335,3 +335,39 @@ fn pg_a_server_killed_mid_write_restarts_with_an_exact_index() {
         assert_eq!(&hits[0].0, id);
     }
 }
+
+/// After a bulk write (`transfer::import` calls it), a namespace past the
+/// inline size has its partition built by the server's builder thread
+/// before any search asks; a small one waits for its first search.
+#[test]
+fn pg_a_bulk_write_has_its_large_partitions_built_before_a_search() {
+    use mnemo_host::storage::text::TEXT_INLINE_BUILD_ROWS;
+    let (url, s) = store();
+    fill(&s, "big", 0, TEXT_INLINE_BUILD_ROWS as usize + 1, 5, &WORDS);
+    fill(&s, "small", 0, 20, 6, &WORDS);
+    let server = PgStore::open(&url).unwrap();
+    server.text_warm(Target::Memories, "big");
+    server.text_warm(Target::Memories, "small");
+    let status = server.text_status();
+    assert_eq!(status.partitions + status.building, 1, "only the large one");
+    built(&server);
+    // As a server whose first search queued the build (SQL answering it).
+    let qs = queries(43, &WORDS);
+    let asked = PgStore::open(&url).unwrap();
+    answers(&asked, Target::Memories, &qs, &filter("big"));
+    built(&asked);
+    same(
+        &qs,
+        &answers(&server, Target::Memories, &qs, &filter("big")),
+        &answers(&asked, Target::Memories, &qs, &filter("big")),
+    );
+}
+
+/// Waits for `s`'s builder thread to have built a partition.
+fn built(s: &PgStore) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while s.text_status().partitions == 0 {
+        assert!(std::time::Instant::now() < deadline, "the builder built it");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -545,3 +545,29 @@ pub(crate) fn word_queries(acked: &Acked) -> Vec<Vec<String>> {
         .map(|(w, _)| vec![w.clone(), "nowhere".into()])
         .collect()
 }
+
+/// After a bulk write (`transfer::import` calls it), a namespace past the
+/// inline size has its partition built in the background before any
+/// search asks; a small one waits for its first search, as before.
+#[test]
+fn a_bulk_write_has_its_large_partitions_built_before_a_search() {
+    use mnemo_host::storage::text::TEXT_INLINE_BUILD_ROWS;
+    let dir = tempfile::tempdir().unwrap();
+    let s = SqliteStore::open(&dir.path().join("warm.db")).unwrap();
+    s.set_text_index(true);
+    fill(&s, "big", TEXT_INLINE_BUILD_ROWS as usize + 1, 5, &WORDS);
+    let reader = s.reader().unwrap();
+    reader.set_text_index(true);
+    reader.text_warm(Target::Memories, "big");
+    reader.text_warm(Target::Memories, "nobody");
+    let status = reader.text_status();
+    assert_eq!(status.partitions + status.building, 1, "only the large one");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while reader.text_status().partitions == 0 {
+        assert!(std::time::Instant::now() < deadline, "the builder built it");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let qs = queries(41, &WORDS);
+    let (indexed, fts5) = both_ways(&reader, Target::Memories, &qs, &filter("big"));
+    same(&qs, &indexed, &fts5);
+}

@@ -60,6 +60,45 @@ impl SqliteStore {
         }
     }
 
+    /// Queues the build of `ns`'s partition (`Store::text_warm`) when it
+    /// is past `TEXT_INLINE_BUILD_ROWS` (a smaller one builds at its first
+    /// search as fast as it would be read) and not held or building.
+    pub fn text_warm(&self, target: Target, ns: &str) {
+        let key = (target, ns.to_string());
+        {
+            let index = self.text();
+            if !index.enabled || index.parts.contains_key(&key) {
+                return;
+            }
+        }
+        // An in-memory database has no second connection to build on.
+        if self.path.to_str() == Some(":memory:") {
+            return;
+        }
+        let rows = self.conn.query_row(
+            &format!(
+                "SELECT COUNT(*) FROM {} WHERE namespace = ?1",
+                table(target)
+            ),
+            [ns],
+            |r| r.get::<_, i64>(0),
+        );
+        match rows {
+            Ok(rows) if rows > text::TEXT_INLINE_BUILD_ROWS => {}
+            Ok(_) => return,
+            Err(e) => {
+                tracing::warn!(namespace = ns, error = %e, "not counted; its first search builds the full-text partition");
+                return;
+            }
+        }
+        let mut index = self.text();
+        if index.enabled && !index.parts.contains_key(&key) {
+            index.parts.insert(key.clone(), Entry::Building);
+            drop(index);
+            self.build_in_background(key);
+        }
+    }
+
     /// Ends the partition builder's thread (`text::Builder::close`).
     pub fn close_text_builder(&self) {
         let thread = self.text().builder.close();

@@ -292,6 +292,39 @@ impl PgStore {
         })
     }
 
+    /// Queues the build of `ns`'s partition (`Store::text_warm`) when it
+    /// is past `TEXT_INLINE_BUILD_ROWS` (a smaller one builds at its first
+    /// search as fast as it would be read) and not held or building.
+    pub fn text_warm(&self, target: Target, ns: &str) {
+        let key = (target, ns.to_string());
+        {
+            let index = self.text();
+            if !index.enabled || index.parts.contains_key(&key) {
+                return;
+            }
+        }
+        let rows = self.db().query_one(
+            &format!(
+                "SELECT COUNT(*) FROM {} WHERE namespace = $1",
+                table(target)
+            ),
+            &[&ns],
+        );
+        match rows.map(|r| r.get::<_, i64>(0)) {
+            Ok(rows) if rows > TEXT_INLINE_BUILD_ROWS => {}
+            Ok(_) => return,
+            Err(e) => {
+                tracing::warn!(namespace = ns, error = %e, "not counted; its first search builds the full-text partition");
+                return;
+            }
+        }
+        let mut index = self.text();
+        if index.enabled && !index.parts.contains_key(&key) {
+            index.parts.insert(key.clone(), Entry::Building);
+            self.queue_build(&mut index, key);
+        }
+    }
+
     /// Queues `key` for the server's builder thread (`text::Builder`); a
     /// weak handle, so closing the store ends it.
     fn queue_build(&self, index: &mut PgText, key: (Target, String)) {

@@ -52,7 +52,7 @@ pub use tokenizer::{Purpose, Tokenizer};
 /// builder, FTS5 answering until it is ready. Measured: 100,000 rows of
 /// `mnemo-lab bench serve`'s corpus built in 0.9 s (`MNEMO_LOG=info` logs
 /// each build), ~110,000 rows/s, so this bounds the wait to about 45 ms.
-pub(super) const TEXT_INLINE_BUILD_ROWS: i64 = 5_000;
+pub const TEXT_INLINE_BUILD_ROWS: i64 = 5_000;
 /// `text_changes` keeps at least this many of its newest entries; older
 /// ones are dropped by the writer (`SqliteStore::prune_text_changes`). A
 /// partition that fell further behind is rebuilt from its table.
