@@ -83,13 +83,8 @@ impl SqliteStore {
             [ns],
             |r| r.get::<_, i64>(0),
         );
-        match rows {
-            Ok(rows) if rows > text::TEXT_INLINE_BUILD_ROWS => {}
-            Ok(_) => return,
-            Err(e) => {
-                tracing::warn!(namespace = ns, error = %e, "not counted; its first search builds the full-text partition");
-                return;
-            }
+        if !text::warm_due(ns, rows) {
+            return;
         }
         let mut index = self.text();
         if index.enabled && !index.parts.contains_key(&key) {

@@ -35,6 +35,7 @@ use super::sql::{Args, table, where_clause};
 use super::{PgStore, R, pg, unpoisoned};
 use crate::storage::text::{
     self, Overlay, Partition, TEXT_CHANGES_KEEP, TEXT_INLINE_BUILD_ROWS, TextStatus, Tokenized,
+    warm_due,
 };
 
 /// A partition and where its last applied read of the log stood.
@@ -310,13 +311,8 @@ impl PgStore {
             ),
             &[&ns],
         );
-        match rows.map(|r| r.get::<_, i64>(0)) {
-            Ok(rows) if rows > TEXT_INLINE_BUILD_ROWS => {}
-            Ok(_) => return,
-            Err(e) => {
-                tracing::warn!(namespace = ns, error = %e, "not counted; its first search builds the full-text partition");
-                return;
-            }
+        if !warm_due(ns, rows.map(|r| r.get::<_, i64>(0))) {
+            return;
         }
         let mut index = self.text();
         if index.enabled && !index.parts.contains_key(&key) {

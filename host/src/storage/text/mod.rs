@@ -53,6 +53,20 @@ pub use tokenizer::{Purpose, Tokenizer};
 /// `mnemo-lab bench serve`'s corpus built in 0.9 s (`MNEMO_LOG=info` logs
 /// each build), ~110,000 rows/s, so this bounds the wait to about 45 ms.
 pub const TEXT_INLINE_BUILD_ROWS: i64 = 5_000;
+/// Whether a namespace a bulk write reached, of `rows` as counted, has
+/// its partition built now (`Store::text_warm`): past
+/// `TEXT_INLINE_BUILD_ROWS`. A count that failed is logged; the first
+/// search builds the partition then.
+pub(super) fn warm_due(ns: &str, rows: Result<i64, impl std::fmt::Display>) -> bool {
+    match rows {
+        Ok(rows) => rows > TEXT_INLINE_BUILD_ROWS,
+        Err(e) => {
+            tracing::warn!(namespace = ns, error = %e, "not counted; its first search builds the full-text partition");
+            false
+        }
+    }
+}
+
 /// `text_changes` keeps at least this many of its newest entries; older
 /// ones are dropped by the writer (`SqliteStore::prune_text_changes`). A
 /// partition that fell further behind is rebuilt from its table.
