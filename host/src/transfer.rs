@@ -181,17 +181,12 @@ pub fn import(
                 _ => {}
             }
             match &item {
-                ImportItem::Memory(MemoryLine { vector, .. })
-                | ImportItem::Episode(EpisodeLine { vector, .. }) => {
-                    counts.vectors += usize::from(vector.is_some())
-                }
-                _ => {}
-            }
-            match &item {
-                ImportItem::Memory(MemoryLine { memory, .. }) => {
+                ImportItem::Memory(MemoryLine { memory, vector }) => {
+                    counts.vectors += usize::from(vector.is_some());
                     written.insert((Target::Memories, memory.namespace.clone()));
                 }
-                ImportItem::Episode(EpisodeLine { episode, .. }) => {
+                ImportItem::Episode(EpisodeLine { episode, vector }) => {
+                    counts.vectors += usize::from(vector.is_some());
                     written.insert((Target::Episodes, episode.namespace.clone()));
                 }
                 _ => {}
