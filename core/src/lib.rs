@@ -40,7 +40,8 @@ mod tests;
 #[cfg(target_arch = "wasm32")]
 mod wasm;
 
-pub use agent::context::ContextGate;
+pub use agent::context::ContextQuery;
+pub use agent::domains::described as agent_domains;
 pub use agent::prompts as agent_prompts;
 pub use cross::Cross;
 pub use engine::Engine;

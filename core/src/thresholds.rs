@@ -360,31 +360,42 @@ pub const MAX_EXPANSIONS: usize = 6;
 /// the seeds, which only say the scores are interpolated.
 pub const RERANK_WEIGHT: f32 = 0.5;
 
-/// Context injection's gate (`agent::context::injected`): a hit is
-/// injected when the query's cosine to it is at least
-/// `CONTEXT_MIN_COSINE` and at least `CONTEXT_TOP_COSINE_SHARE` of the best
-/// hit's cosine (a paraphrase shares no words: the embedding decides), or
-/// when its relevance reaches the relevance mode's floor (a strong keyword
-/// and meaning match). Measured on tests/fixtures/context-set.json (200
-/// memories, 76 prompts; `mnemo-lab eval context --sweep`, docs/evaluation.md)
-/// with all-MiniLM-L6-v2: blend P 0.570 / R 0.596 against 0.189 / 0.551
-/// for seed 004's auto-expand threshold (0.25) on relevance alone; the
-/// best F1 of every gate of this family that still injects the paraphrase
-/// of docs/evaluation.md's example. Not in the seeds.
-pub const CONTEXT_MIN_COSINE: f32 = 0.35;
-pub const CONTEXT_TOP_COSINE_SHARE: f32 = 0.75;
-/// The relevance floor in `blend` (BM25 over the best hit's, half the
-/// weight: a lexical match alone reaches 0.5, so the floor asks for both).
-pub const CONTEXT_MIN_RELEVANCE_BLEND: f32 = 0.82;
-/// The relevance floor in `semantic` (cosine-led; a dual hit is boosted).
-pub const CONTEXT_MIN_RELEVANCE_SEMANTIC: f32 = 0.56;
+/// Context injection with a model embedder (`agent/gate.rs`): every
+/// candidate (recall's first `CONTEXT_CANDIDATES`, the memories nearest the
+/// prompt's vector, and those nearest the descriptions of the prompt's two
+/// best life domains, `CONTEXT_DOMAIN_K` each) is scored by a logistic model
+/// of nine signals, and the best `limit` scoring at least
+/// `CONTEXT_MIN_SCORE` are injected. The weights, in `gate::Signals`'
+/// order (cosine, cosine less the best candidate's, BM25 over the best,
+/// recall's first, domain link, the best cosine, the prompt's domain
+/// strength, a hard constraint, a hard constraint × its domain affinity ×
+/// the prompt's), then the intercept. Fitted by
+/// `lab/scripts/context-fit` on tests/fixtures/context/tune-tomas.json
+/// (all-MiniLM-L6-v2, blend, each class weighted to half), never on
+/// report-aiko.json, the set docs/evaluation.md reports. Not in the seeds.
+pub const CONTEXT_WEIGHTS: [f32; 9] =
+    [9.601, 5.777, 0.885, 1.74, 3.616, 0.784, 1.973, 1.295, 8.991];
+pub const CONTEXT_INTERCEPT: f32 = -4.85;
+/// The score a candidate needs (the model's log-odds; 0 would be even
+/// odds). Chosen on the tuning user: recall 0.775 at precision 0.491, the
+/// highest threshold before recall falls.
+pub const CONTEXT_MIN_SCORE: f32 = 0.25;
+/// Recall's hits a context considers (more than it shows).
+pub const CONTEXT_CANDIDATES: u32 = 10;
+/// Memories read nearest each description of a prompt's life domain.
+pub const CONTEXT_DOMAIN_K: u32 = 8;
+/// A prompt neither about the user (`gate::personal`) nor as close as this
+/// to any memory (the best candidate's cosine) injects nothing: a question
+/// about the world ("how many days are there in a leap year?"). Off-topic
+/// prompts of the tuning user: 2 of 22 inject with it, 10 of 22 without.
+pub const CONTEXT_OFF_TOPIC_COSINE: f32 = 0.38;
 
 /// The hash embedder's cosine (tests, tiny machines, the JavaScript
 /// host's default) is word overlap, not meaning: its gate is the relevance,
-/// or the best keyword match of the prompt (BM25's first). Measured the
-/// same way with `MNEMO_EMBEDDER=hash`: blend P 0.361 / R 0.393 (F1 0.377;
-/// the relevance floor alone: 0.424 / 0.281, F1 0.338; the model's gate:
-/// 0.462 / 0.067); semantic 0.406 / 0.146 at 0.30 without the keyword rule.
+/// or the best keyword match of the prompt (BM25's first), over recall's
+/// page (`gate::HashGate`). `MNEMO_EMBEDDER=hash mnemo-lab eval context`,
+/// the held-out user: blend recall 0.386 / precision 0.529, semantic
+/// 0.205 / 0.818 (docs/evaluation.md).
 pub const CONTEXT_MIN_RELEVANCE_HASH_BLEND: f32 = 0.58;
 pub const CONTEXT_MIN_RELEVANCE_HASH_SEMANTIC: f32 = 0.30;
 /// Embedder names (`hash-384`, ...) whose gate is `…_HASH_…`.

@@ -11,7 +11,6 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod bench;
-mod context_ceiling;
 mod context_eval;
 mod eval;
 mod simulate;

@@ -334,3 +334,53 @@ fn context_injects_a_paraphrase_with_the_local_model() {
         Vec::<String>::new()
     );
 }
+
+/// Issue 71's two examples on a fresh store: recall ranks the memory first
+/// and the context now injects it; a question about the world injects
+/// nothing; a prompt that acts in a domain brings that domain's constraint.
+#[test]
+fn context_injects_what_recall_ranks_first_and_the_domains_constraints() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = open_local(dir.path());
+    for fact in [
+        "The user's dog is a grey whippet called Pixel",
+        "The user sleeps badly when they eat late",
+        "The user is vegetarian",
+        "The user hurt their knee skiing and can't run for now",
+        "The user prefers an aisle seat on flights",
+        "The user works as a data engineer at a bank",
+        "The user's sister lives in Leeds",
+        "The user's favourite colour is green",
+    ] {
+        m.remember(RememberRequest {
+            content: fact.into(),
+            ..Default::default()
+        })
+        .unwrap();
+    }
+    m.backfill_all(64, |_| {}).unwrap();
+    let injected = |m: &mut mnemo_host::Mnemo, prompt: &str| -> Vec<String> {
+        let block = m.context("default", prompt, None, 0).unwrap();
+        block.memories.into_iter().map(|x| x.content).collect()
+    };
+    for (prompt, needs) in [
+        (
+            "what's a good treat for the dog?",
+            "The user's dog is a grey whippet called Pixel",
+        ),
+        (
+            "I can't sleep, any advice?",
+            "The user sleeps badly when they eat late",
+        ),
+        ("suggest a dinner recipe for me", "The user is vegetarian"),
+    ] {
+        let got = injected(&mut m, prompt);
+        assert!(got.contains(&needs.to_string()), "{prompt}: {got:?}");
+    }
+    for prompt in [
+        "how many days are there in a leap year?",
+        "who wrote Pride and Prejudice?",
+    ] {
+        assert_eq!(injected(&mut m, prompt), Vec::<String>::new(), "{prompt}");
+    }
+}

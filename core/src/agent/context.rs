@@ -1,74 +1,52 @@
-//! Seed 003's context injection: the facts from earlier sessions relevant to
-//! the prompt, plus the latest weekly reflection, as a markdown block.
+//! Seed 003's context injection: the memories from earlier sessions that
+//! the prompt needs, plus the latest weekly reflection, as a markdown block.
+//!
+//! Recall first: its own ranking is where the candidates start, joined by
+//! the memories nearest the prompt's vector (recall's vector channel drops
+//! what is under seed 004's similarity floor) and by those nearest the
+//! descriptions of the prompt's two best life domains (`domains.rs`), so
+//! "suggest a dinner recipe" meets the food intolerance it shares no word
+//! with. `gate.rs` decides which are injected; a prompt about the world,
+//! not the user, injects nothing.
 
+use std::collections::HashMap;
+
+use super::domains::Prototypes;
+use super::gate::{self, HashGate, Signals};
 use super::resume::REFLECTION_TAG;
 use super::resume::date;
 use crate::engine::Engine;
 use crate::error::CoreResult;
 use crate::model::*;
 use crate::ports::{Embedder, Ports, Storage};
+use crate::read::admits;
 use crate::thresholds::*;
 use crate::validate;
 use crate::validate::readable_namespaces;
+use crate::vector;
 
-/// The query's cosine to a hit, where the vector channel found it.
-fn cosine(hit: &Hit) -> Option<Score> {
-    hit.explanation
-        .channels
-        .iter()
-        .find(|c| c.channel == Channel::Vector)
-        .map(|c| c.raw_score)
+/// What a context injection is asked: the engine export's arguments, and
+/// the relevance mode its recall ranks in (the default's, unless a host or
+/// the evaluation asks another).
+#[derive(Debug, Clone)]
+pub struct ContextQuery<'a> {
+    pub namespace: &'a str,
+    pub prompt: &'a str,
+    pub session_id: Option<&'a str>,
+    /// At most this many memories; 0: `CONTEXT_LIMIT`.
+    pub limit: u32,
+    pub relevance: Relevance,
 }
 
-/// When context injection shows a hit (`thresholds.rs`,
-/// `CONTEXT_MIN_COSINE`): close enough in meaning — above the cosine floor
-/// and near the best hit's cosine — or relevant enough for the relevance
-/// mode recall ran with.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ContextGate {
-    /// None: no hit passes by its cosine alone (the hash embedder's).
-    pub min_cosine: Option<Score>,
-    pub top_cosine_share: Score,
-    pub min_relevance: Score,
-    /// The prompt's best keyword match (BM25's first) passes too.
-    pub best_keyword_match: bool,
-}
-
-impl ContextGate {
-    /// The gate the product uses for hits ranked in `mode`, with vectors
-    /// of the embedder named `model`.
-    pub fn for_mode(mode: Relevance, model: &str) -> Self {
-        let hash = model.starts_with(HASH_EMBEDDER_PREFIX);
-        let min_relevance = match (mode, hash) {
-            (Relevance::Blend, false) => CONTEXT_MIN_RELEVANCE_BLEND,
-            (Relevance::Semantic, false) => CONTEXT_MIN_RELEVANCE_SEMANTIC,
-            (Relevance::Blend, true) => CONTEXT_MIN_RELEVANCE_HASH_BLEND,
-            (Relevance::Semantic, true) => CONTEXT_MIN_RELEVANCE_HASH_SEMANTIC,
-        };
+impl Default for ContextQuery<'_> {
+    fn default() -> Self {
         Self {
-            min_cosine: (!hash).then_some(CONTEXT_MIN_COSINE),
-            top_cosine_share: CONTEXT_TOP_COSINE_SHARE,
-            min_relevance,
-            best_keyword_match: hash && mode == Relevance::Blend,
+            namespace: "",
+            prompt: "",
+            session_id: None,
+            limit: 0,
+            relevance: RecallRequest::default().relevance,
         }
-    }
-
-    /// Which of recall's hits (best first) pass.
-    pub fn injected(&self, hits: &[Hit]) -> Vec<bool> {
-        let best = hits.iter().filter_map(cosine).fold(0.0, f32::max);
-        hits.iter()
-            .map(|h| {
-                let close = cosine(h)
-                    .zip(self.min_cosine)
-                    .is_some_and(|(c, floor)| c >= floor && c >= self.top_cosine_share * best);
-                let first_by_keywords = self.best_keyword_match
-                    && h.explanation
-                        .channels
-                        .iter()
-                        .any(|c| c.channel == Channel::Fts && c.rank == 1);
-                close || first_by_keywords || h.explanation.relevance >= self.min_relevance
-            })
-            .collect()
     }
 }
 
@@ -82,32 +60,60 @@ impl<P: Ports> Engine<P> {
         session_id: Option<&str>,
         limit: u32,
     ) -> CoreResult<ContextBlock> {
-        let namespace = validate::namespace(namespace)?;
-        let limit = if limit == 0 { CONTEXT_LIMIT } else { limit };
-        let request = RecallRequest {
-            query: prompt.to_string(),
-            namespace: namespace.clone(),
+        self.context_for(&ContextQuery {
+            namespace,
+            prompt,
+            session_id,
             limit,
+            ..Default::default()
+        })
+    }
+
+    /// `context`, in the relevance mode `q` names.
+    pub fn context_for(&self, q: &ContextQuery) -> CoreResult<ContextBlock> {
+        let namespace = validate::namespace(q.namespace)?;
+        let limit = if q.limit == 0 { CONTEXT_LIMIT } else { q.limit };
+        let session_id = q.session_id;
+        let hash = self
+            .ports()
+            .embedder()
+            .info()
+            .model
+            .starts_with(HASH_EMBEDDER_PREFIX)
+            || !self.ports().storage().vectors_enabled()?;
+        let request = RecallRequest {
+            query: q.prompt.to_string(),
+            namespace: namespace.clone(),
+            // The hash gate reads recall's page; the model's gate weighs more.
+            limit: if hash {
+                limit
+            } else {
+                limit.max(CONTEXT_CANDIDATES)
+            },
             exclude_session: session_id.map(String::from),
             // Injection is not a search by the agent: it renews what it
             // shows (below) but is no access for seed 004's promotion.
             dry: true,
+            relevance: q.relevance,
             ..Default::default()
         };
         let mode = request.relevance;
         let response = self.recall(request)?;
-        let model = self.ports().embedder().info().model;
-        let gate = ContextGate::for_mode(mode, &model).injected(&response.hits);
-        let memories: Vec<Memory> = response
-            .hits
-            .into_iter()
-            .zip(gate)
-            .filter(|(_, inject)| *inject)
-            .filter_map(|(h, _)| match h.item {
-                Item::Memory(m) if !m.tags.iter().any(|t| t == REFLECTION_TAG) => Some(m),
-                _ => None,
-            })
-            .collect();
+        let memories = if hash {
+            let gate = HashGate::for_mode(mode);
+            shown(response.hits)
+                .filter(|h| gate.passes(h))
+                .filter_map(|h| memory(h.item))
+                .take(limit as usize)
+                .collect()
+        } else {
+            let filter = SearchFilter {
+                namespaces: readable_namespaces(&namespace),
+                exclude_session: session_id.map(String::from),
+                ..Default::default()
+            };
+            self.weigh(q.prompt.trim(), &filter, response.hits, limit)?
+        };
         let reflection = self.latest_reflection(&readable_namespaces(&namespace))?;
         let mut text = String::new();
         if !memories.is_empty() {
@@ -124,9 +130,11 @@ impl<P: Ports> Engine<P> {
         }
         // Shown to the agent: their life renews (seed 003's decay counts
         // from here), without counting as an access for promotion.
-        let shown: Vec<String> = memories.iter().map(|m| m.id.clone()).collect();
-        if !shown.is_empty() {
-            self.ports().storage().renew_memories(&shown, self.now())?;
+        let renewed: Vec<String> = memories.iter().map(|m| m.id.clone()).collect();
+        if !renewed.is_empty() {
+            self.ports()
+                .storage()
+                .renew_memories(&renewed, self.now())?;
         }
         if let Some(r) = &reflection {
             if !text.is_empty() {
@@ -142,4 +150,162 @@ impl<P: Ports> Engine<P> {
             reflection,
         })
     }
+}
+
+/// Recall's hits a context may show: memories, not reflections (the block
+/// has a section of its own for the latest).
+fn shown(hits: Vec<Hit>) -> impl Iterator<Item = Hit> {
+    hits.into_iter().filter(|h| match &h.item {
+        Item::Memory(m) => !m.tags.iter().any(|t| t == REFLECTION_TAG),
+        Item::Episode(_) => false,
+    })
+}
+
+fn memory(item: Item) -> Option<Memory> {
+    match item {
+        Item::Memory(m) => Some(m),
+        Item::Episode(_) => None,
+    }
+}
+
+/// One candidate: the memory and what recall said of it.
+struct Candidate {
+    memory: Memory,
+    keywords: f32,
+    first: bool,
+    /// Recall's first hit found by both the keyword and the vector channel.
+    dual_first: bool,
+}
+
+impl<P: Ports> Engine<P> {
+    /// The model embedder's gate: recall's hits, the prompt's nearest
+    /// memories and its domains' memories, weighed by `gate::Signals`.
+    fn weigh(
+        &self,
+        prompt: &str,
+        filter: &SearchFilter,
+        hits: Vec<Hit>,
+        limit: u32,
+    ) -> CoreResult<Vec<Memory>> {
+        let storage = self.ports().storage();
+        let embedder = self.ports().embedder();
+        // The vector recall made (a host's cache serves it again).
+        let Some(query) = embedder.embed(&[prompt.to_string()])?.pop() else {
+            return Ok(Vec::new());
+        };
+        let prototypes = Prototypes::of(embedder)?;
+        let prompt_domains = prototypes.affinities(&query);
+        let mut order: Vec<usize> = (0..prompt_domains.len()).collect();
+        order.sort_by(|a, b| prompt_domains[*b].total_cmp(&prompt_domains[*a]));
+        let domains = &order[..order.len().min(2)];
+
+        let best_bm25 = hits
+            .iter()
+            .filter_map(|h| channel(h, Channel::Fts))
+            .fold(0.0f32, f32::max);
+        let mut candidates: Vec<Candidate> = Vec::new();
+        for (rank, h) in shown(hits).enumerate() {
+            let keywords = match channel(&h, Channel::Fts) {
+                Some(s) if best_bm25 > 0.0 => s / best_bm25,
+                _ => 0.0,
+            };
+            let dual =
+                channel(&h, Channel::Fts).is_some() && channel(&h, Channel::Vector).is_some();
+            if let Item::Memory(m) = h.item {
+                candidates.push(Candidate {
+                    memory: m,
+                    keywords,
+                    first: rank == 0,
+                    dual_first: rank == 0 && dual,
+                });
+            }
+        }
+        let mut more: Vec<String> = storage
+            .vector_search(Target::Memories, &query, filter, CONTEXT_CANDIDATES)?
+            .into_iter()
+            .map(|h| h.id)
+            .collect();
+        for &d in domains {
+            more.extend(prototypes.nearest(storage, d, filter, CONTEXT_DOMAIN_K)?);
+        }
+        more.retain(|id| !candidates.iter().any(|c| &c.memory.id == id));
+        more.sort();
+        more.dedup();
+        for m in storage.get_memories(&more)? {
+            if admits(filter, &m) && !m.tags.iter().any(|t| t == REFLECTION_TAG) {
+                candidates.push(Candidate {
+                    memory: m,
+                    keywords: 0.0,
+                    first: false,
+                    dual_first: false,
+                });
+            }
+        }
+        let ids: Vec<String> = candidates.iter().map(|c| c.memory.id.clone()).collect();
+        let vectors: HashMap<String, Vec<f32>> = storage
+            .get_vectors(Target::Memories, &ids)?
+            .into_iter()
+            .collect();
+        let cosine = |c: &Candidate| {
+            vectors
+                .get(&c.memory.id)
+                .map_or(0.0, |v| vector::cosine(&query, v))
+        };
+        let best_cosine = candidates.iter().map(cosine).fold(0.0f32, f32::max);
+        if !gate::personal(prompt) && best_cosine < CONTEXT_OFF_TOPIC_COSINE {
+            return Ok(Vec::new());
+        }
+        let domain_strength = domains.first().map_or(0.0, |d| prompt_domains[*d]);
+        let mut scored: Vec<(bool, f32, Candidate)> = candidates
+            .into_iter()
+            .map(|c| {
+                let cos = cosine(&c);
+                let affinity = vectors
+                    .get(&c.memory.id)
+                    .map(|v| prototypes.affinities(v))
+                    .unwrap_or_else(|| vec![0.0; prompt_domains.len()]);
+                let hard = gate::hard_constraint(&c.memory.content);
+                let signals = Signals {
+                    cosine: cos,
+                    cosine_gap: cos - best_cosine,
+                    keywords: c.keywords,
+                    first: f32::from(u8::from(c.first)),
+                    domain_link: domains
+                        .iter()
+                        .map(|&d| prompt_domains[d].min(affinity[d]))
+                        .fold(f32::MIN, f32::max),
+                    best_cosine,
+                    domain_strength,
+                    hard: f32::from(u8::from(hard)),
+                    hard_in_domain: if hard {
+                        domains.first().map_or(0.0, |&d| affinity[d]) * domain_strength
+                    } else {
+                        0.0
+                    },
+                };
+                (c.dual_first, signals.score(), c)
+            })
+            .collect();
+        // Recall's first hit, found by two channels, is never dropped.
+        scored.sort_by(|a, b| {
+            b.0.cmp(&a.0)
+                .then_with(|| b.1.total_cmp(&a.1))
+                .then_with(|| a.2.memory.id.cmp(&b.2.memory.id))
+        });
+        Ok(scored
+            .into_iter()
+            .filter(|(dual, score, _)| *dual || *score >= CONTEXT_MIN_SCORE)
+            .take(limit as usize)
+            .map(|(_, _, c)| c.memory)
+            .collect())
+    }
+}
+
+/// A hit's raw score in `channel`, where that channel found it.
+fn channel(hit: &Hit, channel: Channel) -> Option<Score> {
+    hit.explanation
+        .channels
+        .iter()
+        .find(|c| c.channel == channel)
+        .map(|c| c.raw_score)
 }

@@ -4,6 +4,8 @@
 
 pub(crate) mod context;
 mod core_order;
+pub(crate) mod domains;
+pub(crate) mod gate;
 pub mod prompts;
 pub(crate) mod resume;
 pub(crate) mod summary;

@@ -13,7 +13,6 @@ mod recall;
 mod scored;
 pub(crate) mod scoring;
 
-#[cfg(any(test, feature = "testing"))]
 pub(crate) use recall::admits;
 
 #[cfg(test)]
