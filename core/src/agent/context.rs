@@ -252,7 +252,13 @@ impl<P: Ports> Engine<P> {
                 .map_or(0.0, |v| vector::cosine(&query, v))
         };
         let best_cosine = candidates.iter().map(cosine).fold(0.0f32, f32::max);
-        if !gate::personal(prompt) && best_cosine < CONTEXT_OFF_TOPIC_COSINE {
+        // A prompt about the world injects nothing, unless recall's first
+        // hit, found by two channels, is the thing the prompt names ("the
+        // dog"): then it is about the user after all.
+        let named = candidates
+            .iter()
+            .any(|c| c.dual_first && gate::refers_to(prompt, &c.memory.content));
+        if !gate::personal(prompt) && !named && best_cosine < CONTEXT_OFF_TOPIC_COSINE {
             return Ok(Vec::new());
         }
         let domain_strength = domains.first().map_or(0.0, |d| prompt_domains[*d]);

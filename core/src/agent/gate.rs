@@ -180,6 +180,28 @@ pub fn personal(prompt: &str) -> bool {
     first_person || me || w.first().is_some_and(|x| REQUESTS.contains(&x.as_str()))
 }
 
+/// Whether the prompt names, with a definite article, a thing `content`
+/// names: "a treat for the dog" and "The user's dog is a whippet". "The"
+/// presumes the listener knows which dog, so a memory naming one is the
+/// user's: a concept link that holds where the model's cosine is low (0.32
+/// for that pair with MiniLM). The noun is the word right after "the" (two
+/// words let "why is the sky blue?" name a memory's blue hair); a plural
+/// matches its singular.
+pub fn refers_to(prompt: &str, content: &str) -> bool {
+    let named: Vec<String> = words(content).iter().map(|w| singular(w)).collect();
+    words(prompt)
+        .windows(2)
+        .any(|p| p[0] == "the" && p[1].len() > 2 && named.contains(&singular(&p[1])))
+}
+
+/// `word` without a plural's "s" ("dogs" → "dog"; "glass" stays).
+fn singular(word: &str) -> String {
+    match word.strip_suffix('s') {
+        Some(stem) if stem.len() > 2 && !stem.ends_with('s') => stem.to_string(),
+        _ => word.to_string(),
+    }
+}
+
 /// The hash embedder's gate: recall's relevance, or (in `blend`) the
 /// prompt's best keyword match.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -257,6 +279,20 @@ mod tests {
         ] {
             assert!(!personal(no), "{no}");
         }
+    }
+
+    #[test]
+    fn a_definite_noun_links_to_the_memory_naming_it() {
+        let dog = "The user's dog is a grey whippet called Pixel";
+        assert!(refers_to("what's a good treat for the dog?", dog));
+        assert!(refers_to("how often should I walk the dogs", dog));
+        assert!(!refers_to("write a limerick about a dog", dog));
+        assert!(!refers_to("why is the sky blue?", dog));
+        assert!(!refers_to(
+            "why is the sky blue?",
+            "Aiko once dyed her hair blue."
+        ));
+        assert!(!refers_to("the grass needs cutting", "a glass of wine"));
     }
 
     #[test]
