@@ -22,6 +22,8 @@ pub struct Engine<P: Ports> {
     /// The bounds of LLM work and the state of the call under way
     /// (`guard/`).
     pub(crate) guard: std::cell::RefCell<crate::guard::state::Guard>,
+    /// Who reads whose memories (`sharing.rs`).
+    pub(crate) sharing: Sharing,
 }
 
 impl<P: Ports> Engine<P> {
@@ -34,7 +36,14 @@ impl<P: Ports> Engine<P> {
         Self {
             ports,
             guard: crate::guard::state::Guard::new(policy),
+            sharing: Sharing::default(),
         }
+    }
+
+    /// The engine with `sharing` as its rule of who reads whom.
+    pub fn with_sharing(mut self, sharing: Sharing) -> Self {
+        self.sharing = sharing;
+        self
     }
 
     pub fn ports(&self) -> &P {

@@ -129,15 +129,6 @@ pub fn stored_memory(m: &mut crate::model::Memory) -> CoreResult<()> {
     Ok(())
 }
 
-/// A project namespace also reads `default` (seed 004 §7).
-pub fn readable_namespaces(namespace: &str) -> Vec<String> {
-    let mut out = vec![namespace.to_string()];
-    if namespace != DEFAULT_NAMESPACE {
-        out.push(DEFAULT_NAMESPACE.to_string());
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,6 +2,11 @@
 //! namespaces it may use (exact names, or a prefix ending in `*`: `team-a*`)
 //! and a role — `read`, `write`, or `admin` for the operator's routes.
 //!
+//! A key writes (and reads) its `namespaces` and only reads its `reads`
+//! (issue 77): a dashboard's key reads every tenant and writes none; an
+//! agent's reads a shared namespace beside its own. A read by a key that
+//! may not write the namespace reinforces nothing there.
+//!
 //! A key is `mnemo_<id>_<secret>`; the store keeps its SHA-256, never the
 //! key, in the metadata table (`api_key:<id>`), so every server of a
 //! deployment sees the same keys and a copy of the store gives none away.
@@ -22,8 +27,9 @@ use crate::storage::Store;
 /// Metadata key prefix of a key's record.
 const META_PREFIX: &str = "api_key:";
 /// Metadata key set once the store has had a key: from then on every
-/// request needs one (read without listing the keys).
-const META_ANY: &str = "api_keys";
+/// request needs one (read without listing the keys), and `auto` sharing
+/// shares nothing (the core reads it: `mnemo_core::META_KEYS`).
+const META_ANY: &str = mnemo_core::META_KEYS;
 /// The prefix of every key mnemo makes.
 const TOKEN_PREFIX: &str = "mnemo_";
 /// Random bytes of an id and of a secret.
@@ -69,7 +75,7 @@ impl Role {
 
 /// The namespaces a key may use: exact names and prefixes (`team-a*`);
 /// `*` alone is every namespace.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Scope(pub Vec<String>);
 
 impl Scope {
@@ -80,6 +86,11 @@ impl Scope {
                 "a key needs at least one namespace (a name, a prefix such as `team-a*`, or `*`)"
             );
         }
+        Self::parse_any(patterns)
+    }
+
+    /// Checked patterns, none at all allowed (a key's read-only list).
+    pub fn parse_any(patterns: &[String]) -> anyhow::Result<Self> {
         for p in patterns {
             let name = p.strip_suffix('*').unwrap_or(p);
             if name.contains('*') {
@@ -114,13 +125,29 @@ impl Scope {
     }
 }
 
+impl KeyRecord {
+    /// Whether it may read `namespace`.
+    pub fn may_read(&self, namespace: &str) -> bool {
+        self.namespaces.allows(namespace) || self.reads.allows(namespace)
+    }
+
+    /// Whether it may write `namespace` (its role and its scope).
+    pub fn may_write(&self, namespace: &str) -> bool {
+        self.role >= Role::Write && self.namespaces.allows(namespace)
+    }
+}
+
 /// One key as the store keeps it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KeyRecord {
     pub id: String,
     pub name: String,
     pub role: Role,
+    /// What it writes and reads.
     pub namespaces: Scope,
+    /// What it only reads (none for keys made before issue 77).
+    #[serde(default)]
+    pub reads: Scope,
     /// Hex SHA-256 of the whole key.
     pub hash: String,
     pub created_at: i64,
@@ -140,8 +167,11 @@ pub struct KeyInfo {
     pub name: String,
     /// read, write or admin.
     pub role: Role,
-    /// Names, prefixes ending in `*`, or `*` for every namespace.
+    /// What it writes and reads: names, prefixes ending in `*`, or `*`
+    /// for every namespace.
     pub namespaces: Vec<String>,
+    /// What it only reads, in the same form.
+    pub reads: Vec<String>,
     /// When it was made (ms since the epoch).
     pub created_at: i64,
     /// When its secret was last replaced.
@@ -157,6 +187,7 @@ impl From<&KeyRecord> for KeyInfo {
             name: r.name.clone(),
             role: r.role,
             namespaces: r.namespaces.0.clone(),
+            reads: r.reads.0.clone(),
             created_at: r.created_at,
             rotated_at: r.rotated_at,
             revoked_at: r.revoked_at,
@@ -231,15 +262,23 @@ pub fn verify(store: &Store, token: &str) -> anyhow::Result<Option<KeyRecord>> {
     }))
 }
 
+/// What a new key may reach: the namespaces it writes (and reads), and
+/// those it only reads.
+pub struct Reach<'a> {
+    pub namespaces: &'a [String],
+    pub reads: &'a [String],
+}
+
 /// Makes a key; returns its record and the key itself (shown once).
 pub fn create(
     store: &Store,
     name: &str,
     role: Role,
-    namespaces: &[String],
+    reach: Reach<'_>,
     now: i64,
 ) -> anyhow::Result<(KeyRecord, String)> {
-    let scope = Scope::parse(namespaces)?;
+    let scope = Scope::parse(reach.namespaces)?;
+    let reads = Scope::parse_any(reach.reads)?;
     let id = random_hex(ID_BYTES)?;
     let token = format!("{TOKEN_PREFIX}{id}_{}", random_hex(SECRET_BYTES)?);
     let r = KeyRecord {
@@ -247,6 +286,7 @@ pub fn create(
         name: name.to_string(),
         role,
         namespaces: scope,
+        reads,
         hash: hash(&token),
         created_at: now,
         rotated_at: None,

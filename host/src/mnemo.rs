@@ -91,6 +91,7 @@ pub fn host_ports(config: &Config) -> anyhow::Result<HostPorts> {
         ner: ner_pipeline(config)?,
         clock: config.clock.clone(),
         ledger,
+        sharing: config.sharing.clone(),
     })
 }
 
@@ -203,6 +204,7 @@ impl Mnemo {
             ner: ner_pipeline(config)?,
             clock: base.clock.clone(),
             ledger: base.ledger.clone(),
+            sharing: base.sharing.clone(),
         };
         Ok(Self {
             core: runtime.instantiate(ports)?,

@@ -19,6 +19,8 @@ pub struct HostPorts {
     pub clock: HostClock,
     /// Provider calls waiting to be written to the `llm_usage` table.
     pub ledger: Ledger,
+    /// Who reads whose memories: configured on every core instance.
+    pub sharing: mnemo_core::model::Sharing,
 }
 
 impl HostPorts {

@@ -18,19 +18,19 @@ use crate::common;
 use common::server::*;
 use serde_json::{Value, json};
 
-const SECRET: &str = "quokkazyx";
+pub(crate) const SECRET: &str = "quokkazyx";
 const OWNER: &str = "owner";
 const INTRUDER: &str = "intruder";
 /// Words of the owner's memory (its first and second version), trashed
 /// memory, turn and fact that no request of the intruder contains.
-const LEAK_MARKERS: [&str; 4] = ["marta", "offsite", "thrown away", "opens"];
+pub(crate) const LEAK_MARKERS: [&str; 4] = ["marta", "offsite", "thrown away", "opens"];
 
 thread_local! {
     /// The bearer key this test's requests carry (none: a server without keys).
     static KEY: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
 }
 
-fn as_key(key: Option<&str>) {
+pub(crate) fn as_key(key: Option<&str>) {
     KEY.with(|k| *k.borrow_mut() = key.map(str::to_string));
 }
 
@@ -41,7 +41,13 @@ fn authorized(req: ureq::Request) -> ureq::Request {
     }
 }
 
-fn send(s: &Server, method: &str, path: &str, ns: &str, body: Option<Value>) -> (u16, String) {
+pub(crate) fn send(
+    s: &Server,
+    method: &str,
+    path: &str,
+    ns: &str,
+    body: Option<Value>,
+) -> (u16, String) {
     let url = format!("{}{path}", s.base);
     let req = match method {
         "GET" => ureq::get(&url),
@@ -69,11 +75,16 @@ fn send(s: &Server, method: &str, path: &str, ns: &str, body: Option<Value>) -> 
 /// The owner's secret in every form a read route can show; returns the
 /// id of the memory.
 fn plant(s: &Server) -> String {
+    plant_in(s, OWNER)
+}
+
+/// The secret in every form a read route can show, in namespace `ns`.
+pub(crate) fn plant_in(s: &Server, ns: &str) -> String {
     let (st, body) = send(
         s,
         "POST",
         "/memories",
-        OWNER,
+        ns,
         Some(json!({
             "content": "The vault codename is Quokkazyx, kept by Marta",
             "tags": [format!("trigger:{SECRET}")],
@@ -88,7 +99,7 @@ fn plant(s: &Server) -> String {
         s,
         "PATCH",
         &format!("/memories/{id}"),
-        OWNER,
+        ns,
         Some(json!({"content": "The vault codename is Quokkazyx, kept offsite by Marta"})),
     );
     assert_eq!(st, 200, "{body}");
@@ -96,7 +107,7 @@ fn plant(s: &Server) -> String {
         s,
         "POST",
         "/memories",
-        OWNER,
+        ns,
         Some(json!({"content": "A draft about Quokkazyx that was thrown away"})),
     );
     assert_eq!(st, 201, "{body}");
@@ -104,13 +115,13 @@ fn plant(s: &Server) -> String {
         .as_str()
         .unwrap()
         .to_string();
-    let (st, _) = send(s, "DELETE", &format!("/memories/{trashed}"), OWNER, None);
+    let (st, _) = send(s, "DELETE", &format!("/memories/{trashed}"), ns, None);
     assert_eq!(st, 200);
     let (st, body) = send(
         s,
         "POST",
         "/episodes",
-        OWNER,
+        ns,
         Some(json!({"session_id": "sess-owner", "role": "user",
                     "content": "Remember that Quokkazyx opens the vault"})),
     );
@@ -119,10 +130,10 @@ fn plant(s: &Server) -> String {
         s,
         "POST",
         "/facts",
-        OWNER,
+        ns,
         Some(
             json!({"subject": "Quokkazyx", "predicate": "opens", "object": "the vault",
-                    "namespace": OWNER}),
+                    "namespace": ns}),
         ),
     );
     assert!(st < 300, "{st} {body}");
@@ -130,8 +141,8 @@ fn plant(s: &Server) -> String {
         s,
         "POST",
         "/consolidate",
-        OWNER,
-        Some(json!({"namespace": OWNER})),
+        ns,
+        Some(json!({"namespace": ns})),
     );
     assert_eq!(st, 200, "{body}");
     id
@@ -139,7 +150,7 @@ fn plant(s: &Server) -> String {
 
 /// Every read route, asked as `ns` for what the owner planted: (route,
 /// status, body).
-fn reads(s: &Server, ns: &str, id: &str) -> Vec<(String, u16, String)> {
+pub(crate) fn reads(s: &Server, ns: &str, id: &str) -> Vec<(String, u16, String)> {
     let gets = [
         "/stats".to_string(),
         "/memories?limit=100".into(),

@@ -11,9 +11,9 @@ use crate::common;
 use common::server::*;
 use serde_json::{Value, json};
 
-const ADMIN: &str = "the-operator-secret";
+pub(crate) const ADMIN: &str = "the-operator-secret";
 
-fn send(
+pub(crate) fn send(
     s: &Server,
     method: &str,
     path: &str,
@@ -55,7 +55,7 @@ fn rpc(method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 }
 
-fn mcp(tool: &str, args: Value) -> Value {
+pub(crate) fn mcp(tool: &str, args: Value) -> Value {
     rpc("tools/call", json!({"name": tool, "arguments": args}))
 }
 

@@ -45,6 +45,7 @@ mod providers;
 mod read_only;
 mod reference;
 mod scenarios;
+mod sharing;
 mod structured_output;
 mod text_file;
 mod text_index;

@@ -22,7 +22,6 @@ use crate::ports::{Embedder, Ports, Storage};
 use crate::read::admits;
 use crate::thresholds::*;
 use crate::validate;
-use crate::validate::readable_namespaces;
 use crate::vector;
 
 /// What a context injection is asked: the engine export's arguments, and
@@ -108,13 +107,13 @@ impl<P: Ports> Engine<P> {
                 .collect()
         } else {
             let filter = SearchFilter {
-                namespaces: readable_namespaces(&namespace),
+                namespaces: self.readable_namespaces(&namespace)?,
                 exclude_session: session_id.map(String::from),
                 ..Default::default()
             };
             self.weigh(q.prompt.trim(), &filter, response.hits, limit)?
         };
-        let reflection = self.latest_reflection(&readable_namespaces(&namespace))?;
+        let reflection = self.latest_reflection(&self.readable_namespaces(&namespace)?)?;
         let mut text = String::new();
         if !memories.is_empty() {
             text.push_str("## Relevant memory\n");
@@ -129,8 +128,13 @@ impl<P: Ports> Engine<P> {
             }
         }
         // Shown to the agent: their life renews (seed 003's decay counts
-        // from here), without counting as an access for promotion.
-        let renewed: Vec<String> = memories.iter().map(|m| m.id.clone()).collect();
+        // from here), without counting as an access for promotion; a
+        // shared namespace's memories are not this namespace's to renew.
+        let renewed: Vec<String> = memories
+            .iter()
+            .filter(|m| m.namespace == namespace)
+            .map(|m| m.id.clone())
+            .collect();
         if !renewed.is_empty() {
             self.ports()
                 .storage()

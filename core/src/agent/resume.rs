@@ -16,7 +16,6 @@ use crate::ports::{Clock, Ports, Storage};
 use crate::text;
 use crate::thresholds::*;
 use crate::validate;
-use crate::validate::readable_namespaces;
 
 /// Tag prefix of trigger memories (`trigger:deploy`).
 pub const TRIGGER_PREFIX: &str = "trigger:";
@@ -89,7 +88,7 @@ impl<P: Ports> Engine<P> {
 
     pub fn resume(&self, req: ResumeRequest) -> CoreResult<ResumeBlock> {
         let namespace = validate::namespace(&req.namespace)?;
-        let namespaces = readable_namespaces(&namespace);
+        let namespaces = self.readable_namespaces(&namespace)?;
         let storage = self.ports().storage();
         let now = self.ports().clock().now();
         let hours = if req.hours == 0 {
@@ -204,8 +203,14 @@ impl<P: Ports> Engine<P> {
             out.push_str(&format!("\nTriggers: {}\n", triggers.join(", ")));
         }
         // What the agent is shown renews its life, without counting as an
-        // access for promotion (resume touches nothing else).
-        let shown: Vec<String> = core.iter().chain(&recent).map(|m| m.id.clone()).collect();
+        // access for promotion (resume touches nothing else); a shared
+        // namespace's memories are not this namespace's to renew.
+        let shown: Vec<String> = core
+            .iter()
+            .chain(&recent)
+            .filter(|m| m.namespace == namespace)
+            .map(|m| m.id.clone())
+            .collect();
         if !shown.is_empty() {
             storage.renew_memories(&shown, self.ports().clock().now())?;
         }
@@ -255,7 +260,7 @@ impl<P: Ports> Engine<P> {
         let namespace = validate::namespace(namespace)?;
         let now = self.ports().clock().now();
         self.ports().storage().list_memories(&ListQuery {
-            namespaces: readable_namespaces(&namespace),
+            namespaces: self.readable_namespaces(&namespace)?,
             modified_since: Some(now - i64::from(hours.max(1)) * MS_PER_HOUR),
             by_modified: true,
             limit: limit.clamp(1, MAX_RECALL_LIMIT),
@@ -269,7 +274,7 @@ impl<P: Ports> Engine<P> {
         let counts = self
             .ports()
             .storage()
-            .tag_counts(&readable_namespaces(&namespace), TRIGGER_PREFIX)?;
+            .tag_counts(&self.readable_namespaces(&namespace)?, TRIGGER_PREFIX)?;
         let mut merged: BTreeMap<String, u64> = BTreeMap::new();
         for (tag, n) in counts {
             if let Some(name) = tag.strip_prefix(TRIGGER_PREFIX) {

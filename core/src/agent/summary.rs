@@ -15,7 +15,6 @@ use crate::ports::{Llm, Ports, Storage};
 use crate::prompts;
 use crate::text;
 use crate::thresholds::{CHARS_PER_TOKEN, RESUME_CORE_TOKENS};
-use crate::validate::readable_namespaces;
 
 /// Core memories read for a summary.
 const CORE_READ: u32 = 500;
@@ -73,7 +72,7 @@ impl<P: Ports> Engine<P> {
         }
         let storage = self.ports().storage();
         let mut core = storage.list_memories(&ListQuery {
-            namespaces: readable_namespaces(namespace),
+            namespaces: self.readable_namespaces(namespace)?,
             layers: vec![Layer::Core],
             limit: CORE_READ,
             ..Default::default()

@@ -61,7 +61,7 @@ impl<P: Ports> Engine<P> {
             list.into_iter().map(|m| (m.id.clone(), m)).collect();
         let mut good = 0;
         for op in &mut ops {
-            match judge(op, &memories, now) {
+            match judge(op, &memories, now, &self.sharing) {
                 None => {
                     op.allowed = true;
                     good += 1;
@@ -124,6 +124,10 @@ impl<P: Ports> Engine<P> {
         let mut hints = Vec::new();
         for (i, a) in list.iter().enumerate() {
             for b in &list[i + 1..] {
+                // No hint the review rules would refuse.
+                if !crate::sharing::may_combine(&self.sharing, &[&a.namespace, &b.namespace]) {
+                    continue;
+                }
                 let (Some(va), Some(vb)) = (vectors.get(&a.id), vectors.get(&b.id)) else {
                     continue;
                 };
@@ -165,8 +169,8 @@ impl<P: Ports> Engine<P> {
                     .iter()
                     .filter_map(|id| memories.get(id).cloned())
                     .collect();
-                // Across namespaces a merge lands only in `default` (the
-                // review rules refuse any other): its memory wins first.
+                // Across the namespaces of one sharing group (the review
+                // rules refuse any other) `default`'s memory wins first.
                 let mixed = sources.iter().any(|m| m.namespace != sources[0].namespace);
                 let key = |m: &Memory| {
                     (

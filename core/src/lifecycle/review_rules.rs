@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::model::*;
 use crate::thresholds::*;
-use crate::validate::{self, DEFAULT_NAMESPACE};
+use crate::validate;
 
 const MS_PER_HOUR: f32 = 3_600_000.0;
 
@@ -47,6 +47,7 @@ pub(super) fn judge(
     op: &ReviewOp,
     memories: &BTreeMap<String, Memory>,
     now: Millis,
+    sharing: &Sharing,
 ) -> Option<String> {
     let mut targets = Vec::new();
     for id in &op.ids {
@@ -101,12 +102,14 @@ pub(super) fn judge(
             None => Err("adjust needs an importance".into()),
         }),
         ReviewAction::Merge => {
-            let spans_namespaces = targets.iter().any(|m| m.namespace != targets[0].namespace);
-            let into_default = targets.iter().any(|m| m.namespace == DEFAULT_NAMESPACE);
+            let namespaces: Vec<&str> = targets.iter().map(|m| m.namespace.as_str()).collect();
             if targets.len() < 2 {
                 Err("a merge needs at least two memories".into())
-            } else if spans_namespaces && !into_default {
-                Err("a merge across namespaces lands only in `default`".into())
+            } else if !crate::sharing::may_combine(sharing, &namespaces) {
+                Err(format!(
+                    "a merge across namespaces ({}) needs them in one sharing group",
+                    namespaces.join(", ")
+                ))
             } else {
                 let top = targets
                     .iter()
@@ -173,7 +176,7 @@ mod tests {
             c.created_at = now - 3_600_000;
             c.modified_at = now - 3_600_000;
         }
-        let refused = |o: &ReviewOp| judge(o, &ms, now);
+        let refused = |o: &ReviewOp| judge(o, &ms, now, &Sharing::default());
         assert!(refused(&op("delete", &["a"])).is_some_and(|w| w.contains("no delete")));
         assert!(refused(&op("promote", &["a"])).is_some_and(|w| w.contains("already in Core")));
         assert!(refused(&op("promote", &["b"])).is_none());

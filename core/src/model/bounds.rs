@@ -1,6 +1,7 @@
-//! The records of the engine export that bound the core's LLM work
-//! (`guard/`, issue 42): the policy a host configures, and the circuits
-//! and waiting items it reads back.
+//! The records a host configures the core with: the bounds of its LLM
+//! work (`guard/`, issue 42) — the policy, and the circuits and waiting
+//! items it reads back — and who reads whose memories (`sharing.rs`,
+//! issue 77).
 
 /// Every record of the engine interface about LLM bounds, for a callback
 /// macro (kept apart from `engine_records!` to keep each list short).
@@ -75,6 +76,16 @@ macro_rules! llm_records {
             failed_at: Millis,
             /// When a cycle may try it again; none when parked.
             retry_at: Option<Millis>,
+        }
+
+        /// Who reads whose memories (issue 77): whether every namespace also
+        /// reads `default`, and the groups of namespaces the operator
+        /// declared to share (each member reads the others, and only within
+        /// one group may the lifecycle combine memories of two namespaces).
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        engine::Sharing {
+            mode: SharingMode,
+            groups: Vec<Vec<String>>,
         }
 
         /// The LLM steps' circuits and the items that wait.

@@ -59,6 +59,9 @@ macro_rules! enums {
         /// powers, and `delete`, which the review rules always refuse).
         /// What an LLM budget counts over.
         engine::BudgetScope { Cycle => "cycle", Hour => "hour" }
+        /// Whether every namespace also reads `default` (issue 77): `auto`
+        /// while the store has no scoped API key, then not; `on`; `off`.
+        engine::SharingMode { Auto => "auto", On => "on", Off => "off" }
         engine::ReviewAction {
             Promote => "promote", Demote => "demote", Adjust => "adjust", Merge => "merge",
             Delete => "delete",

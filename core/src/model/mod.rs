@@ -32,6 +32,12 @@ crate::llm_records!(define);
 crate::topic_records!(define);
 crate::variants!(define);
 
+impl Default for SharingMode {
+    fn default() -> Self {
+        Self::Auto
+    }
+}
+
 impl Default for ListState {
     fn default() -> Self {
         Self::Active

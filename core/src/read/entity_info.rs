@@ -25,7 +25,7 @@ impl<P: Ports> Engine<P> {
             limit.min(crate::thresholds::MAX_RECALL_LIMIT)
         };
         let storage = self.ports().storage();
-        let namespaces = crate::validate::readable_namespaces(&namespace);
+        let namespaces = self.readable_namespaces(&namespace)?;
         let mut out = Vec::new();
         for entity in storage.find_entities(&namespaces, name.trim_start_matches(['@', '#']))? {
             let memories = storage.get_memories(&storage.linked_items(

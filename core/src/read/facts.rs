@@ -11,7 +11,6 @@ use crate::model::*;
 use crate::ports::{Ports, Storage};
 use crate::thresholds::*;
 use crate::validate;
-use crate::validate::readable_namespaces;
 
 /// Longest subject, predicate or object.
 pub const MAX_FACT_FIELD_CHARS: usize = 512;
@@ -36,8 +35,8 @@ impl<P: Ports> Engine<P> {
     /// gives the history. A project namespace also reads `default`.
     pub fn query_facts(&self, mut q: FactQuery) -> CoreResult<Vec<Fact>> {
         q.namespaces = match q.namespaces.as_slice() {
-            [] => readable_namespaces(DEFAULT_NAMESPACE_FOR_FACTS),
-            [one] => readable_namespaces(&validate::namespace(one)?),
+            [] => self.readable_namespaces(DEFAULT_NAMESPACE_FOR_FACTS)?,
+            [one] => self.readable_namespaces(&validate::namespace(one)?)?,
             _ => q.namespaces,
         };
         q.limit = match q.limit {
@@ -53,7 +52,7 @@ impl<P: Ports> Engine<P> {
         let namespace = validate::namespace(namespace)?;
         let start = field("entity", entity)?;
         let hops = hops.clamp(1, FACT_GRAPH_MAX_HOPS);
-        let namespaces = readable_namespaces(&namespace);
+        let namespaces = self.readable_namespaces(&namespace)?;
         let storage = self.ports().storage();
         let mut seen_entities: BTreeSet<String> = BTreeSet::from([start.to_lowercase()]);
         let mut seen_facts: BTreeSet<String> = BTreeSet::new();
@@ -134,7 +133,7 @@ impl<P: Ports> Engine<P> {
     pub fn fact_conflicts(&self, namespace: &str) -> CoreResult<Vec<(Fact, Fact)>> {
         let namespace = validate::namespace(namespace)?;
         let facts = self.ports().storage().query_facts(&FactQuery {
-            namespaces: readable_namespaces(&namespace),
+            namespaces: self.readable_namespaces(&namespace)?,
             limit: u32::MAX,
             ..Default::default()
         })?;

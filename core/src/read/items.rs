@@ -5,34 +5,36 @@ use crate::error::{CoreError, CoreResult};
 use crate::model::*;
 use crate::ports::{Ports, Storage};
 use crate::thresholds::*;
-use crate::validate::{self, DEFAULT_NAMESPACE};
+use crate::validate;
 
 /// Memories read per page by a whole-store walk.
 const WALK_PAGE: u32 = 500;
 
 impl<P: Ports> Engine<P> {
-    /// A memory of `namespace` (or of `default`, which every namespace reads).
+    /// A memory of `namespace`, or of a namespace it reads (`sharing.rs`).
     pub fn get(&self, namespace: &str, id: &str) -> CoreResult<Memory> {
         self.find_memory(namespace, id, true)
     }
 
-    /// A memory that `namespace` may change: its own, never `default`'s from a project.
+    /// A memory that `namespace` may change: its own, never a shared one.
     pub(crate) fn get_owned(&self, namespace: &str, id: &str) -> CoreResult<Memory> {
         self.find_memory(namespace, id, false)
     }
 
     /// Settled (its importance now, `lifecycle/importance.rs`): what a
     /// caller shows or changes and writes back.
-    fn find_memory(&self, namespace: &str, id: &str, read_default: bool) -> CoreResult<Memory> {
+    fn find_memory(&self, namespace: &str, id: &str, read_shared: bool) -> CoreResult<Memory> {
         let namespace = validate::namespace(namespace)?;
+        let readable = match read_shared {
+            true => self.readable_namespaces(&namespace)?,
+            false => vec![namespace.clone()],
+        };
         let mut m = self
             .ports()
             .storage()
             .get_memories(&[id.to_string()])?
             .into_iter()
-            .find(|m| {
-                m.namespace == namespace || (read_default && m.namespace == DEFAULT_NAMESPACE)
-            })
+            .find(|m| readable.contains(&m.namespace))
             .ok_or_else(|| {
                 CoreError::NotFound(format!("no memory `{id}` in namespace `{namespace}`"))
             })?;

@@ -17,7 +17,7 @@ use crate::read::question::Question;
 use crate::read::scoring::{self, Evidence};
 use crate::text;
 use crate::thresholds::*;
-use crate::validate::{self, readable_namespaces};
+use crate::validate;
 use crate::vector;
 
 use super::scored::{Lexical, Scored};
@@ -62,7 +62,7 @@ impl<P: Ports> Engine<P> {
             return Err(CoreError::invalid("since is after until"));
         }
         let filter = SearchFilter {
-            namespaces: readable_namespaces(&namespace),
+            namespaces: self.readable_namespaces(&namespace)?,
             layers: req.layers.clone(),
             kinds: req.kinds.clone(),
             // Tags rank, they do not filter: see `TAG_BOOST`.
@@ -127,7 +127,7 @@ impl<P: Ports> Engine<P> {
             self.rerank(query, &mut out);
         }
         if !req.dry {
-            self.touch_relevant(&mut out.hits)?;
+            self.touch_relevant(&namespace, &mut out.hits)?;
         }
         Ok(out)
     }
@@ -441,15 +441,19 @@ impl<P: Ports> Engine<P> {
         Ok(scored)
     }
 
-    /// Access reinforcement: only hits that were clearly relevant (seed 004 §4.5).
-    fn touch_relevant(&self, hits: &mut [Hit]) -> CoreResult<()> {
+    /// Access reinforcement: only hits that were clearly relevant (seed 004
+    /// §4.5), and only of the namespace asked: a touch is a write, and a
+    /// reader of a shared namespace (`sharing.rs`) does not change it.
+    fn touch_relevant(&self, namespace: &str, hits: &mut [Hit]) -> CoreResult<()> {
         let now = self.now();
         let mut ids = Vec::new();
         for hit in hits.iter_mut() {
             if hit.explanation.relevance <= TOUCH_MIN_RELEVANCE {
                 continue;
             }
-            if let Item::Memory(m) = &mut hit.item {
+            if let Item::Memory(m) = &mut hit.item
+                && m.namespace == namespace
+            {
                 m.access_count = m.access_count.saturating_add(1);
                 m.last_accessed = Some(now);
                 ids.push(m.id.clone());

@@ -431,59 +431,93 @@ fn the_buffer_cap_and_buffer_dedup_never_evict_a_confirmed_memory() {
     );
 }
 
+/// Issue 77: a review merge never moves one namespace's words where
+/// another reads them — two projects, or a project and `default`, are
+/// refused and the refusal logged — unless the operator declared the
+/// namespaces one sharing group; then it lands in `default`.
 #[test]
-fn a_review_merge_across_namespaces_lands_only_in_default() {
-    let e = engine();
-    let shared = working(&e, "The user writes Rust at work and at home");
-    let project = |ns: &str, text: &str| {
-        let m = e
-            .remember(RememberRequest {
-                namespace: ns.into(),
-                content: text.into(),
-                skip_dedup: true,
-                ..Default::default()
-            })
-            .expect("remember")
-            .memory;
-        let mut w = get(&e, &m.id);
-        w.layer = Layer::Core;
-        w.importance = 1.0;
-        e.ports().storage.update_memory(&w).expect("update");
-        w
+fn a_review_merge_across_namespaces_needs_one_sharing_group() {
+    let run = |sharing: Sharing| {
+        let e = engine().with_sharing(sharing);
+        let shared = working(&e, "The user writes Rust at work and at home");
+        let project = |ns: &str, text: &str| {
+            let m = e
+                .remember(RememberRequest {
+                    namespace: ns.into(),
+                    content: text.into(),
+                    skip_dedup: true,
+                    ..Default::default()
+                })
+                .expect("remember")
+                .memory;
+            let mut w = get(&e, &m.id);
+            w.layer = Layer::Core;
+            w.importance = 1.0;
+            e.ports().storage.update_memory(&w).expect("update");
+            w
+        };
+        // The project's copy is stronger (Core, importance 1): it would win.
+        let p = project("proj", "The user writes Rust at work and at home, daily");
+        let q = project("other", "The user writes Rust daily");
+        e.ports().clock.advance_hours(72);
+        let short = |id: &str| crate::prompts::short_id(id).to_string();
+        let merge = |a: &str, b: &str, content: &str| {
+            e.ports().llm.script(
+                LlmLevel::Auto,
+                LlmComponent::Review,
+                &format!(
+                    r#"{{"operations": [{{"op": "merge", "ids": ["{}", "{}"], "layer": "core",
+                        "content": "{content}"}}]}}"#,
+                    short(a),
+                    short(b)
+                ),
+            );
+            e.review(None, false).expect("review")
+        };
+        let r = merge(
+            &p.id,
+            &q.id,
+            "The user writes Rust daily, at work and at home",
+        );
+        assert_eq!(r.executed, 0, "{r:?}");
+        assert!(
+            r.ops[0].verdict.contains("one sharing group"),
+            "two projects never merge: {:?}",
+            r.ops[0]
+        );
+        let r = merge(
+            &shared.id,
+            &p.id,
+            "The user writes Rust at work and at home, daily",
+        );
+        (e, shared, p, q, r)
     };
-    // The project's copy is stronger (Core, importance 1): it would win.
-    let p = project("proj", "The user writes Rust at work and at home, daily");
-    let q = project("other", "The user writes Rust daily");
-    e.ports().clock.advance_hours(72);
-    let (s, p_id, q_id) = (
-        crate::prompts::short_id(&shared.id).to_string(),
-        crate::prompts::short_id(&p.id).to_string(),
-        crate::prompts::short_id(&q.id).to_string(),
-    );
-    e.ports().llm.script(
-        LlmLevel::Auto,
-        LlmComponent::Review,
-        &format!(
-            r#"{{"operations": [{{"op": "merge", "ids": ["{p_id}", "{q_id}"], "layer": "core",
-                "content": "The user writes Rust daily, at work and at home"}}]}}"#
-        ),
-    );
-    let r = e.review(None, false).expect("review");
+
+    let (e, shared, p, _, r) = run(Sharing::default());
     assert_eq!(r.executed, 0, "{r:?}");
     assert!(
-        r.ops[0].verdict.contains("only in `default`"),
-        "two project namespaces never merge: {:?}",
         r.ops[0]
+            .verdict
+            .contains("(default, proj) needs them in one sharing group")
     );
-    e.ports().llm.script(
-        LlmLevel::Auto,
-        LlmComponent::Review,
-        &format!(
-            r#"{{"operations": [{{"op": "merge", "ids": ["{s}", "{p_id}"], "layer": "core",
-                "content": "The user writes Rust at work and at home, daily"}}]}}"#
-        ),
-    );
-    let r = e.review(None, false).expect("review");
+    assert!(get(&e, &shared.id).is_active() && get(&e, &p.id).is_active());
+    let refusals: Vec<Decision> = e
+        .ports()
+        .storage
+        .audit
+        .borrow()
+        .iter()
+        .filter(|d| d.action == Action::Review && d.detail.contains("refused"))
+        .cloned()
+        .collect();
+    assert_eq!(refusals.len(), 2, "both refusals are logged: {refusals:?}");
+    assert!(refusals.iter().any(|d| d.detail.contains("sharing group")));
+
+    let group = Sharing {
+        groups: vec![vec!["default".into(), "proj".into()]],
+        ..Default::default()
+    };
+    let (e, shared, p, q, r) = run(group);
     assert_eq!(r.executed, 1, "{r:?}");
     let merged = get(&e, &shared.id);
     assert!(merged.is_active(), "default's memory survives the merge");

@@ -11,9 +11,14 @@ type Out<T> = Result<T, types::Error>;
 /// that follows on this instance.
 static POLICY: std::sync::Mutex<Option<crate::model::LlmPolicy>> = std::sync::Mutex::new(None);
 
+/// Who reads whose memories (`configure-sharing`), likewise.
+static SHARING: std::sync::Mutex<Option<crate::model::Sharing>> = std::sync::Mutex::new(None);
+
 fn engine() -> Engine<WitPorts> {
     let policy = POLICY.lock().ok().and_then(|p| p.clone());
+    let sharing = SHARING.lock().ok().and_then(|s| s.clone());
     Engine::with_policy(WitPorts, policy.unwrap_or_default())
+        .with_sharing(sharing.unwrap_or_default())
 }
 
 /// The engine's answer, crossed into the bindings' types.
@@ -81,6 +86,11 @@ impl api::Guest for Component {
     fn configure_llm(policy: api::LlmPolicy) {
         if let Ok(mut p) = POLICY.lock() {
             *p = Some(policy.cross());
+        }
+    }
+    fn configure_sharing(sharing: api::Sharing) {
+        if let Ok(mut s) = SHARING.lock() {
+            *s = Some(sharing.cross());
         }
     }
     fn llm_status(namespace: Option<String>) -> Out<api::LlmState> {

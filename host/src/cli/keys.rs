@@ -28,6 +28,10 @@ pub enum KeysCommand {
             value_delimiter = ','
         )]
         namespaces: Vec<String>,
+        /// A namespace it may only read (searched, listed, recalled; never
+        /// written or reinforced): same forms, repeat or separate by commas.
+        #[arg(long = "read", value_delimiter = ',')]
+        reads: Vec<String>,
         /// Print the record and the key as JSON.
         #[arg(long)]
         json: bool,
@@ -61,10 +65,14 @@ pub(super) fn run(config: &Config, command: KeysCommand) -> Out {
             name,
             role,
             namespaces,
+            reads,
             json,
         } => {
-            let (record, key) =
-                keys::create(&store, &name, role, &namespaces, now).map_err(bad_input)?;
+            let reach = keys::Reach {
+                namespaces: &namespaces,
+                reads: &reads,
+            };
+            let (record, key) = keys::create(&store, &name, role, reach, now).map_err(bad_input)?;
             issued(&KeyInfo::from(&record), &key, json)
         }
         KeysCommand::List { json } => {
@@ -80,8 +88,12 @@ pub(super) fn run(config: &Config, command: KeysCommand) -> Out {
                     Some(at) => format!("revoked {}", utc_minute(at)),
                     None => "live".into(),
                 };
+                let reads = match k.reads.as_slice() {
+                    [] => String::new(),
+                    r => format!(" reads [{}]", r.join(", ")),
+                };
                 println!(
-                    "{}  {}  {}  [{}]  made {}  {state}",
+                    "{}  {}  {}  [{}]{reads}  made {}  {state}",
                     k.id,
                     k.name,
                     k.role.name(),
@@ -110,11 +122,15 @@ fn issued(info: &KeyInfo, key: &str, json: bool) -> Out {
         return print_json(&v);
     }
     println!(
-        "key {} ({}, {}, namespaces {}):\n{key}\nit is shown once: the store keeps only its hash",
+        "key {} ({}, {}, namespaces {}{}):\n{key}\nit is shown once: the store keeps only its hash",
         info.id,
         info.name,
         info.role.name(),
-        info.namespaces.join(", ")
+        info.namespaces.join(", "),
+        match info.reads.as_slice() {
+            [] => String::new(),
+            r => format!("; reads {}", r.join(", ")),
+        }
     );
     Ok(())
 }

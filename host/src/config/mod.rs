@@ -101,6 +101,8 @@ pub struct Config {
     pub writers: usize,
     /// What each model's calls cost (`MNEMO_PRICES`).
     pub prices: crate::ledger::Prices,
+    /// Who reads whose memories (`MNEMO_SHARING`, `MNEMO_SHARING_GROUPS`).
+    pub sharing: mnemo_core::model::Sharing,
 }
 
 /// Writers `serve` runs on Postgres when `MNEMO_WRITERS` is unset: a
@@ -137,6 +139,32 @@ impl Default for NerConfig {
             accurate: vec!["regex".into(), "names".into()],
         }
     }
+}
+
+/// `MNEMO_SHARING` and its groups (`team-a,team-b;x,y`), each name checked
+/// as a namespace.
+fn sharing_from_settings(s: &Settings) -> anyhow::Result<mnemo_core::model::Sharing> {
+    let mut groups = Vec::new();
+    for group in s.sharing_groups.as_deref().unwrap_or("").split(';') {
+        let members = list(group)
+            .iter()
+            .map(|n| {
+                mnemo_core::valid_namespace(n)
+                    .map_err(|e| anyhow::anyhow!("MNEMO_SHARING_GROUPS: `{n}`: {e}"))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        match members.len() {
+            0 => {}
+            1 => bail!(
+                "MNEMO_SHARING_GROUPS: the group `{group}` has one namespace; a group shares between two or more"
+            ),
+            _ => groups.push(members),
+        }
+    }
+    Ok(mnemo_core::model::Sharing {
+        mode: s.sharing.unwrap_or_default(),
+        groups,
+    })
 }
 
 fn list(v: &str) -> Vec<String> {
@@ -254,6 +282,7 @@ impl Config {
             readers: s.readers.unwrap_or_else(default_readers).max(1),
             writers: s.writers.unwrap_or(DEFAULT_PG_WRITERS).max(1),
             prices: s.prices.clone().unwrap_or_default(),
+            sharing: sharing_from_settings(s)?,
             fade_layers: match s.fade_layers.as_deref() {
                 None => Vec::new(),
                 Some(v) => list(v)
@@ -314,6 +343,7 @@ impl Config {
             readers: default_readers(),
             writers: DEFAULT_PG_WRITERS,
             prices: Default::default(),
+            sharing: Default::default(),
         }
     }
 }

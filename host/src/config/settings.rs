@@ -239,6 +239,14 @@ settings! {
     /// Bearer token the HTTP API demands (every route but `/health` and
     /// `/openapi.json`).
     api_key: String = "unset",
+    /// Whether every namespace also reads `default`: `auto` while the
+    /// store has no scoped API key (then not), `on` or `off`
+    /// (docs/guide/multi-tenant.md).
+    sharing: mnemo_core::model::SharingMode = "`auto`",
+    /// Groups of namespaces that read each other and whose memories the
+    /// lifecycle may combine: `;` between groups, `,` within one
+    /// (`team-a,team-b;x,y`).
+    sharing_groups: String = "none",
     /// Where `serve` listens (`--host` too); binding elsewhere is explicit.
     host: String = "`127.0.0.1`",
     /// The port `serve` listens on (`--port` too).

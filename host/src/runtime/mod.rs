@@ -104,15 +104,24 @@ impl Runtime {
         match self.pre.instantiate(&mut store) {
             Ok(api) => {
                 // Every instance (a re-made one too) keeps the same bounds.
+                // and the same rule of who reads whom.
                 let bounds = store.data().ports.llm.bounds().clone().cross();
-                if let Err(e) = api
-                    .mnemo_core_engine()
+                let sharing = store.data().ports.sharing.clone().cross();
+                let engine = api.mnemo_core_engine();
+                let configured = engine
                     .call_configure_llm(&mut store, &bounds)
-                {
-                    return Err((
-                        Box::new(store.into_data()),
-                        anyhow::Error::from(e).context("configuring the core's LLM bounds"),
-                    ));
+                    .map_err(|e| {
+                        anyhow::Error::from(e).context("configuring the core's LLM bounds")
+                    })
+                    .and_then(|()| {
+                        engine
+                            .call_configure_sharing(&mut store, &sharing)
+                            .map_err(|e| {
+                                anyhow::Error::from(e).context("configuring the core's sharing")
+                            })
+                    });
+                if let Err(e) = configured {
+                    return Err((Box::new(store.into_data()), e));
                 }
                 Ok(Slot::Live(store, api))
             }

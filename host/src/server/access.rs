@@ -8,10 +8,16 @@
 //!   writes, the operator's routes; an MCP call by its tool).
 //! - Every namespace the request names — the `X-Namespace` header, the
 //!   `namespace` query parameter, any `namespace` in its JSON body (an MCP
-//!   tool's arguments, a batch's items) — must be in the key's scope, else
-//!   403 and nothing is read or written. A request that names none means
-//!   the key's one namespace (set as its `X-Namespace`); a key of several
+//!   tool's arguments, a batch's items) — must be in the key's scope (for
+//!   a write, the namespaces it writes; for a read, those and the ones it
+//!   only reads), else 403 and nothing is read or written. A request that
+//!   names none, or an empty one, means the key's one namespace (set as its
+//!   `X-Namespace`, so no route falls back to `default`); a key of several
 //!   must name one.
+//! - A read by a key that may not write every namespace it names is marked
+//!   [`UNTOUCHED`]: its accesses and renewals are not recorded (a touch is
+//!   a write, issue 77). What a named namespace shows besides itself (a
+//!   shared `default`, a sharing group) is the core's rule (`sharing.rs`).
 //!
 //! Keys are looked up in the store at most every `KEY_CACHE` per key, so a
 //! revocation reaches every server within that time.
@@ -30,6 +36,36 @@ use serde_json::Value;
 use super::error::ApiError;
 use super::{AppState, MAX_BODY_BYTES, MAX_IMPORT_BYTES, doc, lock};
 use crate::keys::{self, KeyRecord, Role, same_secret};
+
+/// The header the key check sets on a read whose key may not write the
+/// namespace: the handler runs it with its touches forgotten. A client's
+/// own is removed first.
+pub(super) const UNTOUCHED: &str = "x-mnemo-untouched";
+
+/// Whether the key check marked this request [`UNTOUCHED`].
+pub(super) fn untouched(headers: &axum::http::HeaderMap) -> bool {
+    headers.contains_key(UNTOUCHED)
+}
+
+impl super::engine::Engines {
+    /// [`Engines::read`](super::engine::Engines::read) for a request marked
+    /// [`UNTOUCHED`]: the accesses and renewals the read causes are
+    /// forgotten on the reader (a touch is a write, issue 77).
+    pub(super) async fn read_as<R: Send + 'static>(
+        &self,
+        untouched: bool,
+        f: impl FnOnce(&mut crate::Mnemo) -> R + Send + 'static,
+    ) -> Result<R, ApiError> {
+        self.read(move |m| {
+            let out = f(m);
+            if untouched {
+                m.ports().store.forget_touches();
+            }
+            out
+        })
+        .await
+    }
+}
 
 /// How long a key's lookup (and whether the store has any key) is reused.
 const KEY_CACHE: Duration = Duration::from_secs(2);
@@ -102,7 +138,8 @@ fn refuse(status: StatusCode, code: &'static str, message: String) -> Response {
 }
 
 /// The layer.
-pub(super) async fn access(State(s): State<AppState>, req: Request, next: Next) -> Response {
+pub(super) async fn access(State(s): State<AppState>, mut req: Request, next: Next) -> Response {
+    req.headers_mut().remove(UNTOUCHED);
     if doc::PUBLIC.contains(&req.uri().path()) {
         return next.run(req).await;
     }
@@ -222,6 +259,14 @@ async fn admit(who: &KeyRecord, req: Request) -> Result<Request, Response> {
             "only a key of every namespace manages keys".into(),
         ));
     }
+    // Its labels name every tenant's namespaces.
+    if route == "/metrics" && !who.namespaces.is_all() {
+        return Err(refuse(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "only a key of every namespace reads the store-wide metrics".into(),
+        ));
+    }
     let mut named: Vec<String> = Vec::new();
     if let Some(h) = parts
         .headers
@@ -249,11 +294,21 @@ async fn admit(who: &KeyRecord, req: Request) -> Result<Request, Response> {
                 "only a key of every namespace may list the namespaces".into(),
             ));
         }
-        if let Some(outside) = named.iter().find(|ns| !who.namespaces.allows(ns)) {
+        let reach = |ns: &str| match needed {
+            Role::Read => who.may_read(ns),
+            _ => who.namespaces.allows(ns),
+        };
+        if let Some(outside) = named.iter().find(|ns| !reach(ns)) {
             return Err(refuse(
                 StatusCode::FORBIDDEN,
                 "forbidden",
-                format!("this key may not use namespace `{outside}`"),
+                format!(
+                    "this key may not {} namespace `{outside}`",
+                    match needed {
+                        Role::Read => "read",
+                        _ => "write",
+                    }
+                ),
             ));
         }
         if named.is_empty() {
@@ -268,7 +323,19 @@ async fn admit(who: &KeyRecord, req: Request) -> Result<Request, Response> {
             if let Ok(v) = HeaderValue::from_str(only) {
                 parts.headers.insert("x-namespace", v);
             }
+            named.push(only.to_string());
         }
+    }
+    // The admin key of every namespace writes them all; a read by another
+    // that cannot write what it names changes nothing there.
+    let writes_all = match named.as_slice() {
+        [] => who.may_write("default"),
+        named => named.iter().all(|ns| who.may_write(ns)),
+    };
+    if needed == Role::Read && !writes_all {
+        parts
+            .headers
+            .insert(UNTOUCHED, HeaderValue::from_static("1"));
     }
     Ok(Request::from_parts(parts, Body::from(bytes)))
 }

@@ -75,6 +75,15 @@ impl Role {
         }
     }
 
+    /// Forgets the accesses and renewals kept since the last call, keeping
+    /// its decisions: a read by a key that may not write the namespace.
+    pub(super) fn forget_touches(&self) {
+        if let Role::Reader(list) = self {
+            list.borrow_mut()
+                .retain(|e| matches!(e, Effect::Decision(_)));
+        }
+    }
+
     /// The effects kept since the last call (a reader's; empty otherwise).
     pub(super) fn take_effects(&self) -> Vec<Effect> {
         match self {
@@ -144,6 +153,10 @@ impl SqliteStore {
     /// Forgets the effects of a call that failed (its transaction rolled back).
     pub fn drop_effects(&self) {
         drop(self.take_effects());
+    }
+
+    pub fn forget_touches(&self) {
+        self.role.forget_touches()
     }
 
     /// Writes effects a reader kept (call it on the writer, inside a

@@ -106,6 +106,12 @@ impl Store {
         both!(self, s => s.drop_effects())
     }
 
+    /// Forgets a reader's kept accesses and renewals (not its decisions):
+    /// the read was made by a key that may not write the namespace.
+    pub fn forget_touches(&self) {
+        both!(self, s => s.forget_touches())
+    }
+
     /// The namespaces of memories `ids` on Postgres, whose writes lock
     /// namespaces; none on SQLite, whose one writer locks the file.
     pub fn namespaces_of(&self, ids: &[String]) -> R<Vec<String>> {

@@ -341,7 +341,7 @@ impl<P: Ports> Engine<P> {
     /// The cached trees of `namespace` (and `default` for a project).
     pub(crate) fn stored_topics(&self, namespace: &str) -> CoreResult<Vec<StoredTopic>> {
         let mut out = Vec::new();
-        for ns in crate::validate::readable_namespaces(namespace) {
+        for ns in self.readable_namespaces(namespace)? {
             if let Some(json) = self.ports().storage().get_meta(&meta_key(&ns))? {
                 let mut topics: Vec<StoredTopic> = serde_json::from_str(&json).unwrap_or_default();
                 if ns != namespace {

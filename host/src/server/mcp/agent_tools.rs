@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use rmcp::model::Extensions;
 use rmcp::{tool, tool_router};
 
-use super::{Failure, Json, MnemoMcp, answer, flat, namespace, namespace_or_all};
+use super::{Failure, Json, MnemoMcp, answer, flat, namespace, namespace_or_all, untouched};
 use crate::server::args::*;
 use crate::server::error::ApiError;
 use crate::server::routes::{
@@ -50,7 +50,9 @@ impl MnemoMcp {
         let ns = namespace(a.namespace.as_deref(), &ext);
         let out = self
             .engine
-            .read(move |m| m.context(&ns, &a.prompt, a.session_id.as_deref(), a.limit))
+            .read_as(untouched(&ext), move |m| {
+                m.context(&ns, &a.prompt, a.session_id.as_deref(), a.limit)
+            })
             .await;
         answer(flat(out))
     }
@@ -77,7 +79,11 @@ impl MnemoMcp {
             hours: a.hours.unwrap_or(0),
             context: a.context,
         };
-        answer(flat(self.engine.read(move |m| m.resume(req)).await))
+        answer(flat(
+            self.engine
+                .read_as(untouched(&ext), move |m| m.resume(req))
+                .await,
+        ))
     }
 
     /// `GET /topics`.

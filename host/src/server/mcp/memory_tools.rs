@@ -9,7 +9,7 @@ use rmcp::schemars::{self, JsonSchema};
 use rmcp::{tool, tool_router};
 use serde::Serialize;
 
-use super::{Failure, Json, MnemoMcp, answer, flat, namespace, namespace_or_all};
+use super::{Failure, Json, MnemoMcp, answer, flat, namespace, namespace_or_all, untouched};
 use crate::server::args::*;
 use crate::server::error::ApiError;
 use crate::server::routes::{Entities, History, Written};
@@ -76,7 +76,11 @@ impl MnemoMcp {
             include_episodes: true,
             ..Default::default()
         };
-        let r = flat(self.engine.read(move |m| m.recall(req)).await);
+        let r = flat(
+            self.engine
+                .read_as(untouched(&ext), move |m| m.recall(req))
+                .await,
+        );
         answer(r.map(|r| {
             SearchHits {
                 hits: r
@@ -115,7 +119,10 @@ impl MnemoMcp {
         ext: Extensions,
     ) -> Result<Json<RecallResponse>, Failure> {
         req.namespace = namespace(Some(&req.namespace), &ext);
-        answer(flat(self.engine.read(move |m| m.recall(req)).await))
+        let untouched = untouched(&ext);
+        answer(flat(
+            self.engine.read_as(untouched, move |m| m.recall(req)).await,
+        ))
     }
 
     /// `POST /memories`.

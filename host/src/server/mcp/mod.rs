@@ -134,9 +134,9 @@ impl ServerHandler for MnemoMcp {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        resources::read(&self.engine, &request.uri)
+        resources::read(&self.engine, &request.uri, untouched(&context.extensions))
             .await
             .map(ReadResourceResponse::Complete)
     }
@@ -233,6 +233,13 @@ fn namespace_or_all(given: Option<String>, ext: &rmcp::model::Extensions) -> Opt
     given
         .filter(|n| !n.is_empty())
         .or_else(|| header_namespace(ext))
+}
+
+/// Whether the key check marked the HTTP request untouched (its key may
+/// not write the namespace: `access::UNTOUCHED`).
+fn untouched(ext: &rmcp::model::Extensions) -> bool {
+    ext.get::<axum::http::request::Parts>()
+        .is_some_and(|p| super::access::untouched(&p.headers))
 }
 
 fn header_namespace(ext: &rmcp::model::Extensions) -> Option<String> {

@@ -79,7 +79,9 @@ impl MnemoMcp {
             hours,
             context: None,
         };
-        let block = flat(self.engine.read(move |m| m.resume(req)).await).map_err(protocol_error)?;
+        let untouched = super::untouched(&ext);
+        let block = flat(self.engine.read_as(untouched, move |m| m.resume(req)).await)
+            .map_err(protocol_error)?;
         let text = agent_prompts::start_session(&block.text);
         Ok(
             GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])

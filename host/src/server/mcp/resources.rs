@@ -84,8 +84,8 @@ impl Target {
         }
     }
 
-    /// The resource's JSON now.
-    pub(super) async fn read(&self, engine: &Engines) -> Result<String, ApiError> {
+    /// The resource's JSON now; `untouched`: what it shows is not renewed.
+    pub(super) async fn read(&self, engine: &Engines, untouched: bool) -> Result<String, ApiError> {
         fn text<T: Serialize>(v: T) -> Result<String, ApiError> {
             let v = crate::server::json::tidied(v).map_err(ApiError::storage)?;
             serde_json::to_string_pretty(&v).map_err(ApiError::storage)
@@ -97,7 +97,9 @@ impl Target {
                     hours: 0,
                     context: None,
                 };
-                text(flat(engine.read(move |m| m.resume(req)).await)?)
+                text(flat(
+                    engine.read_as(untouched, move |m| m.resume(req)).await,
+                )?)
             }
             Self::Core(namespace) => {
                 let req = ListRequest {
@@ -132,9 +134,13 @@ impl Target {
 
 /// `resources/read`: the resource's JSON, or the API's error as a protocol
 /// error (an unknown id is `resource not found`).
-pub(super) async fn read(engine: &Engines, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+pub(super) async fn read(
+    engine: &Engines,
+    uri: &str,
+    untouched: bool,
+) -> Result<ReadResourceResult, ErrorData> {
     let target = Target::parse(uri)?;
-    match target.read(engine).await {
+    match target.read(engine, untouched).await {
         Ok(json) => Ok(ReadResourceResult::new(vec![
             ResourceContents::text(json, uri).with_mime_type(JSON),
         ])),

@@ -25,7 +25,11 @@ pub(in crate::server) async fn resume(
         hours: q.hours.unwrap_or(0),
         context: q.context,
     };
-    let r = s.engine.read(move |m| m.resume(req)).await??;
+    let untouched = crate::server::access::untouched(&headers);
+    let r = s
+        .engine
+        .read_as(untouched, move |m| m.resume(req))
+        .await??;
     Reply::ok(r)
 }
 

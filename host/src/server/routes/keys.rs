@@ -20,9 +20,13 @@ pub(in crate::server) struct NewKey {
     name: String,
     /// `read`, `write` or `admin` (the operator's routes too).
     role: Role,
-    /// The namespaces it may use: names, prefixes ending in `*`
+    /// The namespaces it writes and reads: names, prefixes ending in `*`
     /// (`team-a*`), or `*` for every one.
     namespaces: Vec<String>,
+    /// The namespaces it only reads (never writes nor reinforces), in the
+    /// same form.
+    #[serde(default)]
+    reads: Vec<String>,
 }
 
 /// A key made or rotated: its record, and the key itself — shown once.
@@ -50,7 +54,13 @@ pub(in crate::server) async fn create_key(
     let now = crate::ledger::now_ms();
     let (record, key) = s
         .engine
-        .run(move |m| keys::create(&m.ports().store, &req.name, req.role, &req.namespaces, now))
+        .run(move |m| {
+            let reach = keys::Reach {
+                namespaces: &req.namespaces,
+                reads: &req.reads,
+            };
+            keys::create(&m.ports().store, &req.name, req.role, reach, now)
+        })
         .await?
         .map_err(refused)?;
     Reply::created(IssuedKey {

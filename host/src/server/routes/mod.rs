@@ -51,7 +51,9 @@ pub fn namespace(headers: &HeaderMap, body_ns: &str) -> String {
 /// operator's reads and runs (stats, audit, export, consolidate) then cover
 /// every namespace.
 pub(super) fn namespace_or_all(headers: &HeaderMap, given: Option<String>) -> Option<String> {
-    given.or_else(|| header_namespace(headers).map(String::from))
+    given
+        .filter(|n| !n.is_empty())
+        .or_else(|| header_namespace(headers).map(String::from))
 }
 
 /// The query string most reads take.

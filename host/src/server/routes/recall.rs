@@ -19,7 +19,11 @@ pub(in crate::server) async fn recall(
     Body(mut req): Body<RecallRequest>,
 ) -> Answer<RecallResponse> {
     req.namespace = namespace(&headers, &req.namespace);
-    let res = s.engine.read(move |m| m.recall(req)).await??;
+    let untouched = crate::server::access::untouched(&headers);
+    let res = s
+        .engine
+        .read_as(untouched, move |m| m.recall(req))
+        .await??;
     Reply::ok(res)
 }
 
@@ -77,9 +81,12 @@ pub(in crate::server) async fn context(
     Body(req): Body<ContextArgs>,
 ) -> Answer<ContextBlock> {
     let ns = namespace(&headers, req.namespace.as_deref().unwrap_or(""));
+    let untouched = crate::server::access::untouched(&headers);
     let block = s
         .engine
-        .read(move |m| m.context(&ns, &req.prompt, req.session_id.as_deref(), req.limit))
+        .read_as(untouched, move |m| {
+            m.context(&ns, &req.prompt, req.session_id.as_deref(), req.limit)
+        })
         .await??;
     Reply::ok(block)
 }

@@ -165,6 +165,10 @@ impl PgStore {
         drop(self.take_effects());
     }
 
+    pub fn forget_touches(&self) {
+        self.role.forget_touches()
+    }
+
     /// Writes effects a reader kept (on the writer, inside a transaction).
     pub fn apply_effects(&self, effects: &[Effect]) -> R<()> {
         super::reader::apply(self, effects)
