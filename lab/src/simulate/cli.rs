@@ -1,6 +1,7 @@
 //! `mnemo-lab simulate lifecycle`: the 90-day lifecycle simulation
 //! (`mnemo_host::simulate`), printed as a table every ten days and the
-//! verdicts, or as JSON. Exits 1 when a verdict is not zero.
+//! verdicts, or as JSON; with `--seeds A..B`, a sweep of many seeds
+//! (`sweep.rs`). Exits 1 when a verdict is not zero.
 
 use crate::simulate::{self, SimArgs};
 use clap::{Args, Subcommand};
@@ -19,12 +20,19 @@ pub enum SimulateCommand {
 pub struct LifecycleArgs {
     #[arg(long, default_value_t = 90)]
     days: u32,
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, conflicts_with = "seeds")]
     seed: u64,
-    /// `off` (the default setting) or `scripted`: a local scripted LLM that
-    /// also answers malformed and truncated output.
-    #[arg(long, default_value = "off", value_parser = ["off", "scripted"])]
-    llm: String,
+    /// A sweep: every seed of the range (`1..41`, `1..=40`), one row each.
+    #[arg(long, value_parser = crate::simulate::sweep::parse_seeds)]
+    seeds: Option<std::ops::Range<u64>>,
+    /// Runs of a sweep at a time (default: one per CPU).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// `off` (the default setting), `scripted` (a local scripted LLM that
+    /// also answers malformed and truncated output) or `both` (the
+    /// default of a sweep: each seed in both modes).
+    #[arg(long, value_parser = ["off", "scripted", "both"])]
+    llm: Option<String>,
     /// `hash` (default: fast, no model) or `configured` (the embedder of
     /// the configuration, the local model unless set otherwise).
     #[arg(long, default_value = "hash", value_parser = ["hash", "configured"])]
@@ -44,17 +52,24 @@ pub struct LifecycleArgs {
 
 pub fn run(config: &Config, cmd: SimulateCommand) -> Out {
     let SimulateCommand::Lifecycle(a) = cmd;
-    let report = simulate::run(
-        config,
-        &SimArgs {
-            days: a.days,
-            seed: a.seed,
-            scripted_llm: a.llm == "scripted",
-            keep: a.keep,
-            real_embedder: a.embedder == "configured",
-            unbounded_llm: a.llm_bounds == "off",
-        },
-    )?;
+    let args = SimArgs {
+        days: a.days,
+        seed: a.seed,
+        scripted_llm: a.llm.as_deref() == Some("scripted"),
+        keep: a.keep.clone(),
+        real_embedder: a.embedder == "configured",
+        unbounded_llm: a.llm_bounds == "off",
+    };
+    if let Some(seeds) = a.seeds.clone() {
+        return sweep(config, &args, seeds, &a);
+    }
+    if a.llm.as_deref() == Some("both") {
+        return Err(Failure {
+            code: 2,
+            message: "--llm both is for a sweep (--seeds A..B)".into(),
+        });
+    }
+    let report = simulate::run(config, &args)?;
     if a.json {
         print_json(&report)?;
     } else {
@@ -131,6 +146,9 @@ pub fn run(config: &Config, cmd: SimulateCommand) -> Out {
         for e in &report.examples {
             println!("  {e}");
         }
+        if let Some((day, example)) = &report.first_failure {
+            println!("first broken at the end of day {day}: {example}");
+        }
         if !report.failed_tasks.is_empty() {
             println!(
                 "{} scheduled runs failed (each task runs again at its next time):",
@@ -141,13 +159,52 @@ pub fn run(config: &Config, cmd: SimulateCommand) -> Out {
             }
         }
     }
-    if report.lost + report.hidden_recent + report.core_decayed > 0 {
+    if report.lost + report.hidden_recent + report.core_decayed > 0
+        || report.first_failure.is_some()
+    {
         return Err(Failure {
             code: 1,
             message: format!(
-                "lost {}, hidden_recent {}, core_decayed {}: not zero",
-                report.lost, report.hidden_recent, report.core_decayed
+                "lost {}, hidden_recent {}, core_decayed {} (first broken on day {}): not zero",
+                report.lost,
+                report.hidden_recent,
+                report.core_decayed,
+                report.first_failure.as_ref().map_or(0, |(d, _)| *d)
             ),
+        });
+    }
+    Ok(())
+}
+
+fn sweep(config: &Config, args: &SimArgs, seeds: std::ops::Range<u64>, a: &LifecycleArgs) -> Out {
+    use crate::simulate::sweep;
+    if a.keep.is_some() {
+        return Err(Failure {
+            code: 2,
+            message: "--keep names one store: give it with --seed, not --seeds".into(),
+        });
+    }
+    let modes: &[bool] = match a.llm.as_deref() {
+        Some("off") => &[false],
+        Some("scripted") => &[true],
+        _ => &[false, true],
+    };
+    let jobs = a.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let rows = sweep::run(config, args, seeds, modes, jobs);
+    if a.json {
+        print_json(&rows)?;
+    } else {
+        sweep::print(&rows, a.days);
+    }
+    let failed = rows.iter().filter(|r| r.failed()).count();
+    if failed > 0 {
+        return Err(Failure {
+            code: 1,
+            message: format!("{failed} of {} runs failed", rows.len()),
         });
     }
     Ok(())

@@ -25,6 +25,7 @@
 pub mod cli;
 mod measure;
 mod scripted_llm;
+pub mod sweep;
 mod world;
 
 use std::sync::Arc;
@@ -96,6 +97,8 @@ pub struct SimReport {
     pub failed_tasks: Vec<String>,
     /// Examples behind non-zero `lost` / `hidden_recent` / `core_decayed`.
     pub examples: Vec<String>,
+    /// The first day whose end broke an invariant, and its first example.
+    pub first_failure: Option<(u32, String)>,
 }
 
 /// A statement the user made and the agent stored.
@@ -172,6 +175,7 @@ pub fn run(base: &Config, args: &SimArgs) -> anyhow::Result<SimReport> {
     let mut probe_recall = Vec::new();
     let mut probe_inactive = Vec::new();
     let mut probe_slots: Vec<usize> = Vec::new();
+    let mut first_failure: Option<(u32, String)> = None;
     for day in 0..=args.days {
         if day < args.days && !world::idle(day) {
             sim.session(day)?;
@@ -193,6 +197,14 @@ pub fn run(base: &Config, args: &SimArgs) -> anyhow::Result<SimReport> {
             sim.advance_to(START + i64::from(day + 1) * DAY - MINUTE)?;
         }
         sim.note_core()?;
+        // The invariants hold at the end of every day, not only the last:
+        // a memory hidden for a week and back by day 90 is still a fault.
+        if first_failure.is_none() {
+            let (lost, hidden, decayed, examples) = sim.verdicts(day)?;
+            if lost + hidden + decayed > 0 {
+                first_failure = Some((day, examples.into_iter().next().unwrap_or_default()));
+            }
+        }
         if day % PROBE_EVERY == 0 || day == args.days {
             probe_days.push(day);
             let (recall, inactive) = sim.probe(&probe_slots)?;
@@ -232,6 +244,7 @@ pub fn run(base: &Config, args: &SimArgs) -> anyhow::Result<SimReport> {
         llm_faults,
         failed_tasks: sim.failed_tasks,
         examples,
+        first_failure,
     })
 }
 

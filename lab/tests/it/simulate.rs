@@ -3,7 +3,8 @@
 //! and with the scripted LLM that answers malformed and truncated output.
 //! Nothing told is lost, nothing recalled lately is hidden, Core does not
 //! decay, and the day-0 probes are found as well at the end as at the
-//! start. The long form is `mnemo-lab simulate lifecycle --days 90`.
+//! start; and a sweep of six seeds in both modes. The long forms are
+//! `mnemo-lab simulate lifecycle --days 90 [--seeds 1..=500]`.
 
 use std::process::{Command, Output, Stdio};
 
@@ -98,4 +99,39 @@ fn the_verdicts_can_fail_core_fading_as_in_round_one_is_caught() {
     let (out, report) = simulate("off", &[("MNEMO_FADE_LAYERS", "buffer,working,core")]);
     assert!(report["core_decayed"].as_u64().unwrap() > 0, "{report:#}");
     assert_eq!(out.status.code(), Some(1));
+}
+
+/// The short form of the sweep (`--seeds`): six seeds, each with the LLM
+/// off and with the scripted one, 30 days; one row per run, all zero.
+#[test]
+fn a_sweep_of_six_seeds_in_both_modes_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mnemo-lab"))
+        .env("MNEMO_CACHE_DIR", crate::cache_dir())
+        .env("MNEMO_DATA_DIR", dir.path())
+        .env_remove("MNEMO_FADE_LAYERS")
+        .args([
+            "simulate",
+            "lifecycle",
+            "--days",
+            "30",
+            "--seeds",
+            "1..=6",
+            "--json",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run mnemo-lab");
+    let rows: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 12, "{rows:#?}");
+    for r in rows {
+        for verdict in ["lost", "hidden_recent", "core_decayed"] {
+            assert_eq!(r[verdict], 0, "{verdict}: {r}");
+        }
+        assert!(r["error"].is_null(), "{r}");
+        assert!(r["probe_recall"].as_f64().unwrap() >= 0.8, "{r}");
+    }
+    assert!(out.status.success());
 }
