@@ -97,7 +97,8 @@ export class HttpError extends Error {
 }
 
 /// The routes: [method, pattern, handler(mnemo, ctx)] where ctx has
-/// `request`, `url`, `params` (the pattern's `{id}`), `namespace`.
+/// `request`, `url`, `params` (the pattern's `{id}`), `namespace`,
+/// `untouched` (the key may not write it: nothing read is reinforced).
 const ROUTES = [
   ['POST', '/memories', async (m, c) => {
     const out = await m.remember({ ...(await body(c.request)), namespace: c.namespace });
@@ -115,7 +116,8 @@ const ROUTES = [
     const memory = await m.get(c.params.id, c.namespace);
     return ok({ memory, versions: await m.history(c.params.id, c.namespace) });
   }],
-  ['POST', '/recall', async (m, c) => ok(await m.recall({ ...(await body(c.request)), namespace: c.namespace }))],
+  ['POST', '/recall', async (m, c) =>
+    ok(await m.recall({ ...(await body(c.request)), namespace: c.namespace }, { untouched: c.untouched }))],
   ['GET', '/search', async (m, c) => {
     const q = c.url.searchParams.get('q') ?? '';
     return ok(await m.recall({ query: q, namespace: c.namespace, limit: int(c.url.searchParams, 'limit', SEARCH_LIMIT), dry: true }));
@@ -124,11 +126,11 @@ const ROUTES = [
   ['POST', '/context', async (m, c) => {
     const b = await body(c.request);
     if (typeof b.prompt !== 'string') throw new MnemoError('invalid-input', '`prompt` is required');
-    return ok(await m.context(b.prompt, { namespace: c.namespace, sessionId: b.sessionId, limit: b.limit ?? 0 }));
+    return ok(await m.context(b.prompt, { namespace: c.namespace, sessionId: b.sessionId, limit: b.limit ?? 0, untouched: c.untouched }));
   }],
   ['GET', '/resume', async (m, c) => {
     const p = c.url.searchParams;
-    return ok(await m.resume({ namespace: c.namespace, hours: int(p, 'hours', 0), context: p.get('context') ?? undefined }));
+    return ok(await m.resume({ namespace: c.namespace, hours: int(p, 'hours', 0), context: p.get('context') ?? undefined, untouched: c.untouched }));
   }],
   ['POST', '/consolidate', async (m, c) => ok(await m.consolidate({ ...(await body(c.request, { optional: true })), namespace: c.namespace }))],
   ['GET', '/stats', async (m, c) => {
@@ -231,13 +233,19 @@ export function route(method, path) {
 
 /// Answers `request` for `namespace` with `mnemo`; every failure is a
 /// JSON error with its status.
+/// The header the Worker's key check sets on a read whose key may not
+/// write the namespace.
+export const UNTOUCHED = 'x-mnemo-untouched';
+
 export async function serve(mnemo, request, namespace) {
   const url = new URL(request.url);
   const found = route(request.method, url.pathname);
   if (found === null) return errorResponse(404, 'not_found', `no route ${request.method} ${url.pathname}`);
   if (found === 'method') return errorResponse(405, 'method_not_allowed', `${request.method} is not allowed on ${url.pathname}`);
   try {
-    return await found.handler(mnemo, { request, url, params: found.params, namespace });
+    // Set by the Worker's key check only (keys.js): it removes a client's.
+    const untouched = request.headers.get(UNTOUCHED) === '1';
+    return await found.handler(mnemo, { request, url, params: found.params, namespace, untouched });
   } catch (e) {
     if (e instanceof HttpError) return errorResponse(e.status, e.code, e.message);
     if (e instanceof MnemoError) {

@@ -7,10 +7,12 @@
 //
 // `POST /import` of an export holding several namespaces is split here:
 // each object imports its namespace's lines (each in one transaction).
-// `MNEMO_API_KEY` (a secret), when set, is the bearer key every route but
-// `/health` asks for.
+// `MNEMO_API_KEY` (a secret), when set, is the admin bearer key every
+// route but `/health` asks for; `MNEMO_KEYS` adds keys scoped to
+// namespaces (keys.js).
 
 import { NAMESPACE, errorResponse, splitByNamespace } from './routes.js';
+import { UNTOUCHED, admit, keyed, who } from './keys.js';
 
 export { MemoryObject } from './object.js';
 
@@ -18,8 +20,9 @@ export { MemoryObject } from './object.js';
 /// The object of `namespace`.
 const objectOf = (env, namespace) => env.MEMORY.get(env.MEMORY.idFromName(namespace));
 
-/// Where `request` goes: its namespace, read as the native server reads it.
-async function namespaceOf(request, url) {
+/// The namespace `request` names, read as the native server reads it
+/// (undefined when it names none, or an empty one).
+async function namedOf(request, url) {
   let fromBody;
   const type = request.headers.get('content-type') ?? '';
   if (['POST', 'PATCH', 'PUT'].includes(request.method) && !type.includes('ndjson') && url.pathname !== '/import') {
@@ -30,19 +33,8 @@ async function namespaceOf(request, url) {
       // Not JSON: the object answers the parse error.
     }
   }
-  const ns = (fromBody || url.searchParams.get('namespace') || request.headers.get('x-namespace') || 'default').trim();
-  return ns === '' ? 'default' : ns;
-}
-
-/// Bearer-key check (constant time over the key's length).
-function authorized(request, env) {
-  const key = env.MNEMO_API_KEY;
-  if (!key) return true;
-  const given = (request.headers.get('authorization') ?? '').replace(/^Bearer\s+/i, '');
-  if (given.length !== key.length) return false;
-  let diff = 0;
-  for (let i = 0; i < key.length; i++) diff |= key.charCodeAt(i) ^ given.charCodeAt(i);
-  return diff === 0;
+  const ns = (fromBody || url.searchParams.get('namespace') || request.headers.get('x-namespace') || '').trim();
+  return ns === '' ? undefined : ns;
 }
 
 /// Each namespace's lines to its object; the counts summed.
@@ -71,18 +63,29 @@ async function importAll(request, env) {
 export default {
   async fetch(request, env) {
     const url = new URL(request.url);
-    if (url.pathname !== '/health' && !authorized(request, env)) {
-      return errorResponse(401, 'unauthorized', 'a valid bearer key is required');
+    const headers = new Headers(request.headers);
+    headers.delete(UNTOUCHED);
+    let key = { all: true };
+    if (url.pathname !== '/health' && keyed(env)) {
+      try {
+        key = await who(request, env);
+      } catch (e) {
+        return errorResponse(503, 'unavailable', String(e.message));
+      }
+      if (key === null) return errorResponse(401, 'unauthorized', 'a valid bearer key is required');
     }
     if (url.pathname === '/import' && request.method === 'POST' && !url.searchParams.has('namespace') && !request.headers.has('x-namespace')) {
+      if (!key.all) return errorResponse(403, 'forbidden', 'an import of every namespace needs a key of every namespace');
       return importAll(request, env);
     }
-    const namespace = await namespaceOf(request, url);
-    if (!NAMESPACE.test(namespace)) {
-      return errorResponse(400, 'invalid_input', `namespace \`${namespace}\` may only contain letters, digits, \`_\`, \`-\`, \`.\` and \`:\` (at most 64)`);
+    const named = await namedOf(request, url);
+    if (named !== undefined && !NAMESPACE.test(named)) {
+      return errorResponse(400, 'invalid_input', `namespace \`${named}\` may only contain letters, digits, \`_\`, \`-\`, \`.\` and \`:\` (at most 64)`);
     }
-    const headers = new Headers(request.headers);
+    const { namespace, untouched, refusal } = url.pathname === '/health' ? { namespace: named ?? 'default' } : admit(key, request.method, url.pathname, named);
+    if (refusal) return refusal;
     headers.set('x-namespace', namespace);
+    if (untouched) headers.set(UNTOUCHED, '1');
     return objectOf(env, namespace).fetch(new Request(request, { headers }));
   },
 };

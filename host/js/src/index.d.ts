@@ -195,7 +195,8 @@ export class Mnemo {
   static open(options?: OpenOptions): Promise<Mnemo>;
   remember(req: RememberInput | string): Promise<RememberOutcome>;
   ingest(turn: TurnInput): Promise<IngestOutcome>;
-  recall(req: RecallInput | string): Promise<RecallResponse>;
+  /** `untouched`: the hits' accesses are not recorded (a reader that may not write the namespace). */
+  recall(req: RecallInput | string, options?: { untouched?: boolean }): Promise<RecallResponse>;
   get(id: string, namespace?: string): Promise<Memory>;
   list(req?: ListInput): Promise<Memory[]>;
   update(
@@ -206,9 +207,9 @@ export class Mnemo {
   delete(id: string, reason?: string, namespace?: string): Promise<Memory>;
   restore(id: string, namespace?: string): Promise<Memory>;
   history(id: string, namespace?: string): Promise<MemoryVersion[]>;
-  context(prompt: string, options?: { namespace?: string; sessionId?: string; limit?: number }): Promise<ContextBlock>;
+  context(prompt: string, options?: { namespace?: string; sessionId?: string; limit?: number; untouched?: boolean }): Promise<ContextBlock>;
   consolidate(req?: ConsolidateInput): Promise<ConsolidateReport>;
-  resume(options?: { namespace?: string; hours?: number; context?: string }): Promise<ResumeBlock>;
+  resume(options?: { namespace?: string; hours?: number; context?: string; untouched?: boolean }): Promise<ResumeBlock>;
   addFact(fact: FactInput): Promise<FactOutcome>;
   queryFacts(q?: FactQueryInput): Promise<Fact[]>;
   entity(name: string, options?: { namespace?: string; limit?: number }): Promise<EntityProfile[]>;

@@ -91,8 +91,15 @@ export class Mnemo {
 
   async instantiateCore() {
     const level = this.llm ? (this.options.llm.level ?? 'auto') : 'off';
+    // An operation made `untouched` (a reader that may not write the
+    // namespace: the edge's scoped keys) records no access or renewal.
+    const storage = this.storage.imports();
+    for (const name of ['touchMemories', 'renewMemories']) {
+      const write = storage[name];
+      storage[name] = (...args) => (this.op && this.op.untouched ? undefined : write(...args));
+    }
     const core = await instantiate('core', {
-      'mnemo:core/storage': this.storage.imports(),
+      'mnemo:core/storage': storage,
       'mnemo:core/embedding': {
         info: () => this.embedder.info(),
         embed: (texts) => this.embedder.embed(texts),
@@ -155,12 +162,12 @@ export class Mnemo {
 
   /// Runs `work(engine)` as one operation: rounds until no exchange is
   /// deferred, the deferred ones fetched between rounds.
-  async operate(work) {
+  async operate(work, { untouched = false } = {}) {
     if (this.engineLost) {
       await this.engineLost;
       this.engineLost = undefined;
     }
-    const out = await this.rounds((op, last) => this.attempt(op, work, last));
+    const out = await this.rounds((op, last) => this.attempt(op, work, last), { untouched });
     if (this.options.schedule) this.options.schedule();
     else this.scheduleBackfill();
     this.scheduleSave();
@@ -169,8 +176,8 @@ export class Mnemo {
 
   /// `step(op, last)` until it answers something other than `DEFERRED`,
   /// with the exchanges it deferred fetched between rounds.
-  async rounds(step) {
-    const op = { exchange: new Exchange(), clock: new PinnedClock(this.clock) };
+  async rounds(step, { untouched = false } = {}) {
+    const op = { exchange: new Exchange(), clock: new PinnedClock(this.clock), untouched };
     for (let round = 1; ; round++) {
       const out = step(op, round >= MAX_ROUNDS);
       if (out !== DEFERRED) return out;
@@ -219,8 +226,10 @@ export class Mnemo {
     return this.run('ingest', requests.turn(turn));
   }
 
-  async recall(req) {
-    return this.run('recall', requests.recall(req));
+  /// `untouched`: the hits' accesses are not recorded (a reader that may
+  /// not write the namespace).
+  async recall(req, { untouched = false } = {}) {
+    return this.operate((engine) => engine.recall(requests.recall(req)), { untouched });
   }
 
   async get(id, namespace = 'default') {
@@ -247,16 +256,16 @@ export class Mnemo {
     return this.run('history', namespace, id);
   }
 
-  async context(prompt, { namespace = 'default', sessionId, limit = 5 } = {}) {
-    return this.run('context', namespace, prompt, sessionId, limit);
+  async context(prompt, { namespace = 'default', sessionId, limit = 5, untouched = false } = {}) {
+    return this.operate((engine) => engine.context(namespace, prompt, sessionId, limit), { untouched });
   }
 
   async consolidate(req = {}) {
     return this.run('consolidate', requests.consolidate(req));
   }
 
-  async resume({ namespace = 'default', hours = 48, context } = {}) {
-    return this.run('resume', { namespace, hours, context });
+  async resume({ namespace = 'default', hours = 48, context, untouched = false } = {}) {
+    return this.operate((engine) => engine.resume({ namespace, hours, context }), { untouched });
   }
 
   async addFact(fact) {
