@@ -51,7 +51,7 @@ fn make_key(s: &Server, name: &str, role: &str, namespaces: &[&str]) -> String {
 }
 
 /// A JSON-RPC request to `/mcp`.
-fn rpc(method: &str, params: Value) -> Value {
+pub(crate) fn rpc(method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 }
 

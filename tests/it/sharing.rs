@@ -11,7 +11,7 @@
 
 use crate::common;
 use crate::isolation::{LEAK_MARKERS, as_key, plant_in, reads};
-use crate::keys::{ADMIN, mcp, send};
+use crate::keys::{ADMIN, mcp, rpc, send};
 
 use common::server::*;
 use serde_json::{Value, json};
@@ -114,6 +114,33 @@ fn default_stays_the_operators(s: &Server, backend: &str) {
         Some(mcp("recall", json!({"query": "staging database password"}))),
     );
     answers.push(("MCP recall, no namespace", (st, v.to_string())));
+    // MCP resources and prompts, and the operator's reads of a tenant.
+    let resource = |uri: &str| rpc("resources/read", json!({"uri": uri}));
+    for (what, message) in [
+        (
+            "MCP resume resource",
+            resource("mnemo://namespaces/tenant-b/resume"),
+        ),
+        (
+            "MCP core resource",
+            resource("mnemo://namespaces/tenant-b/core"),
+        ),
+        (
+            "MCP start_session prompt",
+            rpc(
+                "prompts/get",
+                json!({"name": "start_session", "arguments": {}}),
+            ),
+        ),
+    ] {
+        let (st, v) = send(s, "POST", "/mcp", &b, None, Some(message));
+        answers.push((what, (st, v.to_string())));
+    }
+    for path in ["/llm-usage", "/decisions?limit=100", "/export"] {
+        let req =
+            ureq::get(&format!("{}{path}", s.base)).set("Authorization", &format!("Bearer {b}"));
+        answers.push((path, call_text(req, None)));
+    }
     for (what, (st, body)) in &answers {
         assert!(*st < 300, "{what}: {st} {body}");
         assert!(
