@@ -261,3 +261,63 @@ fn a_close_restatement_is_merged_by_the_next_cycle_and_the_original_kept() {
     assert_eq!(h[0].memory.content, said, "the original is kept");
     assert!(h[0].reason.contains("insert-time merge"), "{}", h[0].reason);
 }
+
+/// A fact restated again and again keeps every wording (seed 4's sweep
+/// lost "Reminder: my best friend's name is Carla" to twenty newer
+/// copies): the same wording is one counted entry, and past the cap the
+/// oldest wordings move to the memory's history, not away.
+#[test]
+fn restatements_past_the_cap_move_to_the_history() {
+    let e = engine();
+    let first = remember(&e, "My best friend is Carla", &[], Kind::Semantic);
+    let restate = |text: &str| {
+        e.remember(RememberRequest {
+            namespace: "default".into(),
+            content: text.into(),
+            ..Default::default()
+        })
+        .expect("restate")
+        .memory
+    };
+    for _ in 0..30 {
+        restate("Again: my best friend is Carla");
+    }
+    let m = get(&e, &first.id);
+    let attrs: serde_json::Value = serde_json::from_str(&m.attributes).unwrap();
+    let list = attrs["restatements"].as_array().unwrap();
+    assert_eq!(list.len(), 1, "one wording, counted: {list:?}");
+    assert_eq!(list[0]["count"], 30);
+
+    let wordings: Vec<String> = (0..25)
+        .map(|i| format!("My best friend is Carla ({i})"))
+        .collect();
+    for w in &wordings {
+        restate(w);
+    }
+    let m = get(&e, &first.id);
+    let attrs: serde_json::Value = serde_json::from_str(&m.attributes).unwrap();
+    let kept: Vec<String> = attrs["restatements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(kept.len(), crate::engine::MAX_RESTATEMENTS);
+    let history = e.history("default", &first.id).unwrap();
+    let archived = |text: &str| {
+        history
+            .iter()
+            .any(|v| v.memory.attributes.contains(&format!("\"{text}\"")))
+    };
+    for w in wordings
+        .iter()
+        .map(String::as_str)
+        .chain(["Again: my best friend is Carla"])
+    {
+        assert!(
+            kept.iter().any(|k| k == w) || archived(w),
+            "{w:?} is neither on the memory nor in its history"
+        );
+    }
+    assert!(history.iter().all(|v| v.action == Action::Reinforce));
+}

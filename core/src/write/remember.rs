@@ -105,10 +105,38 @@ impl<P: Ports> Engine<P> {
             let list = attrs
                 .entry("restatements")
                 .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+            let mut archived = None;
             if let serde_json::Value::Array(items) = list {
-                items.push(serde_json::json!({ "text": restated, "at": now, "source": source }));
+                // The same wording again is one entry, counted and moved to
+                // the end (the newest), not another copy pushing older
+                // wordings out.
+                let mut entry = match items.iter().position(|r| r["text"] == restated) {
+                    Some(i) => items.remove(i),
+                    None => serde_json::json!({ "text": restated }),
+                };
+                let count = entry["count"]
+                    .as_u64()
+                    .unwrap_or(u64::from(!entry["at"].is_null()));
+                entry["count"] = (count + 1).into();
+                entry["at"] = now.into();
+                entry["source"] = source.into();
+                items.push(entry);
                 let excess = items.len().saturating_sub(MAX_RESTATEMENTS);
-                items.drain(..excess);
+                if excess > 0 {
+                    // Over the cap, the oldest wordings leave the memory for
+                    // its history, where they stay listed and restorable.
+                    archived = Some(items.drain(..excess).count());
+                }
+            }
+            if let Some(n) = archived {
+                // The version is the memory as it was, every wording in it.
+                self.keep_version(
+                    &m,
+                    Action::Reinforce,
+                    format!(
+                        "{n} oldest restatement(s) moved here: a memory keeps its last {MAX_RESTATEMENTS} wordings"
+                    ),
+                )?;
             }
             m.attributes = serde_json::Value::Object(attrs).to_string();
         }

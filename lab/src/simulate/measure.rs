@@ -88,7 +88,8 @@ impl Sim {
     }
 
     /// Whether a statement's text can still be found where it went: its
-    /// memory's text, a restatement kept on it, or one of its versions.
+    /// memory's text, a restatement kept on it, or one of its versions (its
+    /// text or the restatements kept on it).
     fn reachable(&mut self, s: usize) -> anyhow::Result<bool> {
         let st = self.statements[s].clone();
         let Ok(m) = self.m.get(NS, &st.memory) else {
@@ -101,18 +102,23 @@ impl Sim {
         if m.content.trim() == text {
             return Ok(true);
         }
-        let attrs: serde_json::Value = serde_json::from_str(&m.attributes).unwrap_or_default();
-        if attrs["restatements"].as_array().is_some_and(|r| {
-            r.iter()
-                .any(|x| x["text"].as_str().map(str::trim) == Some(text))
-        }) {
+        let restated = |m: &mnemo_core::model::Memory| {
+            let attrs: serde_json::Value = serde_json::from_str(&m.attributes).unwrap_or_default();
+            attrs["restatements"].as_array().is_some_and(|r| {
+                r.iter()
+                    .any(|x| x["text"].as_str().map(str::trim) == Some(text))
+            })
+        };
+        if restated(&m) {
             return Ok(true);
         }
+        // A version keeps a state whole: its text, and the wordings kept
+        // on it then (the oldest move there past the cap).
         Ok(self
             .m
             .history(NS, &m.id)?
             .iter()
-            .any(|v| v.memory.content.trim() == text))
+            .any(|v| v.memory.content.trim() == text || restated(&v.memory)))
     }
 
     /// `lost`, `hidden_recent`, `core_decayed`, and examples of each.
@@ -161,5 +167,68 @@ impl Sim {
         }
         examples.truncate(20);
         Ok((lost, hidden, core_decayed, examples))
+    }
+}
+
+/// The active memory `id` leads to through `superseded_by`, to the chain's
+/// end however long it is (a fact restated and reconciled every few days
+/// grows one link each time: seed 7's had 18 in 63 days, past the 16 this
+/// walk once stopped at); `None` when the chain ends inactive or loops.
+pub(crate) fn resolve(
+    m: &mut mnemo_host::Mnemo,
+    id: &str,
+) -> anyhow::Result<Option<mnemo_core::model::Memory>> {
+    let mut seen = std::collections::HashSet::new();
+    let mut id = id.to_string();
+    while seen.insert(id.clone()) {
+        let memory = m.get(NS, &id)?;
+        if memory.is_active() {
+            return Ok(Some(memory));
+        }
+        match memory.superseded_by {
+            Some(next) => id = next,
+            None => return Ok(None),
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mnemo_core::model::RememberRequest;
+    use mnemo_host::Mnemo;
+    use mnemo_host::config::Config;
+
+    /// Seed 7's `hidden_recent`: a memory 18 supersessions from what the
+    /// user said is still that statement's memory.
+    #[test]
+    fn a_chain_longer_than_sixteen_still_leads_to_its_active_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = Config::with_hash_embedder(dir.path().join("chain.db"), dir.path().into());
+        let mut m = Mnemo::open(&config).unwrap();
+        let first = m
+            .remember(RememberRequest {
+                namespace: NS.into(),
+                content: "The dentist is Quentin, version 0".into(),
+                ..Default::default()
+            })
+            .unwrap()
+            .memory;
+        let mut last = first.clone();
+        for i in 1..=20 {
+            last = m
+                .correct(
+                    NS,
+                    &last.id,
+                    &format!("The dentist is Quentin, version {i}"),
+                )
+                .unwrap();
+        }
+        let found = resolve(&mut m, &first.id)
+            .unwrap()
+            .expect("the chain's end");
+        assert_eq!(found.id, last.id);
+        assert!(!m.get(NS, &first.id).unwrap().is_active());
     }
 }

@@ -176,8 +176,12 @@ pub fn run(base: &Config, args: &SimArgs) -> anyhow::Result<SimReport> {
     let mut probe_inactive = Vec::new();
     let mut probe_slots: Vec<usize> = Vec::new();
     let mut first_failure: Option<(u32, String)> = None;
+    let calendar = world::Calendar::new(args.seed);
     for day in 0..=args.days {
-        if day < args.days && !world::idle(day) {
+        if let Some(server) = &llm {
+            server.go_bad(calendar.llm_bad(day));
+        }
+        if day < args.days && !calendar.idle(day) {
             sim.session(day)?;
         }
         if day == 0 {
@@ -372,6 +376,17 @@ impl Sim {
             let text = self.slots[slot].statement();
             return self.tell(day, session, slot, &text, None);
         }
+        if roll < 38 {
+            // A burst: the same fact said again and again in a few minutes
+            // (the dedup folds them; none may hide the fact).
+            let slot = *self.rng.pick(&stated);
+            for _ in 0..3 + self.rng.below(3) {
+                let text = self.slots[slot].restatement(&mut self.rng);
+                self.tell(day, session, slot, &text, None)?;
+                self.advance_to(self.time() + MINUTE)?;
+            }
+            return Ok(());
+        }
         if roll < 50 {
             let slot = *self.rng.pick(&stated);
             let text = self.slots[slot].restatement(&mut self.rng);
@@ -494,7 +509,7 @@ impl Sim {
     /// The active memory a stored id leads to, following merges and
     /// supersessions (`superseded_by`); `None` when the chain ends inactive.
     pub(crate) fn resolve(&mut self, id: &str) -> anyhow::Result<Option<Memory>> {
-        resolve(&mut self.m, id)
+        measure::resolve(&mut self.m, id)
     }
 
     /// Recall@10 (dry) of the probes' expected memories, and how many of
@@ -530,62 +545,5 @@ fn item_id(item: &Item) -> &str {
     match item {
         Item::Memory(m) => &m.id,
         Item::Episode(e) => &e.id,
-    }
-}
-
-/// The active memory `id` leads to through `superseded_by`, to the chain's
-/// end however long it is (a fact restated and reconciled every few days
-/// grows one link each time: seed 7's had 18 in 63 days, past the 16 this
-/// walk once stopped at); `None` when the chain ends inactive or loops.
-pub(crate) fn resolve(m: &mut Mnemo, id: &str) -> anyhow::Result<Option<Memory>> {
-    let mut seen = std::collections::HashSet::new();
-    let mut id = id.to_string();
-    while seen.insert(id.clone()) {
-        let memory = m.get(NS, &id)?;
-        if memory.is_active() {
-            return Ok(Some(memory));
-        }
-        match memory.superseded_by {
-            Some(next) => id = next,
-            None => return Ok(None),
-        }
-    }
-    Ok(None)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Seed 7's `hidden_recent`: a memory 18 supersessions from what the
-    /// user said is still that statement's memory.
-    #[test]
-    fn a_chain_longer_than_sixteen_still_leads_to_its_active_memory() {
-        let dir = tempfile::tempdir().unwrap();
-        let config = Config::with_hash_embedder(dir.path().join("chain.db"), dir.path().into());
-        let mut m = Mnemo::open(&config).unwrap();
-        let first = m
-            .remember(RememberRequest {
-                namespace: NS.into(),
-                content: "The dentist is Quentin, version 0".into(),
-                ..Default::default()
-            })
-            .unwrap()
-            .memory;
-        let mut last = first.clone();
-        for i in 1..=20 {
-            last = m
-                .correct(
-                    NS,
-                    &last.id,
-                    &format!("The dentist is Quentin, version {i}"),
-                )
-                .unwrap();
-        }
-        let found = resolve(&mut m, &first.id)
-            .unwrap()
-            .expect("the chain's end");
-        assert_eq!(found.id, last.id);
-        assert!(!m.get(NS, &first.id).unwrap().is_active());
     }
 }

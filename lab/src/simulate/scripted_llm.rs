@@ -9,7 +9,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use serde_json::{Value, json};
 
@@ -23,6 +23,8 @@ pub struct ScriptedLlm {
     pub base_url: String,
     calls: Arc<AtomicU64>,
     faults: Arc<AtomicU64>,
+    /// While set, every answer is malformed.
+    bad: Arc<AtomicBool>,
 }
 
 impl ScriptedLlm {
@@ -31,11 +33,12 @@ impl ScriptedLlm {
         let base_url = format!("http://{}", listener.local_addr()?);
         let calls = Arc::new(AtomicU64::new(0));
         let faults = Arc::new(AtomicU64::new(0));
-        let (c, f) = (calls.clone(), faults.clone());
+        let bad = Arc::new(AtomicBool::new(false));
+        let (c, f, b) = (calls.clone(), faults.clone(), bad.clone());
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
                 let n = c.fetch_add(1, Ordering::SeqCst) + 1;
-                if serve(stream, n) {
+                if serve(stream, n, b.load(Ordering::SeqCst)) {
                     f.fetch_add(1, Ordering::SeqCst);
                 }
             }
@@ -44,7 +47,13 @@ impl ScriptedLlm {
             base_url,
             calls,
             faults,
+            bad,
         })
+    }
+
+    /// Every answer malformed from now (`true`) or as scripted again.
+    pub fn go_bad(&self, bad: bool) {
+        self.bad.store(bad, Ordering::SeqCst);
     }
 
     /// Calls answered, and how many of them on purpose badly.
@@ -57,7 +66,7 @@ impl ScriptedLlm {
 }
 
 /// Answers one request (one per connection); returns whether it was a fault.
-fn serve(stream: TcpStream, n: u64) -> bool {
+fn serve(stream: TcpStream, n: u64, bad: bool) -> bool {
     let mut reader = BufReader::new(&stream);
     let mut length = 0usize;
     let mut line = String::new();
@@ -81,7 +90,7 @@ fn serve(stream: TcpStream, n: u64) -> bool {
         return false;
     }
     let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let (reply, fault) = answer(&request, n);
+    let (reply, fault) = answer(&request, if bad { MALFORMED_EVERY } else { n });
     let text = reply.to_string();
     let mut out = &stream;
     let _ = write!(

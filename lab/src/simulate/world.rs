@@ -248,7 +248,35 @@ pub const CHATTER: [&str; 8] = [
     "I am a bit tired today",
 ];
 
-/// Days without any session (the agent is not used; the scheduler runs).
-pub fn idle(day: u32) -> bool {
-    (20..27).contains(&day) || (55..69).contains(&day)
+/// The seed's calendar: two idle gaps (a week, then two) and a week when
+/// the LLM answers nothing usable, each placed by the seed.
+#[derive(Debug, Clone)]
+pub struct Calendar {
+    idle: [std::ops::Range<u32>; 2],
+    llm_bad: std::ops::Range<u32>,
+}
+
+impl Calendar {
+    pub fn new(seed: u64) -> Self {
+        let mut rng = Rng::new(seed.rotate_left(17));
+        let first = 16 + rng.below(9) as u32;
+        let second = 50 + rng.below(11) as u32;
+        let bad = 28 + rng.below(15) as u32;
+        Self {
+            idle: [first..first + 7, second..second + 14],
+            llm_bad: bad..bad + 7,
+        }
+    }
+
+    /// Days without any session (the agent is not used; the scheduler runs).
+    pub fn idle(&self, day: u32) -> bool {
+        self.idle.iter().any(|r| r.contains(&day))
+    }
+
+    /// Days the scripted LLM answers every call malformed (a provider gone
+    /// bad after weeks of working): its circuits and backoff must keep
+    /// everything told, and the work it could not do is done after.
+    pub fn llm_bad(&self, day: u32) -> bool {
+        self.llm_bad.contains(&day)
+    }
 }
