@@ -140,8 +140,8 @@ pub fn run(config: &Config, cmd: SimulateCommand) -> Out {
                 .join(" / ")
         );
         println!(
-            "lost {}  hidden_recent {}  core_decayed {}",
-            report.lost, report.hidden_recent, report.core_decayed
+            "lost {}  hidden_recent {}  core_decayed {}  (earlier states kept: {})",
+            report.lost, report.hidden_recent, report.core_decayed, report.versions
         );
         for e in &report.examples {
             println!("  {e}");

@@ -48,6 +48,14 @@ impl Sim {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// Earlier states kept in the memories' histories (edits, merges,
+    /// reverts, wordings moved past the cap): what the run can restore.
+    pub(super) fn versions(&self) -> anyhow::Result<u64> {
+        let conn = self.sqlite()?.connection();
+        let n: i64 = conn.query_row("SELECT COUNT(*) FROM memory_versions", [], |r| r.get(0))?;
+        Ok(n as u64)
+    }
+
     pub(super) fn row(&mut self, day: u32) -> anyhow::Result<Row> {
         let stats = self.m.stats(Some(NS))?;
         let topics = self.m.topics(NS, &[])?.len();

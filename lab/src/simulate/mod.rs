@@ -99,6 +99,8 @@ pub struct SimReport {
     pub examples: Vec<String>,
     /// The first day whose end broke an invariant, and its first example.
     pub first_failure: Option<(u32, String)>,
+    /// Earlier states kept in the histories at the end.
+    pub versions: u64,
 }
 
 /// A statement the user made and the agent stored.
@@ -226,6 +228,7 @@ pub fn run(base: &Config, args: &SimArgs) -> anyhow::Result<SimReport> {
     }
     let (lost, hidden_recent, core_decayed, examples) = sim.verdicts(args.days)?;
     let (llm_calls, llm_faults) = llm.as_ref().map_or((0, 0), ScriptedLlm::counts);
+    let versions = sim.versions()?;
     Ok(SimReport {
         days: args.days,
         seed: args.seed,
@@ -249,6 +252,7 @@ pub fn run(base: &Config, args: &SimArgs) -> anyhow::Result<SimReport> {
         failed_tasks: sim.failed_tasks,
         examples,
         first_failure,
+        versions,
     })
 }
 

@@ -48,6 +48,8 @@ pub struct SweepRow {
     pub failed_tasks: usize,
     /// The first day whose end broke an invariant.
     pub first_failing_day: Option<u32>,
+    /// Earlier states kept in the histories at the end (history kept).
+    pub versions: u64,
     /// What failed outright (the simulation could not finish), if anything.
     pub error: Option<String>,
 }
@@ -71,6 +73,7 @@ impl SweepRow {
                 probe_inactive: r.probe_inactive.last().copied().unwrap_or(0),
                 failed_tasks: r.failed_tasks.len(),
                 first_failing_day: r.first_failure.map(|(d, _)| d),
+                versions: r.versions,
                 error: None,
             },
             Err(e) => Self {
@@ -83,6 +86,7 @@ impl SweepRow {
                 probe_inactive: 0,
                 failed_tasks: 0,
                 first_failing_day: None,
+                versions: 0,
                 error: Some(format!("{e:#}")),
             },
         }
@@ -136,7 +140,7 @@ pub fn run(
 /// The table, a summary line, and the first failure's command.
 pub fn print(rows: &[SweepRow], days: u32) {
     println!(
-        "{:>6} {:>8} {:>5} {:>13} {:>12} {:>12} {:>14} {:>12} {:>11}",
+        "{:>6} {:>8} {:>5} {:>13} {:>12} {:>12} {:>14} {:>12} {:>8} {:>11}",
         "seed",
         "llm",
         "lost",
@@ -145,11 +149,12 @@ pub fn print(rows: &[SweepRow], days: u32) {
         "probe_r@10",
         "probe_inactive",
         "failed_tasks",
+        "versions",
         "first_fault"
     );
     for r in rows {
         println!(
-            "{:>6} {:>8} {:>5} {:>13} {:>12} {:>12.3} {:>14} {:>12} {:>11}{}",
+            "{:>6} {:>8} {:>5} {:>13} {:>12} {:>12.3} {:>14} {:>12} {:>8} {:>11}{}",
             r.seed,
             r.llm,
             r.lost,
@@ -158,6 +163,7 @@ pub fn print(rows: &[SweepRow], days: u32) {
             r.probe_recall,
             r.probe_inactive,
             r.failed_tasks,
+            r.versions,
             r.first_failing_day
                 .map_or_else(|| "-".to_string(), |d| format!("day {d}")),
             r.error
