@@ -441,7 +441,11 @@ class IssuedKey(TypedDict, total=False):
     name: Required[str]
     """Who or what holds it."""
     namespaces: Required[list[str]]
-    """Names, prefixes ending in `*`, or `*` for every namespace."""
+    """What it writes and reads: names, prefixes ending in `*`, or `*` for
+    every namespace.
+    """
+    reads: Required[list[str]]
+    """What it only reads, in the same form."""
     revoked_at: NotRequired[int | None]
     """When it was revoked; a revoked key opens nothing."""
     role: Required[Role]
@@ -459,7 +463,11 @@ class KeyInfo(TypedDict, total=False):
     name: Required[str]
     """Who or what holds it."""
     namespaces: Required[list[str]]
-    """Names, prefixes ending in `*`, or `*` for every namespace."""
+    """What it writes and reads: names, prefixes ending in `*`, or `*` for
+    every namespace.
+    """
+    reads: Required[list[str]]
+    """What it only reads, in the same form."""
     revoked_at: NotRequired[int | None]
     """When it was revoked; a revoked key opens nothing."""
     role: Required[Role]
@@ -641,8 +649,12 @@ class NewKey(TypedDict, total=False):
     name: Required[str]
     """Who or what holds it (a label for the list)."""
     namespaces: Required[list[str]]
-    """The namespaces it may use: names, prefixes ending in `*` (`team-a*`), or
-    `*` for every one.
+    """The namespaces it writes and reads: names, prefixes ending in `*`
+    (`team-a*`), or `*` for every one.
+    """
+    reads: NotRequired[list[str]]
+    """The namespaces it only reads (never writes nor reinforces), in the same
+    form.
     """
     role: Required[Role]
     """`read`, `write` or `admin` (the operator's routes too)."""
