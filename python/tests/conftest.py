@@ -6,6 +6,7 @@ scripted OpenAI-compatible chat server on 127.0.0.1 for the agent tests.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -36,11 +37,12 @@ def memory(tmp_path: Path, data_dir: Path) -> Iterator[mnemo.Memory]:
     m.close()
 
 
-@pytest.fixture
-def server(tmp_path: Path, data_dir: Path) -> Iterator[str]:
-    env = {"PATH": os.environ["PATH"], "MNEMO_DATA_DIR": str(data_dir), "MNEMO_EMBEDDER": "hash"}
-    db = str(tmp_path / "server.db")
-    proc = subprocess.Popen([BIN, "serve", "--db", db, "--port", "0"], env=env, stderr=subprocess.PIPE, text=True)
+@contextlib.contextmanager
+def serving(db: Path, data_dir: Path, env: dict[str, str] | None = None) -> Iterator[str]:
+    """A real `mnemo serve` on `db` (hash embedder, a free port), its URL
+    while the block runs; `env` adds settings."""
+    env = {"PATH": os.environ["PATH"], "MNEMO_DATA_DIR": str(data_dir), "MNEMO_EMBEDDER": "hash", **(env or {})}
+    proc = subprocess.Popen([BIN, "serve", "--db", str(db), "--port", "0"], env=env, stderr=subprocess.PIPE, text=True)
     try:
         url = None
         assert proc.stderr is not None
@@ -53,6 +55,12 @@ def server(tmp_path: Path, data_dir: Path) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.fixture
+def server(tmp_path: Path, data_dir: Path) -> Iterator[str]:
+    with serving(tmp_path / "server.db", data_dir) as url:
+        yield url
 
 
 @pytest.fixture

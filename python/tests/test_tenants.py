@@ -5,9 +5,6 @@ at `default`, which raises the typed error), and the operator still does."""
 from __future__ import annotations
 
 import json
-import os
-import re
-import subprocess
 import urllib.request
 from pathlib import Path
 from typing import Iterator
@@ -17,29 +14,16 @@ import pytest
 import mnemo
 from mnemo.errors import Unauthorized
 
-BIN = os.environ.get("MNEMO_BIN", "mnemo")
+from conftest import serving
+
 ADMIN = "python-operator-secret"
 NOTE = "The staging database password is hunter2-zebra"
 
 
 @pytest.fixture
 def keyed(tmp_path: Path, data_dir: Path) -> Iterator[str]:
-    env = {"PATH": os.environ["PATH"], "MNEMO_DATA_DIR": str(data_dir), "MNEMO_EMBEDDER": "hash", "MNEMO_API_KEY": ADMIN}
-    proc = subprocess.Popen(
-        [BIN, "serve", "--db", str(tmp_path / "tenants.db"), "--port", "0"], env=env, stderr=subprocess.PIPE, text=True
-    )
-    try:
-        url = None
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            if m := re.search(r"listening on (http://127\.0\.0\.1:\d+)", line):
-                url = m.group(1)
-                break
-        assert url, "mnemo serve did not start"
+    with serving(tmp_path / "tenants.db", data_dir, {"MNEMO_API_KEY": ADMIN}) as url:
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def make_key(url: str, namespace: str) -> str:
