@@ -262,23 +262,18 @@ pub fn verify(store: &Store, token: &str) -> anyhow::Result<Option<KeyRecord>> {
     }))
 }
 
-/// What a new key may reach: the namespaces it writes (and reads), and
-/// those it only reads.
-pub struct Reach<'a> {
-    pub namespaces: &'a [String],
-    pub reads: &'a [String],
-}
-
-/// Makes a key; returns its record and the key itself (shown once).
+/// Makes a key of the `namespaces` it writes (and reads) and the `reads`
+/// it only reads; returns its record and the key itself (shown once).
 pub fn create(
     store: &Store,
     name: &str,
     role: Role,
-    reach: Reach<'_>,
+    namespaces: &[String],
+    reads: &[String],
     now: i64,
 ) -> anyhow::Result<(KeyRecord, String)> {
-    let scope = Scope::parse(reach.namespaces)?;
-    let reads = Scope::parse_any(reach.reads)?;
+    let scope = Scope::parse(namespaces)?;
+    let reads = Scope::parse_any(reads)?;
     let id = random_hex(ID_BYTES)?;
     let token = format!("{TOKEN_PREFIX}{id}_{}", random_hex(SECRET_BYTES)?);
     let r = KeyRecord {

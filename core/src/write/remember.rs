@@ -114,10 +114,13 @@ impl<P: Ports> Engine<P> {
                     Some(i) => items.remove(i),
                     None => serde_json::json!({ "text": restated }),
                 };
-                let count = entry["count"]
-                    .as_u64()
-                    .unwrap_or(u64::from(!entry["at"].is_null()));
-                entry["count"] = (count + 1).into();
+                // An entry from before counts were kept stands for once.
+                let said = match (entry["count"].as_u64(), entry["at"].is_null()) {
+                    (Some(n), _) => n,
+                    (None, true) => 0,
+                    (None, false) => 1,
+                };
+                entry["count"] = (said + 1).into();
                 entry["at"] = now.into();
                 entry["source"] = source.into();
                 items.push(entry);

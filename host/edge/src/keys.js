@@ -88,6 +88,4 @@ export function admit(key, method, path, named) {
   return { namespace, untouched: needed === 'read' && !(writes && RANK[key.role] >= RANK.write) };
 }
 
-/// The header the objects read, removed from what a client sent.
-export const stripUntouched = (headers) => headers.delete(UNTOUCHED);
 export { UNTOUCHED };

@@ -68,11 +68,8 @@ pub(super) fn run(config: &Config, command: KeysCommand) -> Out {
             reads,
             json,
         } => {
-            let reach = keys::Reach {
-                namespaces: &namespaces,
-                reads: &reads,
-            };
-            let (record, key) = keys::create(&store, &name, role, reach, now).map_err(bad_input)?;
+            let (record, key) =
+                keys::create(&store, &name, role, &namespaces, &reads, now).map_err(bad_input)?;
             issued(&KeyInfo::from(&record), &key, json)
         }
         KeysCommand::List { json } => {

@@ -252,19 +252,20 @@ async fn admit(who: &KeyRecord, req: Request) -> Result<Request, Response> {
             ),
         ));
     }
-    if route.starts_with("/keys") && !who.namespaces.is_all() {
+    // The keys, and the metrics (whose labels name every tenant's
+    // namespaces), are the whole store's.
+    let store_wide = match route.as_str() {
+        r if r.starts_with("/keys") => Some("manages keys"),
+        "/metrics" => Some("reads the store-wide metrics"),
+        _ => None,
+    };
+    if let Some(what) = store_wide
+        && !who.namespaces.is_all()
+    {
         return Err(refuse(
             StatusCode::FORBIDDEN,
             "forbidden",
-            "only a key of every namespace manages keys".into(),
-        ));
-    }
-    // Its labels name every tenant's namespaces.
-    if route == "/metrics" && !who.namespaces.is_all() {
-        return Err(refuse(
-            StatusCode::FORBIDDEN,
-            "forbidden",
-            "only a key of every namespace reads the store-wide metrics".into(),
+            format!("only a key of every namespace {what}"),
         ));
     }
     let mut named: Vec<String> = Vec::new();

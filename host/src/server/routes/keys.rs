@@ -55,11 +55,8 @@ pub(in crate::server) async fn create_key(
     let (record, key) = s
         .engine
         .run(move |m| {
-            let reach = keys::Reach {
-                namespaces: &req.namespaces,
-                reads: &req.reads,
-            };
-            keys::create(&m.ports().store, &req.name, req.role, reach, now)
+            let store = &m.ports().store;
+            keys::create(store, &req.name, req.role, &req.namespaces, &req.reads, now)
         })
         .await?
         .map_err(refused)?;
